@@ -1,0 +1,290 @@
+"""Agent definitions: the strict ``agent.toml`` model and its loader.
+
+An agent is an ``agent.toml`` (validated by :class:`AgentDefinition`) plus a role prompt,
+``prompt.md``, read from beside the TOML file or, when there is none, the shipped one.
+Every rule the loader enforces produces an :class:`AgentDefinitionError` whose message
+names the key (for a tool, the tool) and the reason, in one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
+
+from ..errors import AgentDefinitionError
+from .known_tools import KNOWN_TOOLS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "AgentDefinition",
+    "ModelSection",
+    "SubagentsSection",
+    "ToolsSection",
+    "default_agent_definition",
+    "default_agent_toml",
+    "default_prompt",
+    "load_agent_definition",
+]
+
+_PACKAGE_DIR = "context_scout"
+
+
+def _reject_bool(value: Any) -> Any:
+    # TOML booleans must not pass as numbers (pydantic's lax mode would turn true into 1).
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not a boolean")
+    return value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, use_attribute_docstrings=True
+    )
+
+
+class ModelSection(_Strict):
+    """The ``[model]`` table: which model route the agent runs on."""
+
+    hint: StrictStr = Field(default="burst", min_length=1)
+    """Route name resolved through the lab's ``[models.<hint>]`` config tables."""
+
+
+class ToolsSection(_Strict):
+    """The ``[tools]`` table: the agent's tool allowlist."""
+
+    named: list[StrictStr] = Field(default_factory=list)
+    """Tool names the agent may call; nothing else is ever offered or executed."""
+
+
+class SubagentsSection(_Strict):
+    """The ``[subagents]`` table: agents this one may delegate to (never for workers)."""
+
+    named: list[StrictStr] = Field(default_factory=list)
+    """Agent ids this agent may spawn."""
+
+
+class AgentDefinition(_Strict):
+    """A validated ``agent.toml``. Unknown keys are rejected at every level."""
+
+    id: StrictStr = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    """Stable identifier (letters, digits, ``_ . -``), e.g. ``context_scout``."""
+    display_name: StrictStr = ""
+    """Human-readable name; defaults to the id."""
+    when_to_use: StrictStr = ""
+    """When an orchestrator should use this agent."""
+    temperature: float = Field(default=0.3, ge=0.0, le=2.0)
+    """Sampling temperature sent with every model call, 0 to 2."""
+    max_iterations: int = Field(default=8, ge=1)
+    """Maximum number of model calls in one run."""
+    iteration_policy: Literal["extended", "strict"] = "extended"
+    """``extended`` grants one last tool-less call asking for the result at the cap."""
+    max_result_chars: int = Field(default=5000, ge=500)
+    """Upper bound, in characters, of the result handed back to the caller."""
+    sandbox_mode: Literal["read_only", "workspace_write"] = "read_only"
+    """``read_only`` allows only tools that never change state."""
+    agent_tier: Literal["worker", "orchestrator"] = "worker"
+    """Workers are leaves: they gather and stop, and may not delegate."""
+    omit_identity: StrictBool = True
+    """Leave the generic identity preamble out of the system prompt."""
+    omit_memory_context: StrictBool = True
+    """Leave the generic memory-context block out of the system prompt."""
+    omit_safety_preamble: StrictBool = True
+    """Leave the generic safety preamble out of the system prompt."""
+    omit_profile: StrictBool = False
+    """Leave PROFILE.md out of the system prompt."""
+    omit_memory_md: StrictBool = False
+    """Leave MEMORY.md out of the system prompt."""
+    model: ModelSection = Field(default_factory=ModelSection)
+    """The ``[model]`` table."""
+    tools: ToolsSection = Field(default_factory=ToolsSection)
+    """The ``[tools]`` table."""
+    subagents: SubagentsSection | None = None
+    """The ``[subagents]`` table; forbidden for workers."""
+
+    _prompt: str = PrivateAttr(default="")
+    _source: str = PrivateAttr(default="")
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        return _reject_bool(value)
+
+    @field_validator("max_iterations", "max_result_chars", mode="before")
+    @classmethod
+    def _whole_number(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("must be a whole number")
+        return value
+
+    @property
+    def prompt(self) -> str:
+        """The role prompt (``prompt.md``) this definition runs with."""
+        return self._prompt
+
+    @property
+    def source(self) -> str:
+        """Where the definition came from: a file path, ``<text>`` or ``<shipped>``."""
+        return self._source
+
+    @property
+    def name(self) -> str:
+        """The display name, or the id when none is set."""
+        return self.display_name or self.id
+
+    def with_prompt(self, prompt: str) -> AgentDefinition:
+        """Return a copy that runs with ``prompt`` as its role prompt."""
+        if not prompt.strip():
+            raise AgentDefinitionError("prompt.md: the role prompt is empty; write one.")
+        copy = self.model_copy()
+        copy._prompt = prompt
+        copy._source = self._source
+        return copy
+
+    def definition_hash(self) -> str:
+        """A short, stable hash of the definition and its prompt, for provenance."""
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True) + "\0" + self.prompt
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+
+
+def _check_rules(definition: AgentDefinition) -> None:
+    """Rules that span several keys, checked after the per-field validation."""
+    if definition.agent_tier == "worker" and definition.subagents is not None:
+        raise AgentDefinitionError(
+            "subagents: a worker agent may not delegate; remove the [subagents] table "
+            'or set agent_tier = "orchestrator".'
+        )
+    seen: set[str] = set()
+    for tool in definition.tools.named:
+        if tool in seen:
+            raise AgentDefinitionError(f"tools.named: '{tool}' is listed twice.")
+        seen.add(tool)
+        known = KNOWN_TOOLS.get(tool)
+        if known is None:
+            raise AgentDefinitionError(
+                f"tools.named: unknown tool '{tool}'; known tools are "
+                f"{', '.join(sorted(KNOWN_TOOLS))}."
+            )
+        if definition.sandbox_mode == "read_only" and not known.read_only:
+            raise AgentDefinitionError(
+                f"tools.named: tool '{tool}' is not allowed in a read_only sandbox "
+                f"(it {known.why})."
+            )
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"]) or "agent.toml"
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        return f"{loc}: unknown key; remove it or check its spelling."
+    if kind == "missing":
+        return f"{loc}: required key is missing."
+    message = first["msg"].removeprefix("Value error, ")
+    value = first.get("input")
+    shown = f" (got {value!r})" if value is not None and not isinstance(value, dict) else ""
+    return f"{loc}: {message}{shown}."
+
+
+def _from_mapping(data: dict[str, Any], *, prompt: str, source: str) -> AgentDefinition:
+    try:
+        definition = AgentDefinition.model_validate(data)
+    except ValidationError as exc:
+        raise AgentDefinitionError(_describe(exc)) from None
+    _check_rules(definition)
+    if not definition.display_name:
+        definition = definition.model_copy(update={"display_name": definition.id})
+    definition = definition.with_prompt(prompt)
+    definition._source = source
+    return definition
+
+
+def _parse_toml(text: str, *, where: str) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
+    except tomllib.TOMLDecodeError as exc:
+        hint = ""
+        if "\n" not in text and text.strip().endswith(".toml"):
+            hint = " (to load a file, pass a pathlib.Path, not a str)"
+        raise AgentDefinitionError(f"{where}: invalid TOML: {exc}{hint}.") from None
+
+
+def default_agent_toml() -> str:
+    """The text of the shipped ``context_scout/agent.toml``."""
+    return (
+        resources.files(__package__)
+        .joinpath(_PACKAGE_DIR)
+        .joinpath("agent.toml")
+        .read_text("utf-8")
+    )
+
+
+def default_prompt() -> str:
+    """The text of the shipped ``context_scout/prompt.md``."""
+    return (
+        resources.files(__package__).joinpath(_PACKAGE_DIR).joinpath("prompt.md").read_text("utf-8")
+    )
+
+
+def load_agent_definition(
+    source: str | os.PathLike[str], *, prompt: str | None = None
+) -> AgentDefinition:
+    """Load and validate an agent definition.
+
+    ``source`` is a path to an ``agent.toml`` (``pathlib.Path`` or any ``os.PathLike``)
+    or a ``str`` holding TOML text. The role prompt is ``prompt`` when given, else the
+    ``prompt.md`` beside the file, else the shipped one.
+
+    Raises :class:`AgentDefinitionError` naming the key and the reason.
+    """
+    if isinstance(source, str):
+        data = _parse_toml(source, where="agent.toml")
+        return _from_mapping(
+            data, prompt=default_prompt() if prompt is None else prompt, source="<text>"
+        )
+    path = Path(source)
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
+    data = _parse_toml(text, where=str(path))
+    if prompt is None:
+        beside = path.with_name("prompt.md")
+        if beside.is_file():
+            try:
+                prompt = beside.read_text("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise AgentDefinitionError(f"{beside}: cannot read the file ({exc}).") from None
+        else:
+            prompt = default_prompt()
+    try:
+        return _from_mapping(data, prompt=prompt, source=str(path))
+    except AgentDefinitionError as exc:
+        raise AgentDefinitionError(f"{path}: {exc}") from None
+
+
+def default_agent_definition() -> AgentDefinition:
+    """The shipped context scout, validated like any other definition."""
+    definition = load_agent_definition(default_agent_toml())
+    definition._source = "<shipped>"
+    return definition

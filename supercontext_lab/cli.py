@@ -1,0 +1,281 @@
+"""The ``supercontext-lab`` command line.
+
+Exit codes: 0 success, 1 the job ran but produced no valid result (for example a model
+output that would be rejected), 2 bad input (one line on stderr, nothing on stdout, no
+traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from ._version import __version__
+from .errors import SupercontextError
+
+if TYPE_CHECKING:
+    from .agents.definition import AgentDefinition
+    from .models.base import ChatModel
+    from .scout import TraceStep
+    from .sources.workspace import Workspace
+
+__all__ = ["main"]
+
+PROG = "supercontext-lab"
+
+
+class _UsageProblem(Exception):
+    """Bad command-line input: reported as one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the whole usage block on errors; a one-line error is kinder in
+    # scripts and keeps stderr greppable.
+    def error(self, message: str) -> NoReturn:
+        raise _UsageProblem(f"{self.prog}: {message} (see --help)")
+
+
+def _read_input(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    if not path.is_file():
+        raise _UsageProblem(f"{PROG}: no such file: {source}")
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _UsageProblem(f"{PROG}: cannot read {source}: {exc}") from None
+
+
+def _cmd_bundle_check(args: argparse.Namespace) -> int:
+    from .bundle import bundle_rejection_reason, parse_context_bundle
+
+    output = _read_input(args.file)
+    bundle = parse_context_bundle(output)
+    if bundle is None:
+        reason = bundle_rejection_reason(output) or "the output holds no usable envelope"
+        if args.json:
+            print(json.dumps({"valid": False, "reason": reason}))
+        else:
+            print(f"rejected: {reason}")
+        return 1
+    if args.json:
+        print(json.dumps({"valid": True, "bundle": bundle.to_dict()}, ensure_ascii=False))
+    else:
+        print(bundle._repr_mimebundle_()["text/plain"])
+    return 0
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    from .config import set_super_context_enabled, super_context_status
+
+    if args.action == "set":
+        value = {"on": True, "off": False}[args.value]
+        set_super_context_enabled(value)
+    status = super_context_status()
+    state = "on" if status.enabled else "off"
+    if args.action == "set" and status.enabled != (args.value == "on"):
+        print(f"super_context_enabled: {state} (saved {args.value}, overridden by {status.detail})")
+    else:
+        print(f"super_context_enabled: {state} (source: {status.source}, {status.detail})")
+    return 0
+
+
+DEMO_MESSAGE = "Help me finish the sensitivity analysis section for the grant renewal"
+
+
+def _workspace(path: str | None) -> Workspace:
+    from .sources.workspace import open_workspace
+
+    if path is not None and not Path(path).is_dir():
+        raise _UsageProblem(f"{PROG}: workspace folder not found: {path}")
+    return open_workspace(path)
+
+
+def _definition(path: str | None) -> AgentDefinition:
+    from .agents.definition import default_agent_definition, load_agent_definition
+
+    if path is None:
+        return default_agent_definition()
+    if not Path(path).is_file():
+        raise _UsageProblem(f"{PROG}: agent definition not found: {path}")
+    return load_agent_definition(Path(path))
+
+
+def _scout_model(args: argparse.Namespace, definition: AgentDefinition) -> ChatModel:
+    from .config import parse_model_id
+    from .models.routing import model_for_route, resolve_model
+
+    if args.model is None:
+        if args.base_url is not None or args.api_key_env is not None:
+            raise _UsageProblem(f"{PROG}: --base-url and --api-key-env need --model")
+        return resolve_model(definition.model.hint, role="scout")
+    route = parse_model_id(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+    return model_for_route(route, role="scout")
+
+
+def _print_trace(trace: Sequence[TraceStep]) -> None:
+    for number, step in enumerate(trace, start=1):
+        if step.kind == "model":
+            asked = f" → calls {', '.join(step.tool_calls)}" if step.tool_calls else " → answer"
+            grace = " (final call, no tools)" if step.grace else ""
+            print(
+                f"  {number:>2}. model call {step.iteration}{grace}: {step.tokens} tokens, "
+                f"{step.duration_ms:.1f} ms{asked}"
+            )
+        else:
+            state = "REFUSED" if step.refused else ("ok" if step.ok else "error")
+            print(
+                f"  {number:>2}. tool {step.tool}({step.arguments}) [{state}] "
+                f"{step.duration_ms:.1f} ms: {step.result_preview[:100]}"
+            )
+
+
+def _cmd_scout(args: argparse.Namespace) -> int:
+    from .scout import run_scout
+
+    message = args.message if args.message != "-" else sys.stdin.read()
+    if not message.strip():
+        raise _UsageProblem(f"{PROG}: the message is empty")
+    workspace = _workspace(args.workspace)
+    definition = _definition(args.agent)
+    model = _scout_model(args, definition)
+    run = run_scout(
+        message,
+        workspace=workspace,
+        model=model,
+        definition=definition,
+        focus=args.focus,
+        timeout_s=args.timeout,
+    )
+    if args.json:
+        print(json.dumps(run.to_dict(), ensure_ascii=False))
+    else:
+        print(
+            f"scout: {run.status} with {run.model_name} in {run.elapsed_ms:.0f} ms, "
+            f"{run.model_calls} model calls, {run.usage.total_tokens} tokens"
+        )
+        _print_trace(run.trace)
+        print(run.envelope if run.envelope is not None else "(no envelope)")
+        for problem in run.problems:
+            print(f"problem: {problem}")
+    return 0 if run.ok else 1
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .harness import Thread
+
+    workspace = _workspace(args.workspace)
+    thread = Thread(workspace)
+    print(
+        f"== Thread on workspace '{workspace.root.name}' "
+        f"(Super Context {'on' if thread.enabled else 'off'}, read at construction)"
+    )
+    print(f"== Message\n{args.message}")
+    result = thread.send(args.message)
+    print("== Gate")
+    if result.preparation == "skipped":
+        print(f"  no scout: {result.reason}")
+    else:
+        print("  first turn of a new thread, flag on, message worth preparing: the scout runs")
+    if result.scout is not None:
+        run = result.scout
+        print(
+            f"== Scout trace ({run.model_name}, {run.model_calls} model calls, "
+            f"{run.usage.total_tokens} tokens, {run.elapsed_ms:.1f} ms)"
+        )
+        _print_trace(run.trace)
+    print("== Bundle")
+    if result.envelope is not None:
+        print(result.envelope)
+    else:
+        print(f"  none, cold start: {result.reason}")
+    if result.goal_from_bundle:
+        print(f"== Thread goal (from the bundle)\n  {result.goal}")
+    print("== What the orchestrator receives")
+    print(result.sent_message)
+    print(
+        f"== Orchestrator tools offered ({len(result.orchestrator_tools)}; "
+        f"agent_prepare_context {'hidden' if result.prepared else 'available'})"
+    )
+    print(f"== Reply ({result.orchestrator_model})")
+    print(result.reply or f"(no reply: {result.orchestrator_error})")
+    timings = result.timings_ms
+    print(
+        f"== Timing: preparation {timings['preparation_ms']:.1f} ms, "
+        f"orchestrator {timings['orchestrator_ms']:.1f} ms, total {timings['total_ms']:.1f} ms"
+    )
+    return 0 if result.orchestrator_error is None else 1
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog=PROG, description="Run and inspect the SuperContext context scout.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    bundle = sub.add_parser("bundle", help="work with [context_bundle] envelopes")
+    bundle_sub = bundle.add_subparsers(dest="bundle_command", required=True, parser_class=_Parser)
+    check = bundle_sub.add_parser(
+        "check", help="parse a model output and say whether its envelope would be accepted"
+    )
+    check.add_argument("file", help="a file holding the model output, or - for stdin")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.set_defaults(handler=_cmd_bundle_check)
+
+    demo = sub.add_parser("demo", help="run one first turn on the demo workspace, offline")
+    demo.add_argument("--message", default=DEMO_MESSAGE, help="the first message to send")
+    demo.add_argument("--workspace", help="a workspace folder (default: the shipped demo)")
+    demo.set_defaults(handler=_cmd_demo)
+
+    scout = sub.add_parser("scout", help="run the context scout alone on one message")
+    scout.add_argument("message", help="the user's message (- reads stdin)")
+    scout.add_argument("--workspace", help="a workspace folder (default: the shipped demo)")
+    scout.add_argument("--focus", help="what the caller wants the scout to focus on")
+    scout.add_argument("--agent", help="an agent.toml to use instead of the shipped scout")
+    scout.add_argument("--json", action="store_true", help="print one JSON object")
+    scout.add_argument("--model", help="a model id such as ollama:qwen2.5 or gpt-4o-mini")
+    scout.add_argument("--base-url", help="an OpenAI-compatible base URL including /v1")
+    scout.add_argument("--api-key-env", help="the NAME of the variable holding the API key")
+    scout.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="wall-clock limit of the run in seconds (default 120)",
+    )
+    scout.set_defaults(handler=_cmd_scout)
+
+    config = sub.add_parser("config", help="read or set the Super Context flag")
+    config_sub = config.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    config_sub.add_parser("get", help="print the effective flag and its source").set_defaults(
+        handler=_cmd_config
+    )
+    setter = config_sub.add_parser("set", help="persist the flag in config.toml")
+    setter.add_argument("value", choices=["on", "off"])
+    setter.set_defaults(handler=_cmd_config)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except _UsageProblem as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except SupercontextError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,740 @@
+"""The lab home, its ``config.toml``, the ``super_context_enabled`` flag and the model routes.
+
+Layout of ``config.toml`` (every key optional)::
+
+    [context]
+    super_context_enabled = true        # the flag; the environment may override it
+
+    [models.burst]                      # one table per model hint
+    kind = "openai"
+    base_url = "http://localhost:11434/v1"
+    model = "llama3.1"
+
+    [web]
+    allow_private_addresses = false     # any other setting: get_setting / set_setting
+
+Reads never create anything. Writes go through :func:`update_config`: an exclusive
+inter-process lock, a comment-preserving edit (tomlkit) and an atomic replace, so readers
+see either the old file or the new one and concurrent writers never lose each other's
+updates. A corrupt file is reported as :class:`~supercontext_lab.errors.ConfigError`
+naming the file; it is never reset or overwritten.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
+
+import tomlkit
+import tomlkit.exceptions
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from tomlkit.items import Table
+
+from .errors import ConfigError
+
+# tomllib (3.11+) and its backport tomli share one API; importing by name keeps the type
+# checker happy on every target version.
+tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - platforms without fcntl (Windows)
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "DEFAULT_SUPER_CONTEXT_ENABLED",
+    "ENV_LAB_HOME",
+    "ENV_SUPER_CONTEXT",
+    "ENV_SUPER_CONTEXT_LONG",
+    "PROVIDER_BASE_URLS",
+    "FlagStatus",
+    "ModelRoute",
+    "config_path",
+    "get_model_route",
+    "get_setting",
+    "get_super_context_enabled",
+    "lab_home",
+    "load_config",
+    "parse_model_id",
+    "set_model_route",
+    "set_setting",
+    "set_super_context_enabled",
+    "super_context_status",
+    "update_config",
+]
+
+ENV_LAB_HOME = "SUPERCONTEXT_LAB_HOME"
+"""Environment variable naming the lab home folder (default ``~/.supercontext_lab``)."""
+
+ENV_SUPER_CONTEXT = "OPENHUMAN_SUPER_CONTEXT"
+"""The flag's environment override, read first."""
+
+ENV_SUPER_CONTEXT_LONG = "OPENHUMAN_CONTEXT_SUPER_CONTEXT_ENABLED"
+"""The flag's second environment override, read only when the first one is unset."""
+
+DEFAULT_SUPER_CONTEXT_ENABLED = True
+"""The flag's value when neither the environment nor the config file sets it."""
+
+PROVIDER_BASE_URLS: Mapping[str, str] = MappingProxyType(
+    {
+        "ollama": "http://localhost:11434/v1",
+        "llamacpp": "http://localhost:8080/v1",
+        "vllm": "http://localhost:8000/v1",
+        "lmstudio": "http://localhost:1234/v1",
+        "openai": "https://api.openai.com/v1",
+    }
+)
+"""Default OpenAI-compatible base URL of each provider prefix accepted by parse_model_id."""
+
+_CONFIG_NAME = "config.toml"
+_LOCK_NAME = "config.toml.lock"
+_TEMP_PREFIX = ".config.toml."
+_TEMP_SUFFIX = ".tmp"
+_FLAG_TABLE = "context"
+_FLAG_KEY = "super_context_enabled"
+_MODELS_TABLE = "models"
+_OPENAI_KEY_ENV = "OPENAI_API_KEY"
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# Threads of one process serialise here; flock then serialises processes.
+_THREAD_LOCK = threading.Lock()
+# (variable, raw value) pairs already warned about in this process.
+_warned_env_values: set[tuple[str, str]] = set()
+
+
+# --------------------------------------------------------------------------- lab home
+
+
+def lab_home() -> Path:
+    """Return the lab home folder: ``$SUPERCONTEXT_LAB_HOME`` when set and non-empty, else
+    ``~/.supercontext_lab``. The folder is not created."""
+    value = os.environ.get(ENV_LAB_HOME, "")
+    if value.strip():
+        return Path(value).expanduser()
+    return Path.home() / ".supercontext_lab"
+
+
+def config_path() -> Path:
+    """Return the path of the lab's ``config.toml`` (which may not exist yet)."""
+    return lab_home() / _CONFIG_NAME
+
+
+def _one_line(text: object) -> str:
+    """Collapse a library message to one line so every ConfigError stays one line."""
+    return " ".join(str(text).split())
+
+
+def _corrupt(path: Path, problem: str) -> ConfigError:
+    return ConfigError(f"Config file {path} is unusable: {problem}; fix or delete {path}.")
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_text(path: Path) -> str | None:
+    """Return the file's text, ``None`` when it does not exist."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _corrupt(path, f"cannot read it ({_one_line(exc.strerror or exc)})") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _corrupt(path, f"it is not UTF-8 text ({_one_line(exc)})") from exc
+
+
+def _parse_checked(text: str, path: Path) -> dict[str, Any]:
+    """Parse TOML text strictly and check the types of the keys this module owns."""
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _corrupt(path, f"TOML syntax error: {_one_line(exc)}") from exc
+    problem = _known_key_problem(data)
+    if problem is not None:
+        raise _corrupt(path, problem)
+    return data
+
+
+def _known_key_problem(data: Mapping[str, Any]) -> str | None:
+    """Describe the first wrong type among the known keys, or return ``None``."""
+    context = data.get(_FLAG_TABLE)
+    if context is not None:
+        if not isinstance(context, dict):
+            return f"[{_FLAG_TABLE}] must be a table, not {_type_name(context)}"
+        flag = context.get(_FLAG_KEY)
+        if flag is not None and not isinstance(flag, bool):
+            return (
+                f"{_FLAG_TABLE}.{_FLAG_KEY} must be true or false, not {_type_name(flag)} {flag!r}"
+            )
+    models = data.get(_MODELS_TABLE)
+    if models is not None:
+        if not isinstance(models, dict):
+            return f"[{_MODELS_TABLE}] must be a table, not {_type_name(models)}"
+        for hint, route in models.items():
+            if not isinstance(route, dict):
+                return f"[{_MODELS_TABLE}.{hint}] must be a table, not {_type_name(route)}"
+    return None
+
+
+def _type_name(value: object) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+def load_config() -> dict[str, Any]:
+    """Read ``config.toml`` as plain Python data; ``{}`` when the file does not exist.
+
+    Raises ConfigError (naming the file) when it is unreadable, not TOML, or a known key
+    has the wrong type (``[context]`` or ``[models.<hint>]`` not a table, the flag not a
+    boolean). Model route contents are checked when a route is read.
+    """
+    path = config_path()
+    text = _read_text(path)
+    if text is None:
+        return {}
+    return _parse_checked(text, path)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@contextmanager
+def _exclusive_lock(home: Path) -> Iterator[None]:
+    """Hold the lab home's lock: a thread lock, plus flock where the platform has it.
+
+    Without fcntl only threads of this process are serialised; each write is still atomic,
+    so files stay valid, but two processes writing at once may drop one update.
+    """
+    with _THREAD_LOCK:
+        if fcntl is None:  # pragma: no cover - depends on the platform
+            yield
+            return
+        lock_path = home / _LOCK_NAME
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot open the config lock file {lock_path} ({_one_line(exc.strerror)}); "
+                f"make {home} writable or set {ENV_LAB_HOME} to a writable folder."
+            ) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            # Closing the descriptor releases the flock.
+            os.close(fd)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder, fsync it, then ``os.replace`` it in."""
+    fd, tmp_name = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX, dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename durable where directories can be fsynced (best effort)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows cannot open folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse directory fsync
+        pass
+    finally:
+        os.close(fd)
+
+
+def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
+    """Read, modify and write ``config.toml`` under an exclusive inter-process lock.
+
+    ``mutate`` edits the tomlkit document in place, so comments and formatting of the rest
+    of the file survive. The lab home is created when missing. A corrupt existing file
+    raises ConfigError and is left untouched; so does a change that would make a known key
+    invalid. An exception raised by ``mutate`` propagates and nothing is written.
+    """
+    home = lab_home()
+    path = home / _CONFIG_NAME
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot create the lab home {home} ({_one_line(exc.strerror or exc)}); "
+            f"set {ENV_LAB_HOME} to a writable folder."
+        ) from exc
+    with _exclusive_lock(home):
+        text = _read_text(path) or ""
+        _parse_checked(text, path)
+        try:
+            document = tomlkit.parse(text)
+        except tomlkit.exceptions.TOMLKitError as exc:
+            raise _corrupt(path, f"TOML syntax error: {_one_line(exc)}") from exc
+        mutate(document)
+        new_text = tomlkit.dumps(document)
+        try:
+            problem = _known_key_problem(tomllib.loads(new_text))
+        except tomllib.TOMLDecodeError as exc:
+            problem = f"the edited file would not be valid TOML ({_one_line(exc)})"
+        if problem is not None:
+            raise ConfigError(f"Refusing to save {path}: {problem}; the file was left unchanged.")
+        try:
+            _write_atomic(path, new_text)
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot write {path} ({_one_line(exc.strerror or exc)}); "
+                f"make {home} writable or set {ENV_LAB_HOME} to a writable folder."
+            ) from exc
+
+
+# --------------------------------------------------------------------------- the flag
+
+
+@dataclass(frozen=True)
+class FlagStatus:
+    """The effective value of ``super_context_enabled`` and where it came from."""
+
+    enabled: bool
+    """The effective value."""
+    source: Literal["env", "file", "default"]
+    """``"env"`` (an environment override), ``"file"`` (config.toml) or ``"default"``."""
+    detail: str
+    """``"<VARIABLE>=<value>"``, the config file path, or ``"default"``."""
+
+
+def _parse_env_bool(raw: str) -> bool | None:
+    """Map an override value to a bool: trimmed, case-insensitive; ``None`` when invalid."""
+    word = raw.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    return None
+
+
+def _env_override() -> tuple[str, str] | None:
+    """Return (variable, raw value) of the override in force, ``None`` when neither is set.
+
+    An empty value counts as set, so it hides the second variable.
+    """
+    for name in (ENV_SUPER_CONTEXT, ENV_SUPER_CONTEXT_LONG):
+        raw = os.environ.get(name)
+        if raw is not None:
+            return name, raw
+    return None
+
+
+def _warn_invalid_env(name: str, raw: str, fallback: str) -> None:
+    key = (name, raw)
+    if key in _warned_env_values:
+        return
+    _warned_env_values.add(key)
+    print(
+        f"supercontext_lab: warning: ignoring {name}={raw!r} "
+        f"(use on/off, true/false, yes/no or 1/0); using the {fallback}.",
+        file=sys.stderr,
+    )
+
+
+def super_context_status() -> FlagStatus:
+    """Return the effective flag and its source: environment, then config file, then default.
+
+    A valid environment override decides without reading the file. An invalid one is
+    ignored with one warning line on stderr (once per process per variable and value).
+    """
+    override = _env_override()
+    if override is not None:
+        name, raw = override
+        value = _parse_env_bool(raw)
+        if value is not None:
+            return FlagStatus(enabled=value, source="env", detail=f"{name}={raw}")
+    status = _file_flag_status()
+    if override is not None:
+        fallback = "config file value" if status.source == "file" else "default value (on)"
+        _warn_invalid_env(override[0], override[1], fallback)
+    return status
+
+
+def _file_flag_status() -> FlagStatus:
+    data = load_config()
+    value = data.get(_FLAG_TABLE, {}).get(_FLAG_KEY)
+    if isinstance(value, bool):
+        return FlagStatus(enabled=value, source="file", detail=str(config_path()))
+    return FlagStatus(enabled=DEFAULT_SUPER_CONTEXT_ENABLED, source="default", detail="default")
+
+
+def get_super_context_enabled() -> bool:
+    """Return the effective value of ``super_context_enabled`` (environment overrides file)."""
+    return super_context_status().enabled
+
+
+def set_super_context_enabled(value: bool) -> bool:
+    """Persist ``[context] super_context_enabled`` and return the saved value.
+
+    An environment override, when set, still decides the effective value; this function
+    returns what was saved to the file. Anything but a real bool raises TypeError.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"super_context_enabled must be True or False, not {type(value).__name__}.")
+
+    def mutate(document: tomlkit.TOMLDocument) -> None:
+        _ensure_table(document, _FLAG_TABLE)[_FLAG_KEY] = value
+
+    update_config(mutate)
+    return value
+
+
+def _ensure_table(container: Any, key: str, *, super_table: bool = False) -> Any:
+    """Return ``container[key]``, creating an empty table there when missing."""
+    if key not in container:
+        container[key] = tomlkit.table(is_super_table=super_table)
+    return container[key]
+
+
+# --------------------------------------------------------------------------- model routes
+
+
+class ModelRoute(BaseModel):
+    """Where a model hint sends its chat requests: the offline model or an OpenAI-compatible
+    server. Stored in config.toml as a ``[models.<hint>]`` table."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        use_attribute_docstrings=True,
+        # A key pasted where its variable's name belongs must not reach logs or tracebacks.
+        hide_input_in_errors=True,
+    )
+
+    kind: Literal["offline", "openai"] = "offline"
+    """``"offline"`` (the embedded model, no network) or ``"openai"`` (an OpenAI-compatible
+    ``/v1/chat/completions`` server)."""
+    base_url: str | None = None
+    """Server URL including the API version, e.g. ``http://localhost:11434/v1``; requests go to
+    ``base_url + "/chat/completions"``. A trailing slash is removed."""
+    model: str | None = None
+    """Model name sent in each request; required for ``kind = "openai"``."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key (never the key itself); no key
+    means no Authorization header."""
+    timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    """Seconds bounding each request attempt; must be positive."""
+    native_tool_calling: bool = True
+    """Whether the server supports OpenAI-style ``tools`` natively."""
+    stream: bool = False
+    """Whether to request server-sent-event streaming."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = value.strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(
+                f"base_url {value!r} must be an http:// or https:// URL such as "
+                "http://localhost:11434/v1"
+            )
+        if "/v1" not in parts.path:
+            raise ValueError(
+                f"base_url {value!r} must include the API version path /v1, e.g. {url}/v1"
+            )
+        return url
+
+    @field_validator("model")
+    @classmethod
+    def _check_model(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        name = value.strip()
+        if not name:
+            raise ValueError("model must not be empty")
+        return name
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_api_key_env(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not _ENV_NAME_RE.fullmatch(value):
+            # Never echo the value: it may be a pasted key.
+            raise ValueError(
+                "api_key_env must be the NAME of an environment variable holding the key "
+                "(letters, digits and underscores, e.g. OPENAI_API_KEY), not the key itself"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check_kind(self) -> ModelRoute:
+        if self.kind == "openai":
+            missing = [name for name in ("base_url", "model") if getattr(self, name) is None]
+            if missing:
+                raise ValueError(f"kind 'openai' requires {' and '.join(missing)}")
+        return self
+
+
+def _describe_validation_error(exc: ValidationError) -> str:
+    """Render pydantic's errors as one line: ``field: reason; field: reason``."""
+    parts = []
+    for error in exc.errors():
+        message = str(error["msg"]).removeprefix("Value error, ")
+        where = ".".join(str(item) for item in error["loc"])
+        parts.append(f"{where}: {message}" if where else message)
+    return _one_line("; ".join(parts))
+
+
+def _check_hint(hint: str) -> None:
+    if not isinstance(hint, str) or not hint.strip():
+        raise ValueError(f"A model hint must be a non-empty string, not {hint!r}.")
+
+
+def get_model_route(hint: str) -> ModelRoute:
+    """Return the route of a model hint from ``[models.<hint>]``; the offline route when the
+    table is absent. Invalid table contents raise ConfigError naming the file and table."""
+    _check_hint(hint)
+    path = config_path()
+    table = load_config().get(_MODELS_TABLE, {}).get(hint)
+    if table is None:
+        return ModelRoute()
+    try:
+        return ModelRoute.model_validate(table)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"Config file {path} has an invalid [{_MODELS_TABLE}.{hint}] table: "
+            f"{_describe_validation_error(exc)}; fix or delete that table in {path}."
+        ) from exc
+
+
+def set_model_route(hint: str, route: ModelRoute | None) -> None:
+    """Write ``[models.<hint>]`` from ``route``, or remove the table when ``route`` is None.
+
+    An existing table is edited in place so comments inside it survive.
+    """
+    _check_hint(hint)
+    if route is not None and not isinstance(route, ModelRoute):
+        raise TypeError(f"route must be a ModelRoute or None, not {type(route).__name__}.")
+    values = route.model_dump(exclude_none=True) if route is not None else None
+
+    def mutate(document: tomlkit.TOMLDocument) -> None:
+        if values is None:
+            models = document.get(_MODELS_TABLE)
+            if models is not None and hint in models:
+                del models[hint]
+            return
+        models = _ensure_table(document, _MODELS_TABLE, super_table=True)
+        existing = models.get(hint)
+        if not isinstance(existing, Table):
+            if existing is not None:
+                del models[hint]
+            models[hint] = tomlkit.table()
+            existing = models[hint]
+        for key in [key for key in existing if key not in values]:
+            del existing[key]
+        for key, value in values.items():
+            existing[key] = value
+
+    update_config(mutate)
+
+
+def parse_model_id(
+    model_id: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    timeout_s: float | None = None,
+    stream: bool | None = None,
+) -> ModelRoute:
+    """Resolve a ``provider:model`` id (jupyter-ai style) to a ModelRoute.
+
+    ``offline`` / ``offline:<name>`` give the offline route; ``ollama:``, ``llamacpp:``,
+    ``vllm:``, ``lmstudio:`` and ``openai:`` give an OpenAI-compatible route at the
+    provider's default URL (see PROVIDER_BASE_URLS; ``openai`` reads its key from
+    ``OPENAI_API_KEY`` unless ``api_key_env`` says otherwise). A bare model name needs
+    ``base_url``. An explicit ``base_url`` always wins. Problems raise ConfigError.
+    """
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise ConfigError(
+            "A model id is required: use 'offline', a provider prefix such as "
+            "'ollama:llama3.1', or a model name together with --base-url."
+        )
+    text = model_id.strip()
+    prefix, sep, rest = text.partition(":")
+    provider = prefix.strip().lower() if sep else ""
+    options: dict[str, Any] = {}
+    if timeout_s is not None:
+        options["timeout_s"] = timeout_s
+    if stream is not None:
+        options["stream"] = stream
+
+    if text.lower() == "offline" or provider == "offline":
+        if base_url is not None or api_key_env is not None:
+            raise ConfigError(
+                f"The offline model {text!r} uses no server: drop --base-url and "
+                "--api-key-env, or name a provider such as 'ollama:llama3.1'."
+            )
+        name = rest.strip() if sep else ""
+        return _build_route(text, kind="offline", model=name or None, **options)
+
+    if provider in PROVIDER_BASE_URLS:
+        name = rest.strip()
+        if not name:
+            raise ConfigError(
+                f"Model id {text!r} names no model after '{provider}:'; "
+                f"write it as '{provider}:<model name>'."
+            )
+        default_key = _OPENAI_KEY_ENV if provider == "openai" else None
+        return _build_route(
+            text,
+            kind="openai",
+            base_url=base_url if base_url is not None else PROVIDER_BASE_URLS[provider],
+            model=name,
+            api_key_env=api_key_env if api_key_env is not None else default_key,
+            **options,
+        )
+
+    if base_url is None:
+        known = ", ".join(f"'{name}:'" for name in ("offline", *PROVIDER_BASE_URLS))
+        raise ConfigError(
+            f"Model id {text!r} has no provider prefix, so the server is unknown; "
+            f"pass --base-url (e.g. http://localhost:11434/v1) or use a provider prefix "
+            f"({known})."
+        )
+    return _build_route(
+        text, kind="openai", base_url=base_url, model=text, api_key_env=api_key_env, **options
+    )
+
+
+def _build_route(model_id: str, **fields: Any) -> ModelRoute:
+    try:
+        return ModelRoute(**fields)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"Cannot use model {model_id!r}: {_describe_validation_error(exc)}."
+        ) from exc
+
+
+# --------------------------------------------------------------------------- other settings
+
+T = TypeVar("T", bool, int, float, str)
+
+
+def _split_dotted(dotted: str) -> list[str]:
+    parts = dotted.split(".") if isinstance(dotted, str) else []
+    if not parts or any(not part.strip() for part in parts):
+        raise ValueError(f"A setting name is dotted words such as 'cache.enabled', not {dotted!r}.")
+    return parts
+
+
+def _expected_type_name(default: object) -> str:
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int):
+        return "an integer"
+    if isinstance(default, float):
+        return "a number"
+    return "a string"
+
+
+def get_setting(dotted: str, default: T) -> T:
+    """Return the setting at the dotted key (``"web.allow_private_addresses"``) from the
+    config file, or ``default`` when absent. The value must have the default's type
+    (an integer is accepted where a float is expected); otherwise ConfigError.
+
+    This reads the file only: the flag's environment override is not applied here.
+    """
+    parts = _split_dotted(dotted)
+    if not isinstance(default, (bool, int, float, str)):
+        raise TypeError(f"The default of {dotted!r} must be a bool, int, float or str.")
+    node: Any = load_config()
+    for depth, part in enumerate(parts):
+        if not isinstance(node, dict):
+            parent = ".".join(parts[:depth])
+            raise _corrupt(config_path(), f"{parent} must be a table, not {_type_name(node)}")
+        if part not in node:
+            return default
+        node = node[part]
+    value: Any = node
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok:
+            value = float(value)
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        raise _corrupt(
+            config_path(),
+            f"{dotted} must be {_expected_type_name(default)}, not {_type_name(value)} {value!r}",
+        )
+    return value  # type: ignore[no-any-return]
+
+
+def set_setting(dotted: str, value: bool | int | float | str) -> None:
+    """Save a bool, int, float or str at the dotted key, creating tables as needed.
+
+    The flag must be a bool (TypeError otherwise); model routes are written with
+    set_model_route (ValueError here). A non-table in the way raises ConfigError.
+    """
+    parts = _split_dotted(dotted)
+    if not isinstance(value, (bool, int, float, str)):
+        raise TypeError(f"Setting {dotted!r} must be a bool, int, float or str, not {value!r}.")
+    if parts[0] == _MODELS_TABLE:
+        raise ValueError(
+            f"Model routes are saved with set_model_route, not set_setting({dotted!r})."
+        )
+    if parts == [_FLAG_TABLE, _FLAG_KEY] and not isinstance(value, bool):
+        raise TypeError(f"{dotted} must be True or False, not {type(value).__name__}.")
+
+    def mutate(document: tomlkit.TOMLDocument) -> None:
+        node: Any = document
+        for depth, part in enumerate(parts[:-1]):
+            # Tables that only hold sub-tables get no header of their own ([a.b], not [a]).
+            node = _ensure_table(node, part, super_table=depth < len(parts) - 2)
+            if not isinstance(node, (Table, dict)):
+                parent = ".".join(parts[: depth + 1])
+                raise ConfigError(
+                    f"Cannot save {dotted} in {config_path()}: {parent} is not a table; "
+                    f"fix or delete {parent} in {config_path()}."
+                )
+        node[parts[-1]] = value
+
+    update_config(mutate)

@@ -1,0 +1,86 @@
+"""The one exception tree of supercontext_lab.
+
+Every error the package raises on purpose derives from :class:`SupercontextError`, so
+``except SupercontextError`` catches all of them and nothing else::
+
+    SupercontextError
+    ├── ConfigError                 config.toml unreadable, corrupt or invalid; bad env route
+    ├── AgentDefinitionError        agent.toml / prompt.md invalid        (also ValueError)
+    ├── WorkspaceError              a workspace folder or one of its files is unusable
+    │   └── MemoryIndexError        the SQLite memory index is unusable
+    ├── ToolError                   a scout tool refused or failed a call
+    │   └── ToolNotAllowedError     a call outside the read-only allowlist
+    ├── ModelError                  a chat model failed (bad status, bad body, unreachable)
+    │   └── ModelTimeoutError       a model call ran past its timeout
+    ├── ScoutError                  a scout run could not start (bad inputs)
+    ├── DatasetError                an evaluation dataset line is invalid  (also ValueError)
+    └── CacheError                  the response cache is unusable
+
+Messages are full sentences that name the problem and, where there is one, the way out.
+Library errors are wrapped at the boundary with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentDefinitionError",
+    "CacheError",
+    "ConfigError",
+    "DatasetError",
+    "MemoryIndexError",
+    "ModelError",
+    "ModelTimeoutError",
+    "ScoutError",
+    "SupercontextError",
+    "ToolError",
+    "ToolNotAllowedError",
+    "WorkspaceError",
+]
+
+
+class SupercontextError(Exception):
+    """Base class of every error raised on purpose by supercontext_lab."""
+
+
+class ConfigError(SupercontextError):
+    """The lab's config.toml (or an environment override) cannot be used."""
+
+
+class AgentDefinitionError(SupercontextError, ValueError):
+    """An agent.toml or prompt.md is invalid; the message names the key and the reason."""
+
+
+class WorkspaceError(SupercontextError):
+    """A workspace folder, or one of its files, cannot be used."""
+
+
+class MemoryIndexError(WorkspaceError):
+    """The SQLite memory index cannot be opened, read or rebuilt."""
+
+
+class ToolError(SupercontextError):
+    """A scout tool refused a call or failed while answering it."""
+
+
+class ToolNotAllowedError(ToolError):
+    """A tool call outside the scout's read-only allowlist."""
+
+
+class ModelError(SupercontextError):
+    """A chat model call failed: unreachable server, bad status or an unusable body."""
+
+
+class ModelTimeoutError(ModelError):
+    """A chat model call ran past its timeout."""
+
+
+class ScoutError(SupercontextError):
+    """A scout run could not be started with the inputs given."""
+
+
+class DatasetError(SupercontextError, ValueError):
+    """An evaluation dataset cannot be read; the message names the line."""
+
+
+class CacheError(SupercontextError):
+    """The response cache cannot be opened or used."""

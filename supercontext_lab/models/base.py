@@ -1,0 +1,138 @@
+"""The chat-model seam: messages and tool specs in, one assistant reply out.
+
+Every model (the OpenAI-compatible HTTP client, the embedded offline models, the scripted
+test model) implements :class:`ChatModel`. Internal records are plain dataclasses; they
+convert to and from the OpenAI wire format, which is the lingua franca of every server
+the lab talks to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "ChatModel",
+    "Message",
+    "ModelReply",
+    "Role",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by a model; ``arguments`` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message in OpenAI's shape (``tool`` messages answer one ``tool_call_id``)."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to a model: its name, description and JSON schema of arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one model call (zeros when the server does not report it)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """What one model call returns: the assistant message, usage and why it stopped."""
+
+    message: Message
+    usage: Usage = Usage()
+    finish_reason: str | None = None
+    model: str = ""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """The one seam every model implements.
+
+    ``tools`` may be empty or ``None`` (no tools offered); ``tool_choice="none"`` asks for
+    a text-only answer. ``timeout`` bounds the whole call in seconds when given (the scout
+    passes what is left of its wall-clock budget). ``on_text`` receives text deltas as they
+    stream; models that do not stream may call it once with the whole text or not at all.
+    """
+
+    @property
+    def name(self) -> str:
+        """A display name such as ``offline:burst`` or ``openai:gpt-4o-mini`` (never a key)."""
+        ...
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        """Return the model's next assistant message for ``messages``."""
+        ...

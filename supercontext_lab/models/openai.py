@@ -1,0 +1,575 @@
+"""A chat model behind any OpenAI-compatible ``/v1/chat/completions`` server.
+
+One class, :class:`OpenAICompatibleModel`, speaks to Ollama, llama.cpp's ``llama-server``,
+vLLM, LM Studio, OpenAI and proxies alike: JSON or SSE streaming, native tools or a
+text-based tool protocol for servers without them, explicit timeouts, and retries of
+429/5xx/connection failures/timeouts with backoff honouring ``Retry-After``.
+
+The API key is read from the environment at call time, sent only in the
+``Authorization`` header, and never stored, logged, shown or put in an error message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, NoReturn
+
+import httpx
+
+from .._version import __version__
+from ..errors import ConfigError, ModelError, ModelTimeoutError
+from .base import Message, ModelReply, ToolSpec
+from .sse import DONE, StreamAccumulator, sse_data
+from .wire import (
+    completion_from_openai,
+    excerpt,
+    message_from_openai,
+    messages_for_text_tools,
+    messages_from_openai,
+    parse_tool_call_blocks,
+    reply_to_openai,
+    reply_to_sse_chunks,
+)
+
+__all__ = [
+    "OpenAICompatibleModel",
+    "message_from_openai",
+    "messages_from_openai",
+    "reply_to_openai",
+    "reply_to_sse_chunks",
+    "retry_after_seconds",
+]
+
+logger = logging.getLogger(__name__)
+
+BACKOFF_START_S = 0.5
+BACKOFF_CAP_S = 8.0
+RETRY_AFTER_CAP_S = 30.0
+CONNECT_CAP_S = 10.0
+_USERINFO = re.compile(r"//[^/@]*@")
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delay seconds or an HTTP date).
+
+    The result is clamped to 0..30 s; ``None`` when the header is absent or unreadable.
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        try:
+            stamp = when.timestamp()
+        except (OverflowError, OSError, ValueError):
+            return None
+        seconds = stamp - (time.time() if now is None else now)
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
+
+
+def backoff_seconds(retry: int) -> float:
+    """The pause before retry number ``retry`` (0-based): 0.5 s doubling, capped at 8 s."""
+    return float(min(BACKOFF_START_S * 2 ** min(retry, 16), BACKOFF_CAP_S))
+
+
+class _Failure(Exception):
+    """One failed attempt: what to say if it stays the last one, and whether to retry."""
+
+    def __init__(
+        self,
+        what: str,
+        hint: str,
+        *,
+        retryable: bool,
+        timeout: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(what)
+        self.what = what
+        self.hint = hint
+        self.retryable = retryable
+        self.timeout = timeout
+        self.retry_after = retry_after
+
+    def error(self, attempts: int, *, out_of_budget: bool = False) -> ModelError:
+        notes = []
+        if attempts > 1:
+            notes.append(f"gave up after {attempts} attempts")
+        if out_of_budget:
+            notes.append("no time left in the call's budget to retry")
+        note = f" ({'; '.join(notes)})" if notes else ""
+        cls = ModelTimeoutError if self.timeout else ModelError
+        return cls(f"{self.what}{note}. {self.hint}")
+
+
+class OpenAICompatibleModel:
+    """A :class:`~supercontext_lab.models.base.ChatModel` over an OpenAI-compatible server.
+
+    ``base_url`` includes the API version (``http://127.0.0.1:11434/v1``); requests go to
+    ``base_url + "/chat/completions"``. ``api_key_env`` names the environment variable
+    holding the key; with none configured (or the variable unset or empty) no
+    ``Authorization`` header is sent. ``timeout_s`` bounds each attempt; the caller's
+    ``timeout`` bounds the whole call, retries included. ``client``/``transport`` let tests
+    inject an ``httpx.Client`` or ``httpx.MockTransport``; ``sleep`` is the pause between
+    retries.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = None,
+        timeout_s: float = 60.0,
+        stream: bool = False,
+        native_tool_calling: bool = True,
+        max_retries: int = 3,
+        client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        url = (base_url or "").strip().rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"The model base_url {_USERINFO.sub('//', url)!r} is not an http(s) URL; use "
+                "one such as http://127.0.0.1:11434/v1."
+            )
+        try:
+            httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise ConfigError(
+                f"The model base_url {_USERINFO.sub('//', url)!r} is not a valid URL ({exc})."
+            ) from exc
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError("The model route needs a model name (the 'model' setting).")
+        if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
+            raise ConfigError(f"The model timeout_s must be a positive number, not {timeout_s!r}.")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ConfigError(f"max_retries must be a whole number >= 0, not {max_retries!r}.")
+        if api_key_env is not None and not api_key_env.strip():
+            api_key_env = None
+        self.base_url = url
+        self.model = model.strip()
+        self.api_key_env = api_key_env
+        self.timeout_s = float(timeout_s)
+        self.stream = stream
+        self.native_tool_calling = native_tool_calling
+        self.max_retries = max_retries
+        self._url = url + "/chat/completions"
+        self._shown_base = _USERINFO.sub("//", url)
+        self._shown_url = _USERINFO.sub("//", self._url)
+        self._sleep = sleep
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.Client(transport=transport)
+
+    @classmethod
+    def from_route(
+        cls,
+        route: object,
+        *,
+        max_retries: int = 3,
+        client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> OpenAICompatibleModel:
+        """Build the model from a model route (``kind = "openai"``, ``base_url``, ``model``,
+        ``api_key_env``, ``timeout_s``, ``native_tool_calling``, ``stream``)."""
+        kind = getattr(route, "kind", "openai")
+        kind = getattr(kind, "value", kind)
+        if kind != "openai":
+            raise ConfigError(
+                f"A model route of kind {kind!r} cannot be served over HTTP; only "
+                'kind = "openai" routes can.'
+            )
+        base_url = getattr(route, "base_url", None)
+        model = getattr(route, "model", None)
+        if not isinstance(base_url, str) or not base_url.strip():
+            raise ConfigError('A kind = "openai" model route needs a base_url.')
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError('A kind = "openai" model route needs a model name.')
+        timeout_s = getattr(route, "timeout_s", None)
+        return cls(
+            base_url=base_url,
+            model=model,
+            api_key_env=getattr(route, "api_key_env", None),
+            timeout_s=60.0 if timeout_s is None else timeout_s,
+            stream=bool(getattr(route, "stream", False)),
+            native_tool_calling=bool(getattr(route, "native_tool_calling", True)),
+            max_retries=max_retries,
+            client=client,
+            transport=transport,
+            sleep=sleep,
+        )
+
+    @property
+    def name(self) -> str:
+        """``openai:<model>``."""
+        return f"openai:{self.model}"
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAICompatibleModel(base_url={self._shown_base!r}, model={self.model!r}, "
+            f"api_key_env={self.api_key_env!r}, timeout_s={self.timeout_s!r}, "
+            f"stream={self.stream!r}, native_tool_calling={self.native_tool_calling!r})"
+        )
+
+    def close(self) -> None:
+        """Close the HTTP client when this model created it."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> OpenAICompatibleModel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- one call --------------------------------------------------------------------
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        """Ask the server for the next assistant message (see the class docstring)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        offered = list(tools or ())
+        text_tools = bool(offered) and not self.native_tool_calling and tool_choice != "none"
+        payload = self._payload(messages, offered, tool_choice, temperature)
+        key = self._api_key()
+        headers = {
+            "Accept": "text/event-stream" if self.stream else "application/json",
+            "User-Agent": f"supercontext-lab/{__version__}",
+        }
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        retries = 0
+        while True:
+            seconds = self._attempt_seconds(deadline, timeout)
+            try:
+                reply, streamed = self._attempt(payload, headers, seconds, on_text, key)
+            except _Failure as failure:
+                if not failure.retryable or retries >= self.max_retries:
+                    raise failure.error(retries + 1) from failure.__cause__
+                delay = failure.retry_after
+                if delay is None:
+                    delay = backoff_seconds(retries)
+                if deadline is not None and time.monotonic() + delay >= deadline:
+                    raise failure.error(retries + 1, out_of_budget=True) from failure.__cause__
+                retries += 1
+                logger.info(
+                    "Retrying %s in %.2f s (retry %d of %d): %s",
+                    self._shown_url,
+                    delay,
+                    retries,
+                    self.max_retries,
+                    failure.what,
+                )
+                self._sleep(delay)
+                continue
+            return self._finish(reply, streamed, text_tools, on_text)
+
+    def _payload(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        tool_choice: str | None,
+        temperature: float | None,
+    ) -> dict[str, Any]:
+        if self.native_tool_calling:
+            wire_messages = list(messages)
+        else:
+            catalogue = tools if tool_choice != "none" else ()
+            wire_messages = messages_for_text_tools(messages, catalogue, tool_choice)
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": [message.to_openai() for message in wire_messages],
+        }
+        if temperature is not None:
+            payload["temperature"] = temperature
+        if tools and self.native_tool_calling:
+            payload["tools"] = [tool.to_openai() for tool in tools]
+            if tool_choice in (None, "auto", "none", "required"):
+                payload["tool_choice"] = tool_choice or "auto"
+            else:
+                # Any other string names the one tool the model must call.
+                payload["tool_choice"] = {"type": "function", "function": {"name": tool_choice}}
+        if self.stream:
+            payload["stream"] = True
+            payload["stream_options"] = {"include_usage": True}
+        return payload
+
+    def _api_key(self) -> str:
+        if self.api_key_env is None:
+            return ""
+        key = os.environ.get(self.api_key_env, "").strip()
+        # A header value with control or non-ASCII characters makes httpx raise an error
+        # that quotes the value; refuse it here with a message that does not.
+        if key and (not key.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in key)):
+            raise ModelError(
+                f"The API key in the environment variable {self.api_key_env} contains "
+                "characters that cannot be sent in an HTTP header; set it again."
+            )
+        return key
+
+    def _attempt_seconds(self, deadline: float | None, budget: float | None) -> float:
+        if deadline is None:
+            return self.timeout_s
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ModelTimeoutError(
+                f"No time was left in the call's {budget or 0:g} s budget to ask the model "
+                f"server at {self._shown_url}; allow the run more time."
+            )
+        return min(self.timeout_s, remaining)
+
+    def _attempt(
+        self,
+        payload: dict[str, Any],
+        headers: dict[str, str],
+        seconds: float,
+        on_text: Callable[[str], None] | None,
+        key: str,
+    ) -> tuple[ModelReply, bool]:
+        limits = httpx.Timeout(
+            connect=min(CONNECT_CAP_S, seconds), read=seconds, write=seconds, pool=seconds
+        )
+        ends = time.monotonic() + seconds
+        try:
+            with self._client.stream(
+                "POST", self._url, json=payload, headers=headers, timeout=limits
+            ) as response:
+                if not response.is_success:
+                    body = self._read_body(response, ends, seconds)
+                    raise self._status_failure(response.status_code, response.headers, body, key)
+                kind = response.headers.get("content-type", "").lower()
+                if self.stream and "json" not in kind:
+                    return self._read_stream(response, ends, seconds, on_text, key), True
+                body = self._read_body(response, ends, seconds)
+                status = response.status_code
+        except httpx.TimeoutException as exc:
+            raise self._timeout_failure(seconds) from exc
+        except httpx.ConnectError as exc:
+            raise _Failure(
+                f"Cannot reach the model server at {self._shown_base} "
+                f"({excerpt(str(exc) or type(exc).__name__, secret=key)})",
+                f"Is the server running at {self._shown_base}?",
+                retryable=True,
+            ) from exc
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            raise _Failure(
+                f"The connection to the model server at {self._shown_url} failed "
+                f"({type(exc).__name__}: {excerpt(str(exc), secret=key)})",
+                f"Is the server running at {self._shown_base}?",
+                retryable=True,
+            ) from exc
+        except httpx.TransportError as exc:
+            raise ModelError(
+                f"The request to the model server at {self._shown_url} failed "
+                f"({type(exc).__name__}: {excerpt(str(exc), secret=key)}). Check the "
+                "base_url and any proxy settings."
+            ) from exc
+        return self._parse_completion(body, status, key), False
+
+    def _timeout_failure(self, seconds: float) -> _Failure:
+        return _Failure(
+            f"The model server at {self._shown_url} did not answer within {seconds:.3g} s",
+            f"Is the server running at {self._shown_base}? A slow model may need a larger "
+            f"timeout_s (now {self.timeout_s:g} s).",
+            retryable=True,
+            timeout=True,
+        )
+
+    def _read_body(self, response: httpx.Response, ends: float, seconds: float) -> bytes:
+        # Each read is bounded by httpx's read timeout; the deadline bounds the whole body,
+        # so a server trickling bytes cannot hold an attempt past its time.
+        parts: list[bytes] = []
+        for part in response.iter_bytes():
+            parts.append(part)
+            if time.monotonic() > ends:
+                raise self._timeout_failure(seconds)
+        return b"".join(parts)
+
+    def _status_failure(
+        self, status: int, headers: httpx.Headers, body: bytes, key: str
+    ) -> _Failure:
+        retryable = status == 429 or status >= 500
+        wait = retry_after_seconds(headers.get("retry-after")) if retryable else None
+        what = (
+            f"The model server at {self._shown_url} answered HTTP {status}: "
+            f'"{excerpt(body, secret=key)}"'
+        )
+        hint = self._status_hint(status, key)
+        if 300 <= status < 400:
+            target = _USERINFO.sub("//", headers.get("location", "another address"))
+            hint = f"The server redirects to {target}; use that address in the base_url."
+        return _Failure(what, hint, retryable=retryable, retry_after=wait)
+
+    def _status_hint(self, status: int, key: str) -> str:
+        if status in (401, 403):
+            if self.api_key_env is None:
+                return "No API key is configured; set api_key_env to the name of the variable holding it."
+            if not key:
+                return f"The environment variable {self.api_key_env} is not set; set it to your API key."
+            return f"Check the API key in the environment variable {self.api_key_env}."
+        if status == 404:
+            return (
+                f"Check the base_url {self._shown_base} (it usually ends in /v1) and the model "
+                f"name {self.model!r}."
+            )
+        if status == 429:
+            return "The server is rate limiting; wait a little, or send fewer requests at once."
+        if status >= 500:
+            return (
+                f"The server failed; check its logs. Is the server running at {self._shown_base}?"
+            )
+        return (
+            f"The server rejected the request; check the model name {self.model!r}, and set "
+            "native_tool_calling = false if the server does not support tools."
+        )
+
+    def _bad_body(self, status: int, problem: str, body: bytes, key: str) -> ModelError:
+        return ModelError(
+            f"The model server at {self._shown_url} answered HTTP {status} with {problem}: "
+            f'"{excerpt(body, secret=key)}". Check that {self._shown_base} is an '
+            "OpenAI-compatible API (the base_url usually ends in /v1)."
+        )
+
+    def _parse_completion(self, body: bytes, status: int, key: str) -> ModelReply:
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            raise self._bad_body(status, "a body that is not JSON", body, key) from exc
+        try:
+            return completion_from_openai(data, default_model=self.model)
+        except ModelError as exc:
+            raise self._bad_body(status, str(exc), body, key) from exc
+
+    def _read_stream(
+        self,
+        response: httpx.Response,
+        ends: float,
+        seconds: float,
+        on_text: Callable[[str], None] | None,
+        key: str,
+    ) -> ModelReply:
+        received = StreamAccumulator()
+        done = False
+        saw_data = False
+        stray: list[str] = []
+        try:
+            for line in response.iter_lines():
+                if time.monotonic() > ends:
+                    self._stream_timeout(received, seconds)
+                data = sse_data(line)
+                if data is None:
+                    if line.strip() and sum(map(len, stray)) < 400:
+                        stray.append(line)
+                    continue
+                saw_data = True
+                if data.strip() == DONE:
+                    done = True
+                    break
+                try:
+                    chunk = json.loads(data)
+                except (ValueError, RecursionError) as exc:
+                    raise self._bad_body(
+                        response.status_code, "a stream chunk that is not JSON", data.encode(), key
+                    ) from exc
+                try:
+                    delta = received.feed(chunk)
+                except ModelError as exc:
+                    raise self._bad_body(
+                        response.status_code, str(exc), data.encode(), key
+                    ) from exc
+                if delta and on_text is not None:
+                    on_text(delta)
+        except httpx.TimeoutException as exc:
+            if received.received_content:
+                self._stream_timeout(received, seconds, exc)
+            raise
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            if received.received_content:
+                raise self._ended_early() from exc
+            raise
+        if not done and received.finish_reason is None:
+            if not saw_data:
+                body = "\n".join(stray).encode()
+                raise self._bad_body(
+                    response.status_code, "a body that is not an event stream", body, key
+                )
+            if received.received_content:
+                raise self._ended_early()
+            raise _Failure(
+                f"The stream from the model server at {self._shown_url} ended before any content",
+                f"Is the server running at {self._shown_base}?",
+                retryable=True,
+            )
+        try:
+            return received.build(default_model=self.model)
+        except ModelError as exc:
+            raise self._bad_body(response.status_code, str(exc), b"", key) from exc
+
+    def _stream_timeout(
+        self, received: StreamAccumulator, seconds: float, cause: BaseException | None = None
+    ) -> NoReturn:
+        if not received.received_content:
+            raise self._timeout_failure(seconds) from cause
+        raise ModelTimeoutError(
+            f"The stream from the model server at {self._shown_url} ran past {seconds:.3g} s "
+            f"after it had started. A slow model may need a larger timeout_s (now "
+            f"{self.timeout_s:g} s)."
+        ) from cause
+
+    def _ended_early(self) -> ModelError:
+        return ModelError(
+            f"The stream from the model server at {self._shown_url} ended early, before "
+            f"[DONE] and before any finish_reason. Is the server at {self._shown_base} still "
+            "running? Try again, or set stream = false."
+        )
+
+    def _finish(
+        self,
+        reply: ModelReply,
+        streamed: bool,
+        text_tools: bool,
+        on_text: Callable[[str], None] | None,
+    ) -> ModelReply:
+        message = reply.message
+        if text_tools and message.content:
+            content, calls = parse_tool_call_blocks(
+                message.content, first_id=len(message.tool_calls) + 1
+            )
+            if calls:
+                message = replace(
+                    message, content=content or None, tool_calls=message.tool_calls + calls
+                )
+                finish = reply.finish_reason
+                reply = replace(
+                    reply,
+                    message=message,
+                    finish_reason="tool_calls" if finish in (None, "stop") else finish,
+                )
+        if not streamed and on_text is not None and message.content:
+            on_text(message.content)
+        return reply

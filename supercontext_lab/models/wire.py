@@ -1,0 +1,466 @@
+"""Conversions between the lab's chat records and the OpenAI chat-completions wire format.
+
+Both directions live here: parsing what a server answers (and what a client sends, for the
+test server), and rendering replies as ``chat.completion`` JSON or SSE chunks. The
+text-based tool protocol used with servers that lack native tool calling is here too:
+a tool catalogue appended to the system prompt, ``<tool_call>{...}</tool_call>`` blocks
+parsed out of the reply, and a history rendered without the ``tool`` role.
+
+Every parser raises :class:`~supercontext_lab.errors.ModelError` on data of the wrong
+shape, with a message fragment the caller can place after "the server sent …".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..errors import ModelError
+from .base import Message, ModelReply, Role, ToolCall, ToolSpec, Usage
+
+__all__ = [
+    "TOOL_CALL_CLOSE",
+    "TOOL_CALL_OPEN",
+    "arguments_text",
+    "completion_from_openai",
+    "content_text",
+    "excerpt",
+    "message_from_openai",
+    "messages_for_text_tools",
+    "messages_from_openai",
+    "parse_tool_call_blocks",
+    "render_tool_call_block",
+    "render_tool_catalogue",
+    "reply_to_openai",
+    "reply_to_sse_chunks",
+    "tool_call_from_openai",
+    "tools_from_openai",
+    "usage_from_openai",
+]
+
+TOOL_CALL_OPEN = "<tool_call>"
+TOOL_CALL_CLOSE = "</tool_call>"
+
+# "developer" is the newer OpenAI name for the system role; the lab treats them alike.
+_ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+_BLOCK = re.compile(re.escape(TOOL_CALL_OPEN) + r"(.*?)" + re.escape(TOOL_CALL_CLOSE), re.DOTALL)
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*(.*?)\s*```$", re.DOTALL)
+_WHITESPACE = re.compile(r"\s+")
+
+
+def excerpt(text: str | bytes, limit: int = 200, *, secret: str | None = None) -> str:
+    """A one-line excerpt of ``text`` (whitespace collapsed, at most ``limit`` characters).
+
+    ``secret``, when given, is replaced by ``***`` first, so a server echoing a key back
+    in an error body cannot leak it into an exception message.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if secret:
+        text = text.replace(secret, "***")
+    flat = _WHITESPACE.sub(" ", text).strip()
+    if not flat:
+        return "(empty body)"
+    if len(flat) > limit:
+        return flat[: max(0, limit - 1)] + "…"
+    return flat
+
+
+def arguments_text(value: Any) -> str:
+    """Tool-call arguments as JSON text: strings pass through, objects are serialised.
+
+    Several servers (Ollama among them) send ``function.arguments`` as a JSON object
+    instead of the string OpenAI specifies; the lab always keeps the text.
+    """
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        return value if value.strip() else "{}"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(
+            f"tool-call arguments of type {type(value).__name__} that cannot be written as JSON"
+        ) from exc
+
+
+def content_text(value: Any) -> str | None:
+    """Message content as text: a string, ``None``, or a list of content parts joined."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        pieces: list[str] = []
+        for part in value:
+            if isinstance(part, str):
+                pieces.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+            elif isinstance(part, Mapping):
+                continue  # images and other non-text parts carry nothing the lab can use
+            else:
+                raise ModelError(f"a content part of type {type(part).__name__}")
+        return "".join(pieces)
+    raise ModelError(f"message content of type {type(value).__name__}")
+
+
+def usage_from_openai(value: Any) -> Usage:
+    """Token usage from a ``usage`` object; anything missing or malformed counts as zero."""
+    if not isinstance(value, Mapping):
+        return Usage()
+
+    def count(key: str) -> int:
+        raw = value.get(key)
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            return 0
+        if raw != raw or raw < 0 or raw == float("inf"):
+            return 0
+        return int(raw)
+
+    return Usage(prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens"))
+
+
+def tool_call_from_openai(value: Any, position: int = 0) -> ToolCall:
+    """One ``tool_calls`` entry; a missing id becomes ``call_<position + 1>``."""
+    if not isinstance(value, Mapping):
+        raise ModelError(f"a tool call that is not a JSON object ({type(value).__name__})")
+    function = value.get("function")
+    if not isinstance(function, Mapping):
+        raise ModelError("a tool call without a 'function' object")
+    name = function.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError("a tool call without a function name")
+    ident = value.get("id")
+    if not isinstance(ident, str) or not ident.strip():
+        ident = f"call_{position + 1}"
+    return ToolCall(
+        id=ident, name=name.strip(), arguments=arguments_text(function.get("arguments"))
+    )
+
+
+def message_from_openai(d: Mapping[str, Any]) -> Message:
+    """Build a :class:`Message` from one OpenAI message object."""
+    if not isinstance(d, Mapping):
+        raise ModelError(f"a message that is not a JSON object ({type(d).__name__})")
+    raw_role = d.get("role")
+    role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
+    if role is None:
+        raise ModelError(f"a message with the unknown role {raw_role!r}")
+    raw_calls = d.get("tool_calls")
+    if raw_calls is None:
+        raw_calls = []
+    if not isinstance(raw_calls, list):
+        raise ModelError("'tool_calls' that is not a list")
+    calls = tuple(tool_call_from_openai(call, i) for i, call in enumerate(raw_calls))
+    tool_call_id = d.get("tool_call_id")
+    name = d.get("name")
+    return Message(
+        role=role,
+        content=content_text(d.get("content")),
+        tool_calls=calls,
+        tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
+        name=name if isinstance(name, str) else None,
+    )
+
+
+def messages_from_openai(items: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Build messages from an OpenAI ``messages`` list."""
+    if not isinstance(items, list | tuple):
+        raise ModelError(f"'messages' that is not a list ({type(items).__name__})")
+    out: list[Message] = []
+    for index, item in enumerate(items):
+        try:
+            out.append(message_from_openai(item))
+        except ModelError as exc:
+            raise ModelError(f"{exc} (messages[{index}])") from exc
+    return out
+
+
+def tools_from_openai(items: Any) -> list[ToolSpec]:
+    """Build tool specs from an OpenAI ``tools`` list (``None`` gives an empty list)."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ModelError("'tools' that is not a list")
+    specs: list[ToolSpec] = []
+    for index, item in enumerate(items):
+        function = item.get("function") if isinstance(item, Mapping) else None
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(name, str) or not name:
+            raise ModelError(f"a tool without a function name (tools[{index}])")
+        description = function.get("description")
+        parameters = function.get("parameters")
+        specs.append(
+            ToolSpec(
+                name=name,
+                description=description if isinstance(description, str) else "",
+                parameters=dict(parameters)
+                if isinstance(parameters, Mapping)
+                else {"type": "object", "properties": {}},
+            )
+        )
+    return specs
+
+
+def completion_from_openai(data: Any, *, default_model: str = "") -> ModelReply:
+    """Parse a ``chat.completion`` body (already decoded from JSON) into a reply."""
+    if not isinstance(data, Mapping):
+        raise ModelError(f"JSON that is not an object ({type(data).__name__})")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        error = data.get("error")
+        if error:
+            detail = error.get("message", error) if isinstance(error, Mapping) else error
+            raise ModelError(f"an error instead of a completion: {excerpt(str(detail))}")
+        raise ModelError("JSON without 'choices'")
+    first = choices[0]
+    message = first.get("message") if isinstance(first, Mapping) else None
+    if not isinstance(message, Mapping):
+        raise ModelError("JSON whose choices[0] has no 'message' object")
+    # Some servers leave out the role of the reply; it is the assistant's by definition.
+    parsed = message_from_openai({**message, "role": "assistant"})
+    if parsed.content is None and not parsed.tool_calls:
+        parsed = replace(parsed, content="")
+    finish = first.get("finish_reason")
+    model = data.get("model")
+    return ModelReply(
+        message=parsed,
+        usage=usage_from_openai(data.get("usage")),
+        finish_reason=finish if isinstance(finish, str) and finish else None,
+        model=model if isinstance(model, str) and model else default_model,
+    )
+
+
+def _finish_reason(reply: ModelReply) -> str:
+    if reply.finish_reason:
+        return reply.finish_reason
+    return "tool_calls" if reply.message.tool_calls else "stop"
+
+
+def _usage_json(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def reply_to_openai(reply: ModelReply, model: str) -> dict[str, Any]:
+    """Render a reply as a ``chat.completion`` JSON object."""
+    message = reply.message.to_openai()
+    message["role"] = "assistant"
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(reply)}],
+        "usage": _usage_json(reply.usage),
+    }
+
+
+def _split_in_pieces(text: str, count: int) -> list[str]:
+    """``text`` cut in at most ``count`` non-empty pieces of similar length."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // count))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def reply_to_sse_chunks(reply: ModelReply, model: str) -> list[str]:
+    """Render a reply as the ``data: …`` lines of a streamed completion.
+
+    The text arrives word by word; each tool call's id and name come first and its
+    arguments in several pieces, interleaved across calls (as parallel calls do on real
+    servers), so a client must join them by ``index``. A final chunk carries the usage,
+    then ``data: [DONE]``.
+    """
+    ident = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        body = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return "data: " + json.dumps(body, ensure_ascii=False)
+
+    lines = [chunk({"role": "assistant", "content": ""})]
+    for word in re.findall(r"\S+\s*|\s+", reply.message.content or ""):
+        lines.append(chunk({"content": word}))
+    calls = reply.message.tool_calls
+    for index, call in enumerate(calls):
+        head = {"name": call.name, "arguments": ""}
+        lines.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": index, "id": call.id, "type": "function", "function": head}
+                    ]
+                }
+            )
+        )
+    pieces = [_split_in_pieces(call.arguments, 3) for call in calls]
+    for round_ in range(max((len(p) for p in pieces), default=0)):
+        for index, parts in enumerate(pieces):
+            if round_ < len(parts):
+                delta = {"index": index, "function": {"arguments": parts[round_]}}
+                lines.append(chunk({"tool_calls": [delta]}))
+    lines.append(chunk({}, _finish_reason(reply)))
+    usage_chunk = {
+        "id": ident,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [],
+        "usage": _usage_json(reply.usage),
+    }
+    lines.append("data: " + json.dumps(usage_chunk))
+    lines.append("data: [DONE]")
+    return lines
+
+
+# --- Tool calling through text, for servers without native tool support -----------------
+
+
+def render_tool_catalogue(tools: Sequence[ToolSpec], tool_choice: str | None = None) -> str:
+    """The tool catalogue and calling convention appended to the system prompt."""
+    lines = [
+        "## Tools",
+        "",
+        "You can call the tools below. To call one, write a block exactly like this, one block "
+        "per call, with JSON inside:",
+        f'{TOOL_CALL_OPEN}{{"name": "tool_name", "arguments": {{"key": "value"}}}}{TOOL_CALL_CLOSE}',
+        "Each result comes back in a user message that starts with [tool result: tool_name]. "
+        "When you need no more tools, answer without any tool_call block.",
+    ]
+    if tool_choice == "required":
+        lines.append("You must call at least one tool in your next reply.")
+    elif tool_choice and tool_choice not in ("auto", "none"):
+        lines.append(f"You must call the tool {tool_choice} in your next reply.")
+    lines.append("")
+    for tool in tools:
+        description = " ".join(tool.description.split()) or "(no description)"
+        lines.append(f"- {tool.name}: {description}")
+        lines.append(f"  arguments (JSON schema): {json.dumps(tool.parameters, sort_keys=True)}")
+    return "\n".join(lines)
+
+
+def render_tool_call_block(call: ToolCall) -> str:
+    """One ``<tool_call>`` block for ``call`` (arguments embedded as JSON when they parse)."""
+    try:
+        arguments: Any = json.loads(call.arguments)
+    except (ValueError, RecursionError):
+        arguments = call.arguments
+    body = json.dumps({"name": call.name, "arguments": arguments}, ensure_ascii=False)
+    # "<\/" is a valid JSON escape of "</": a string holding "</tool_call>" cannot end
+    # the block early.
+    body = body.replace("</", "<\\/")
+    return f"{TOOL_CALL_OPEN}{body}{TOOL_CALL_CLOSE}"
+
+
+def _tool_name_for(messages: Sequence[Message], upto: int, call_id: str | None) -> str | None:
+    for earlier in reversed(messages[:upto]):
+        for call in earlier.tool_calls:
+            if call.id == call_id:
+                return call.name
+    return None
+
+
+def messages_for_text_tools(
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec] = (),
+    tool_choice: str | None = None,
+) -> list[Message]:
+    """Rewrite a conversation for a server without native tool calling.
+
+    The tool catalogue (when ``tools`` is non-empty) is appended to the first system
+    message, or becomes one. Earlier assistant tool calls turn into ``<tool_call>`` text,
+    and tool results into user messages ``[tool result: name] …``, because such servers
+    often reject the ``tool`` role. Adjacent user messages are then merged, since several
+    chat templates insist that roles alternate.
+    """
+    rendered: list[Message] = []
+    for position, message in enumerate(messages):
+        if message.role == "tool":
+            name = message.name or _tool_name_for(messages, position, message.tool_call_id)
+            label = name or message.tool_call_id or "unknown"
+            text = f"[tool result: {label}] {message.content or ''}".rstrip()
+            rendered.append(Message(role="user", content=text))
+        elif message.role == "assistant" and message.tool_calls:
+            parts = [message.content] if message.content else []
+            parts.extend(render_tool_call_block(call) for call in message.tool_calls)
+            rendered.append(Message(role="assistant", content="\n".join(parts)))
+        else:
+            rendered.append(Message(role=message.role, content=message.content or ""))
+    if tools:
+        catalogue = render_tool_catalogue(tools, tool_choice)
+        for index, message in enumerate(rendered):
+            if message.role == "system":
+                text = f"{message.content}\n\n{catalogue}" if message.content else catalogue
+                rendered[index] = Message(role="system", content=text)
+                break
+        else:
+            rendered.insert(0, Message(role="system", content=catalogue))
+    merged: list[Message] = []
+    for message in rendered:
+        if merged and message.role == "user" and merged[-1].role == "user":
+            merged[-1] = Message(role="user", content=f"{merged[-1].content}\n\n{message.content}")
+        else:
+            merged.append(message)
+    return merged
+
+
+def _call_from_block(inner: str, ident: str) -> ToolCall | None:
+    text = inner.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    arguments = data.get("arguments", data.get("parameters"))
+    return ToolCall(id=ident, name=name.strip(), arguments=arguments_text(arguments))
+
+
+def parse_tool_call_blocks(text: str, *, first_id: int = 1) -> tuple[str, tuple[ToolCall, ...]]:
+    """Split ``<tool_call>{"name": …, "arguments": …}</tool_call>`` blocks out of ``text``.
+
+    Returns the text with the parsed blocks removed (trimmed) and the calls, with ids
+    ``call_<first_id>``, ``call_<first_id + 1>``, …. A block whose inside is not a JSON
+    object with a ``name`` stays in the text, so nothing the model wrote is lost.
+    Never raises.
+    """
+    calls: list[ToolCall] = []
+    kept: list[str] = []
+    last = 0
+    for match in _BLOCK.finditer(text):
+        call = _call_from_block(match.group(1), f"call_{first_id + len(calls)}")
+        if call is None:
+            continue
+        kept.append(text[last : match.start()])
+        last = match.end()
+        calls.append(call)
+    kept.append(text[last:])
+    if not calls:
+        return text, ()
+    return "".join(kept).strip(), tuple(calls)

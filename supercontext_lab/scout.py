@@ -1,0 +1,419 @@
+"""The scout's run loop: model calls, read-only tool calls, a trace, a bounded envelope.
+
+One run is: build the system prompt and the task message, then call the model up to
+``max_iterations`` times, executing the read-only tool calls of each reply concurrently,
+until the model answers without tools. With ``iteration_policy = "extended"`` a run that
+hits the cap gets one last call without tools asking for the envelope. A wall-clock
+timeout bounds the whole run. The final text goes through ``parse_context_bundle`` and
+``fit_bundle``; every problem on the way is recorded, never raised.
+
+Read-only is enforced here a second time, at run time: a call to a tool outside the
+allowlist, unknown to the registry, or not declared read-only is refused, recorded and
+answered to the model as a tool error.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .agents.definition import AgentDefinition, default_agent_definition
+from .agents.prompt import build_scout_system_prompt, build_task_message
+from .bundle import (
+    ContextBundle,
+    bundle_rejection_reason,
+    extract_context_bundle,
+    fit_bundle,
+    parse_context_bundle,
+)
+from .errors import ModelError, ModelTimeoutError
+from .models.base import ChatModel, Message, ToolCall, Usage
+from .sources.registry import ToolRegistry, ToolResult, build_scout_registry
+from .sources.workspace import Workspace
+
+__all__ = [
+    "DEFAULT_SCOUT_TIMEOUT_S",
+    "GRACE_INSTRUCTION",
+    "ScoutRun",
+    "TraceStep",
+    "run_scout",
+    "trace_summary",
+]
+
+DEFAULT_SCOUT_TIMEOUT_S = 120.0
+"""Wall-clock bound of one scout run, in seconds."""
+
+GRACE_INSTRUCTION = (
+    "You have used all your tool calls. Reply now with the single [context_bundle] "
+    "envelope built from what you have gathered, and nothing else."
+)
+
+_PREVIEW_CHARS = 300
+
+Status = Literal["completed", "incomplete", "failed"]
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a run: a model call or a tool call, with timing."""
+
+    kind: Literal["model", "tool"]
+    iteration: int
+    started_ms: float
+    duration_ms: float
+    # Model steps.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    text_preview: str = ""
+    tool_calls: tuple[str, ...] = ()
+    grace: bool = False
+    # Tool steps.
+    tool: str = ""
+    arguments: str = ""
+    ok: bool = True
+    refused: bool = False
+    result_preview: str = ""
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        base: dict[str, Any] = {
+            "kind": self.kind,
+            "iteration": self.iteration,
+            "started_ms": round(self.started_ms, 3),
+            "duration_ms": round(self.duration_ms, 3),
+        }
+        if self.kind == "model":
+            base.update(
+                prompt_tokens=self.prompt_tokens,
+                completion_tokens=self.completion_tokens,
+                finish_reason=self.finish_reason,
+                text_preview=self.text_preview,
+                tool_calls=list(self.tool_calls),
+                grace=self.grace,
+            )
+        else:
+            base.update(
+                tool=self.tool,
+                arguments=self.arguments,
+                ok=self.ok,
+                refused=self.refused,
+                result_preview=self.result_preview,
+            )
+        return base
+
+
+@dataclass
+class ScoutRun:
+    """Everything one scout run produced, whether or not it yielded an envelope."""
+
+    status: Status
+    reason: str | None
+    output: str
+    envelope: str | None
+    bundle: ContextBundle | None
+    problems: list[str]
+    trace: list[TraceStep]
+    usage: Usage
+    model_calls: int
+    elapsed_ms: float
+    model_name: str
+    definition_hash: str
+    system_prompt: str = field(repr=False, default="")
+    task_message: str = field(repr=False, default="")
+    messages: list[Message] = field(repr=False, default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the run produced a valid, bounded envelope."""
+        return self.envelope is not None and self.bundle is not None
+
+    @property
+    def refused_calls(self) -> list[TraceStep]:
+        return [step for step in self.trace if step.kind == "tool" and step.refused]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape printed by ``supercontext-lab scout --json``."""
+        return {
+            "envelope": self.envelope,
+            "bundle": self.bundle.to_dict() if self.bundle is not None else None,
+            "problems": list(self.problems),
+            "trace": [step.to_dict() for step in self.trace],
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "status": self.status,
+            "reason": self.reason,
+            "model": self.model_name,
+            "model_calls": self.model_calls,
+            "tokens": self.usage.total_tokens,
+            "definition_hash": self.definition_hash,
+        }
+
+
+def _preview(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
+
+
+class _Run:
+    """Mutable state of one run; kept private so ScoutRun stays a plain result."""
+
+    def __init__(
+        self,
+        definition: AgentDefinition,
+        registry: ToolRegistry,
+        model: ChatModel,
+        timeout_s: float,
+        on_step: Callable[[TraceStep], None] | None,
+    ) -> None:
+        self.definition = definition
+        self.registry = registry
+        self.model = model
+        self.start = time.perf_counter()
+        self.deadline = self.start + timeout_s
+        self.timeout_s = timeout_s
+        self.on_step = on_step
+        self.trace: list[TraceStep] = []
+        self.usage = Usage()
+        self.model_calls = 0
+        self.allowed = [
+            name
+            for name in definition.tools.named
+            if (tool := registry.get(name)) is not None and tool.read_only
+        ]
+
+    def now_ms(self) -> float:
+        return (time.perf_counter() - self.start) * 1000.0
+
+    def remaining(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def record(self, step: TraceStep) -> None:
+        self.trace.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
+
+    def call_model(self, messages: list[Message], iteration: int, *, grace: bool) -> Message:
+        started = self.now_ms()
+        specs = None if grace else (self.registry.specs(self.allowed) or None)
+        reply = self.model.complete(
+            messages,
+            tools=specs,
+            tool_choice=None,
+            temperature=self.definition.temperature,
+            timeout=max(self.remaining(), 0.001),
+        )
+        self.model_calls += 1
+        self.usage = self.usage + reply.usage
+        message = reply.message
+        self.record(
+            TraceStep(
+                kind="model",
+                iteration=iteration,
+                started_ms=started,
+                duration_ms=self.now_ms() - started,
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens,
+                finish_reason=reply.finish_reason,
+                text_preview=_preview(message.content),
+                tool_calls=tuple(call.name for call in message.tool_calls),
+                grace=grace,
+            )
+        )
+        return message
+
+    def refusal(self, call: ToolCall) -> str | None:
+        if call.name not in self.definition.tools.named:
+            return (
+                f"tool '{call.name}' is not allowed: it is not in this scout's read-only "
+                f"allowlist ({', '.join(self.allowed) or 'no tools'})."
+            )
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return f"tool '{call.name}' is not allowed: no such tool is available here."
+        if not tool.read_only:
+            return f"tool '{call.name}' is not allowed: it is not read-only."
+        return None
+
+    def run_tools(self, calls: Sequence[ToolCall], iteration: int) -> list[Message]:
+        results: dict[int, tuple[ToolResult, bool, float, float]] = {}
+        pending: dict[concurrent.futures.Future[ToolResult], tuple[int, float]] = {}
+        # Tool calls of one reply are independent reads, so they run side by side.
+        pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=min(8, max(1, len(calls))), thread_name_prefix="scout-tool"
+        )
+        try:
+            for index, call in enumerate(calls):
+                refusal = self.refusal(call)
+                if refusal is not None:
+                    results[index] = (
+                        ToolResult(ok=False, content=refusal),
+                        True,
+                        self.now_ms(),
+                        0.0,
+                    )
+                    continue
+                future = pool.submit(self.registry.call, call.name, call.arguments)
+                pending[future] = (index, self.now_ms())
+            done, not_done = concurrent.futures.wait(pending, timeout=max(self.remaining(), 0))
+            for future in done:
+                index, started = pending[future]
+                results[index] = (future.result(), False, started, self.now_ms() - started)
+            for future in not_done:
+                index, started = pending[future]
+                name = calls[index].name
+                message = f"tool '{name}' did not finish before the scout's time ran out."
+                results[index] = (
+                    ToolResult(ok=False, content=message),
+                    False,
+                    started,
+                    self.now_ms() - started,
+                )
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        answers: list[Message] = []
+        for index, call in enumerate(calls):
+            result, refused, started, duration = results[index]
+            self.record(
+                TraceStep(
+                    kind="tool",
+                    iteration=iteration,
+                    started_ms=started,
+                    duration_ms=duration,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    ok=result.ok,
+                    refused=refused,
+                    result_preview=_preview(result.content),
+                )
+            )
+            content = result.content if result.ok else f"error: {result.content}"
+            answers.append(
+                Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+            )
+        return answers
+
+
+def run_scout(
+    message: str,
+    *,
+    workspace: Workspace,
+    model: ChatModel,
+    definition: AgentDefinition | None = None,
+    focus: str | None = None,
+    registry: ToolRegistry | None = None,
+    timeout_s: float = DEFAULT_SCOUT_TIMEOUT_S,
+    on_step: Callable[[TraceStep], None] | None = None,
+) -> ScoutRun:
+    """Run the scout once on ``message`` and return its :class:`ScoutRun`.
+
+    Never raises for model or tool failures: they become the run's status, reason and
+    problems. ``registry`` defaults to the workspace's read-only tools.
+    """
+    definition = definition or default_agent_definition()
+    registry = registry or build_scout_registry(workspace)
+    run = _Run(definition, registry, model, timeout_s, on_step)
+    system_prompt = build_scout_system_prompt(
+        definition,
+        profile_md=workspace.profile_md,
+        memory_md=workspace.memory_md,
+        tools=[tool for name in run.allowed if (tool := registry.get(name)) is not None],
+        integrations=workspace.integrations,
+        workspace_name=workspace.root.name,
+        workspace_files=workspace.list_files(),
+    )
+    task = build_task_message(message, focus=focus, orchestrator_tools=workspace.orchestrator_tools)
+    messages = [Message(role="system", content=system_prompt), Message(role="user", content=task)]
+
+    status: Status = "completed"
+    reason: str | None = None
+    output = ""
+    problems: list[str] = []
+    finished = False
+    try:
+        for iteration in range(1, definition.max_iterations + 1):
+            if run.remaining() <= 0:
+                raise ModelTimeoutError(f"the scout ran past its {timeout_s:g} s time limit")
+            reply = run.call_model(messages, iteration, grace=False)
+            messages.append(reply)
+            if not reply.tool_calls:
+                output = reply.content or ""
+                finished = True
+                break
+            messages.extend(run.run_tools(reply.tool_calls, iteration))
+        if not finished:
+            if definition.iteration_policy == "extended" and run.remaining() > 0:
+                messages.append(Message(role="user", content=GRACE_INSTRUCTION))
+                reply = run.call_model(messages, definition.max_iterations + 1, grace=True)
+                messages.append(reply)
+                output = reply.content or ""
+                if reply.tool_calls:
+                    problems.append("the final call asked for tools anyway; they were not run")
+            else:
+                status = "incomplete"
+                reason = f"iteration cap reached ({definition.max_iterations} model calls)"
+    except ModelTimeoutError as exc:
+        status, reason = "incomplete", f"timeout: {exc}"
+    except ModelError as exc:
+        status, reason = "failed", f"model error: {exc}"
+
+    envelope: str | None = None
+    bundle: ContextBundle | None = None
+    if reason is not None:
+        problems.insert(0, reason)
+    if status == "completed":
+        extracted = extract_context_bundle(output)
+        if extracted is None:
+            rejection = bundle_rejection_reason(output) or "no usable envelope"
+            problems.append(f"no valid envelope: {rejection}")
+        else:
+            envelope = fit_bundle(extracted, definition.max_result_chars)
+            if envelope != extracted:
+                problems.append(
+                    f"bundle fitted from {len(extracted)} to {len(envelope)} characters "
+                    f"(max_result_chars = {definition.max_result_chars})"
+                )
+            bundle = parse_context_bundle(envelope)
+    problems.extend(
+        f"refused tool call: {step.tool}"
+        for step in run.trace
+        if step.kind == "tool" and step.refused
+    )
+    return ScoutRun(
+        status=status,
+        reason=reason,
+        output=output,
+        envelope=envelope,
+        bundle=bundle,
+        problems=problems,
+        trace=run.trace,
+        usage=run.usage,
+        model_calls=run.model_calls,
+        elapsed_ms=run.now_ms(),
+        model_name=model.name,
+        definition_hash=definition.definition_hash(),
+        system_prompt=system_prompt,
+        task_message=task,
+        messages=messages,
+    )
+
+
+def trace_summary(trace: Sequence[TraceStep]) -> dict[str, Any]:
+    """Counts and totals of a trace, for reports and evaluation."""
+    models = [s for s in trace if s.kind == "model"]
+    tools = [s for s in trace if s.kind == "tool"]
+    return {
+        "model_calls": len(models),
+        "tool_calls": len(tools),
+        "refused": sum(1 for s in tools if s.refused),
+        "tool_errors": sum(1 for s in tools if not s.ok),
+        "tokens": sum(s.tokens for s in models),
+        "tools_used": sorted({s.tool for s in tools if s.ok}),
+        "model_ms": round(sum(s.duration_ms for s in models), 3),
+        "tool_ms": round(sum(s.duration_ms for s in tools), 3),
+    }

@@ -1,0 +1,24 @@
+"""Shared fixtures: every test runs with a clean environment and a private lab home."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+_CLEAN_PREFIXES = ("OPENAI_", "OPENHUMAN_", "SUPERCONTEXT_")
+_PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+@pytest.fixture(autouse=True)
+def lab_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the lab home at a fresh folder and drop variables that could reach a network."""
+    for name in list(os.environ):
+        if name.startswith(_CLEAN_PREFIXES) or name in _PROXY_VARS:
+            monkeypatch.delenv(name, raising=False)
+    # Loopback must never go through a proxy even if one sneaks back in.
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost,::1")
+    home = tmp_path_factory.mktemp("labhome")
+    monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
+    return home

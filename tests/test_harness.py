@@ -1,0 +1,275 @@
+"""End-to-end harness turns: what the orchestrator receives, and every cold-start path."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab import Thread, set_super_context_enabled
+from supercontext_lab.harness import (
+    AGENT_CONTEXT_STATUS_HEADER,
+    PREPARED_CONTEXT_HEADER,
+    already_prepared_envelope,
+)
+from supercontext_lab.models.base import Message, ModelReply, ToolSpec
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+
+CANARY = "PELICAN-42"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    (root / "memory" / "global").mkdir(parents=True)
+    (root / "memory" / "global" / "canary.md").write_text(
+        f"---\ncategory: fact\n---\nThe quarterly report code is {CANARY}.\n", encoding="utf-8"
+    )
+    (root / "memory" / "global" / "bread.md").write_text(
+        "---\ncategory: note\n---\nSourdough starter feeding schedule.\n", encoding="utf-8"
+    )
+    return Workspace(root)
+
+
+def _orchestrator() -> ScriptedModel:
+    return ScriptedModel(["Here is my answer."] * 5, name="scripted-orchestrator")
+
+
+def test_offline_canary_reaches_the_orchestrator_inside_the_prepared_block(
+    workspace: Workspace,
+) -> None:
+    orchestrator = _orchestrator()
+    thread = Thread(workspace, orchestrator_model=orchestrator, super_context_enabled=True)
+    result = thread.send("Help me write the quarterly report")
+    assert result.prepared, result.reason
+    sent = orchestrator.calls[0].messages[-1].content or ""
+    assert sent == result.sent_message
+    assert sent.startswith(AGENT_CONTEXT_STATUS_HEADER)
+    block, _, original = sent.partition("\n---\n")
+    assert original == "Help me write the quarterly report"
+    assert PREPARED_CONTEXT_HEADER in block
+    assert CANARY in block
+    assert "Sourdough" not in block
+    assert block.index("[context_bundle]") < block.index(CANARY) < block.index("[/context_bundle]")
+
+
+def test_prose_wrapped_bundle_reaches_the_orchestrator_without_prose(workspace: Workspace) -> None:
+    env = envelope(has_enough_context=True, proposed_goal="Write it", summary="x (memory)")
+    scout = ScriptedModel([f"Sure thing, here you go!\n```\n{env}\n```\nAnything else?"])
+    orchestrator = _orchestrator()
+    thread = Thread(
+        workspace, scout_model=scout, orchestrator_model=orchestrator, super_context_enabled=True
+    )
+    result = thread.send("Help me write the quarterly report")
+    sent = orchestrator.calls[0].messages[-1].content or ""
+    assert result.envelope == env
+    assert "Sure thing" not in sent
+    assert "Anything else" not in sent
+    assert "```" not in sent
+
+
+def test_agent_prepare_context_is_hidden_on_a_prepared_turn_only(workspace: Workspace) -> None:
+    orchestrator = _orchestrator()
+    thread = Thread(workspace, orchestrator_model=orchestrator, super_context_enabled=True)
+    first = thread.send("Help me write the quarterly report")
+    second = thread.send("And the next steps?")
+    first_tools = {spec.name for spec in orchestrator.calls[0].tools or ()}
+    second_tools = {spec.name for spec in orchestrator.calls[1].tools or ()}
+    assert "agent_prepare_context" not in first_tools
+    assert "agent_prepare_context" not in first.orchestrator_tools
+    assert "agent_prepare_context" in second_tools
+    assert not second.first_turn
+    assert second.preparation == "skipped"
+    assert second.reason == "not_first_turn"
+    assert second.sent_message == "And the next steps?"
+
+
+def test_scout_system_prompt_differs_from_the_orchestrators(workspace: Workspace) -> None:
+    scout = ScriptedModel([envelope(summary="x")])
+    orchestrator = _orchestrator()
+    Thread(
+        workspace, scout_model=scout, orchestrator_model=orchestrator, super_context_enabled=True
+    ).send("Help me write the quarterly report")
+    scout_system = scout.calls[0].messages[0].content
+    orchestrator_system = orchestrator.calls[0].messages[0].content
+    assert scout_system != orchestrator_system
+    assert "[context_bundle]" in (scout_system or "")
+
+
+def test_goal_bootstrap_only_when_the_thread_has_none(workspace: Workspace) -> None:
+    env = envelope(proposed_goal="Publish the report by Friday", summary="x")
+    fresh = Thread(
+        workspace,
+        scout_model=ScriptedModel([env]),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+    )
+    result = fresh.send("Help me write the quarterly report")
+    assert fresh.goal == "Publish the report by Friday"
+    assert result.goal_from_bundle
+    preset = Thread(
+        workspace,
+        scout_model=ScriptedModel([env]),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+        goal="My own goal",
+    )
+    assert not preset.send("Help me write the quarterly report").goal_from_bundle
+    assert preset.goal == "My own goal"
+    none_goal = Thread(
+        workspace,
+        scout_model=ScriptedModel([envelope(summary="x")]),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+    )
+    none_goal.send("Help me write the quarterly report")
+    assert none_goal.goal is None
+
+
+def test_flag_is_read_at_construction(workspace: Workspace) -> None:
+    set_super_context_enabled(False)
+    off = Thread(workspace, orchestrator_model=_orchestrator())
+    set_super_context_enabled(True)
+    on = Thread(workspace, orchestrator_model=_orchestrator())
+    result = off.send("Help me write the quarterly report")
+    assert not off.enabled
+    assert result.preparation == "skipped"
+    assert result.reason == "super_context_disabled"
+    assert result.scout is None
+    assert on.send("Help me write the quarterly report").prepared
+
+
+def test_resumed_thread_with_an_assistant_message_does_not_scout(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    thread = Thread(workspace, orchestrator_model=_orchestrator(), super_context_enabled=True)
+    thread.send("Help me write the quarterly report")
+    saved = thread.save(tmp_path / "thread.json")
+    resumed = Thread.load(saved, orchestrator_model=_orchestrator(), super_context_enabled=True)
+    assert resumed.goal == thread.goal
+    result = resumed.send("Help me write the quarterly report again")
+    assert result.preparation == "skipped"
+    assert result.reason in {"not_first_turn", "prior_conversation"}
+
+
+def test_attachment_first_thread_with_only_a_user_message_is_new(workspace: Workspace) -> None:
+    thread = Thread(
+        workspace,
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+        transcript=[Message(role="user", content="(attached: report.pdf)")],
+    )
+    assert thread.send("Help me write the quarterly report").prepared
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ("hi!", "context_free_greeting"),
+        ("   ", "empty_message"),
+        ("please create a folder named reports", "simple_local_filesystem_action"),
+    ],
+)
+def test_skip_reasons_mean_no_scout(workspace: Workspace, message: str, reason: str) -> None:
+    scout = ScriptedModel([])
+    thread = Thread(
+        workspace, scout_model=scout, orchestrator_model=_orchestrator(), super_context_enabled=True
+    )
+    result = thread.send(message)
+    assert result.reason == reason
+    assert scout.calls == []
+    assert result.sent_message == message
+
+
+def test_non_native_provider_needs_explicit_intent(workspace: Workspace) -> None:
+    thread = Thread(
+        workspace,
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+        native_tool_calling=False,
+    )
+    assert (
+        thread.send("Tell me a joke about owls").reason == "non_native_provider_no_explicit_intent"
+    )
+
+
+@pytest.mark.parametrize(
+    "scout_output",
+    [
+        "no envelope at all",
+        "[context_bundle]\n[/context_bundle]",
+        envelope(summary="a") + envelope(summary="b"),
+    ],
+)
+def test_invalid_bundle_means_a_cold_start(workspace: Workspace, scout_output: str) -> None:
+    orchestrator = _orchestrator()
+    thread = Thread(
+        workspace,
+        scout_model=ScriptedModel([scout_output]),
+        orchestrator_model=orchestrator,
+        super_context_enabled=True,
+    )
+    result = thread.send("Help me write the quarterly report")
+    assert result.preparation == "failed"
+    assert result.reason
+    assert result.sent_message == "Help me write the quarterly report"
+    assert thread.prepared_markers == []
+    assert "agent_prepare_context" in {s.name for s in orchestrator.calls[0].tools or ()}
+    assert result.reply == "Here is my answer."
+
+
+def test_scout_model_error_means_a_cold_start(workspace: Workspace) -> None:
+    from supercontext_lab.errors import ModelError
+
+    def boom(messages: Sequence[Message], tools: Sequence[ToolSpec] | None) -> ModelReply:
+        raise ModelError("connection refused at http://127.0.0.1:9/v1")
+
+    thread = Thread(
+        workspace,
+        scout_model=ScriptedModel([boom]),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+    )
+    result = thread.send("Help me write the quarterly report")
+    assert result.preparation == "failed"
+    assert "connection refused" in (result.reason or "")
+    assert result.reply == "Here is my answer."
+
+
+def test_agent_prepare_context_after_preparation_is_synthetic(workspace: Workspace) -> None:
+    env = envelope(has_enough_context=False, summary="missing facts")
+    orchestrator = ScriptedModel(
+        [tool_call_message(("agent_prepare_context", {"question": "more?"})), "done"]
+    )
+    thread = Thread(
+        workspace,
+        scout_model=ScriptedModel([env]),
+        orchestrator_model=orchestrator,
+        super_context_enabled=True,
+    )
+    result = thread.send("Help me write the quarterly report")
+    assert result.orchestrator_tool_calls == ["agent_prepare_context"]
+    answer = orchestrator.calls[1].messages[-1].content
+    assert answer == already_prepared_envelope(has_enough_context=False)
+    assert result.reply == "done"
+
+
+def test_explicit_agent_prepare_context_runs_the_scout(workspace: Workspace) -> None:
+    thread = Thread(workspace, orchestrator_model=_orchestrator(), super_context_enabled=False)
+    out = thread.agent_prepare_context("What is the quarterly report code?", focus="codes")
+    assert out.startswith("[context_bundle]")
+    assert CANARY in out
+
+
+def test_offline_demo_turn_end_to_end() -> None:
+    thread = Thread(super_context_enabled=True)
+    result = thread.send("Help me finish the sensitivity analysis section for the grant renewal")
+    assert result.prepared
+    assert result.bundle is not None
+    assert "GR-7731" in result.sent_message or "Reviewer 2" in result.sent_message
+    assert "offline orchestrator" in result.reply
+    assert result.goal == "Finish the sensitivity analysis section for the grant renewal"
+    text = result._repr_mimebundle_()["text/plain"]
+    assert "ms" not in text.split("Reply:")[0]

@@ -1,0 +1,1136 @@
+"""Unit tests of the OpenAI-compatible model and its wire helpers, over httpx.MockTransport."""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import json
+import logging
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from supercontext_lab.errors import ConfigError, ModelError, ModelTimeoutError
+from supercontext_lab.models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
+from supercontext_lab.models.openai import (
+    OpenAICompatibleModel,
+    message_from_openai,
+    messages_from_openai,
+    reply_to_openai,
+    reply_to_sse_chunks,
+    retry_after_seconds,
+)
+from supercontext_lab.models.sse import StreamAccumulator, sse_data
+from supercontext_lab.models.wire import (
+    completion_from_openai,
+    messages_for_text_tools,
+    parse_tool_call_blocks,
+    render_tool_call_block,
+)
+
+BASE = "http://llm.test/v1"
+URL = BASE + "/chat/completions"
+KEY_ENV = "SUPERCONTEXT_TEST_API_KEY"
+CANARY = "sk-canary-7f3a9c1e5b2d4068"
+RECALL = ToolSpec(
+    name="memory_recall",
+    description="Search the memory tree.",
+    parameters={"type": "object", "properties": {"query": {"type": "string"}}},
+)
+USER = [Message(role="system", content="You are a scout."), Message(role="user", content="hi")]
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def completion(
+    content: str | None = "ok",
+    tool_calls: list[dict[str, Any]] | None = None,
+    usage: dict[str, Any] | None = None,
+    finish_reason: str | None = "stop",
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls is not None:
+        message["tool_calls"] = tool_calls
+    body: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "served-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+class Recorder:
+    """A MockTransport handler answering from a list and recording every request."""
+
+    def __init__(self, *answers: httpx.Response | Exception | Handler) -> None:
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        if callable(answer):
+            return answer(request)
+        return answer
+
+    def body(self, index: int = -1) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.requests[index].content)
+        return data
+
+
+def make(recorder: Recorder, **options: Any) -> tuple[OpenAICompatibleModel, list[float]]:
+    sleeps: list[float] = []
+    options.setdefault("base_url", BASE)
+    options.setdefault("model", "m")
+    model = OpenAICompatibleModel(
+        transport=httpx.MockTransport(recorder), sleep=sleeps.append, **options
+    )
+    return model, sleeps
+
+
+def ok(body: Any = None, **headers: str) -> httpx.Response:
+    return httpx.Response(200, json=completion() if body is None else body, headers=headers)
+
+
+# --- request shape --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("base_url", [BASE, BASE + "/", " " + BASE + "// "])
+def test_posts_model_and_messages_to_chat_completions(base_url: str) -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder, base_url=base_url)
+    reply = model.complete(USER)
+    request = recorder.requests[0]
+    assert request.method == "POST"
+    assert str(request.url) == URL
+    assert request.headers["content-type"] == "application/json"
+    assert recorder.body() == {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "You are a scout."},
+            {"role": "user", "content": "hi"},
+        ],
+    }
+    assert reply.message == Message(role="assistant", content="ok")
+    assert reply.finish_reason == "stop"
+    assert reply.model == "served-model"
+
+
+@pytest.mark.parametrize(("temperature", "expected"), [(0.3, 0.3), (0, 0), (1.5, 1.5)])
+def test_temperature_is_sent_when_given(temperature: float, expected: float) -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder)
+    model.complete(USER, temperature=temperature)
+    assert recorder.body()["temperature"] == expected
+
+
+@pytest.mark.parametrize(
+    ("tool_choice", "expected"),
+    [
+        (None, "auto"),
+        ("auto", "auto"),
+        ("none", "none"),
+        ("required", "required"),
+        ("memory_recall", {"type": "function", "function": {"name": "memory_recall"}}),
+    ],
+)
+def test_tools_and_tool_choice_in_native_mode(tool_choice: str | None, expected: Any) -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder)
+    model.complete(USER, tools=[RECALL], tool_choice=tool_choice)
+    body = recorder.body()
+    assert body["tools"] == [RECALL.to_openai()]
+    assert body["tool_choice"] == expected
+
+
+@pytest.mark.parametrize("tools", [None, []])
+def test_no_tools_means_no_tools_and_no_tool_choice(tools: list[ToolSpec] | None) -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder)
+    model.complete(USER, tools=tools, tool_choice="none")
+    assert "tools" not in recorder.body()
+    assert "tool_choice" not in recorder.body()
+    assert "temperature" not in recorder.body()
+
+
+def test_streaming_request_asks_for_usage() -> None:
+    recorder = Recorder(sse_response(["data: [DONE]"], finish=True))
+    model, _ = make(recorder, stream=True)
+    model.complete(USER)
+    assert recorder.body()["stream"] is True
+    assert recorder.body()["stream_options"] == {"include_usage": True}
+    assert recorder.requests[0].headers["accept"] == "text/event-stream"
+
+
+def test_history_with_tool_calls_is_sent_in_openai_shape() -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder)
+    call = ToolCall(id="call_9", name="memory_recall", arguments='{"query": "trip"}')
+    history = [
+        *USER,
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", content="no hits", tool_call_id="call_9", name="memory_recall"),
+    ]
+    model.complete(history, tools=[RECALL])
+    sent = recorder.body()["messages"]
+    assert sent[2] == {"role": "assistant", "content": None, "tool_calls": [call.to_openai()]}
+    assert sent[3] == {
+        "role": "tool",
+        "content": "no hits",
+        "tool_call_id": "call_9",
+        "name": "memory_recall",
+    }
+
+
+# --- the key --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("api_key_env", "value", "expected"),
+    [
+        (None, None, None),
+        (KEY_ENV, None, None),
+        (KEY_ENV, "", None),
+        (KEY_ENV, "   ", None),
+        (KEY_ENV, "sk-abc", "Bearer sk-abc"),
+        (KEY_ENV, " sk-abc\n", "Bearer sk-abc"),
+        ("", "sk-abc", None),
+    ],
+)
+def test_authorization_header_only_with_a_key(
+    monkeypatch: pytest.MonkeyPatch,
+    api_key_env: str | None,
+    value: str | None,
+    expected: str | None,
+) -> None:
+    if value is not None:
+        monkeypatch.setenv(KEY_ENV, value)
+    recorder = Recorder(ok())
+    model, _ = make(recorder, api_key_env=api_key_env)
+    model.complete(USER)
+    assert recorder.requests[0].headers.get("authorization") == expected
+
+
+def test_key_is_read_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder, api_key_env=KEY_ENV)
+    model.complete(USER)
+    monkeypatch.setenv(KEY_ENV, "sk-first")
+    model.complete(USER)
+    monkeypatch.setenv(KEY_ENV, "sk-second")
+    model.complete(USER)
+    seen = [r.headers.get("authorization") for r in recorder.requests]
+    assert seen == [None, "Bearer sk-first", "Bearer sk-second"]
+
+
+@pytest.mark.parametrize("bad", ["sk-\x01x", "sk-ké", "sk-a\nb"])
+def test_key_with_unsendable_characters_is_refused_without_quoting_it(
+    monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, bad)
+    recorder = Recorder(ok())
+    model, _ = make(recorder, api_key_env=KEY_ENV)
+    with pytest.raises(ModelError, match=KEY_ENV) as info:
+        model.complete(USER)
+    assert bad.strip() not in str(info.value)
+    assert recorder.requests == []
+
+
+def test_canary_key_never_leaks(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(KEY_ENV, CANARY)
+    caplog.set_level(logging.DEBUG)
+    # A server that echoes the key in its error bodies, then fails, then times out.
+    echo = httpx.Response(503, text=f"overloaded; your key {CANARY} is fine")
+    rejected = httpx.Response(401, json={"error": {"message": f"Incorrect API key: {CANARY}"}})
+    recorder = Recorder(echo, echo, rejected)
+    model, sleeps = make(recorder, api_key_env=KEY_ENV)
+    with pytest.raises(ModelError) as info:
+        model.complete(USER)
+    assert recorder.requests[0].headers["authorization"] == f"Bearer {CANARY}"
+    assert sleeps == [0.5, 1.0]
+    timeout = Recorder(httpx.ReadTimeout("timed out"))
+    slow, _ = make(timeout, api_key_env=KEY_ENV)
+    with pytest.raises(ModelTimeoutError) as slow_info:
+        slow.complete(USER)
+    shown = [
+        repr(model),
+        model.name,
+        str(model.__dict__),
+        str(info.value),
+        repr(info.value),
+        "".join(traceback.format_exception(info.value)),
+        str(slow_info.value),
+        "".join(traceback.format_exception(slow_info.value)),
+        caplog.text,
+    ]
+    assert "HTTP 401" in str(info.value)
+    assert "***" in str(info.value)
+    assert "Retrying" in caplog.text
+    for text in shown:
+        assert CANARY not in text
+
+
+# --- timeouts -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("timeout_s", "budget", "expected"),
+    [
+        (60.0, None, {"connect": 10.0, "read": 60.0, "write": 60.0, "pool": 60.0}),
+        (4.0, None, {"connect": 4.0, "read": 4.0, "write": 4.0, "pool": 4.0}),
+        (60.0, 30.0, {"connect": 10.0, "read": 30.0, "write": 30.0, "pool": 30.0}),
+        (20.0, 1000.0, {"connect": 10.0, "read": 20.0, "write": 20.0, "pool": 20.0}),
+    ],
+)
+def test_each_attempt_gets_explicit_timeouts(
+    timeout_s: float, budget: float | None, expected: dict[str, float]
+) -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder, timeout_s=timeout_s)
+    model.complete(USER, timeout=budget)
+    seen = recorder.requests[0].extensions["timeout"]
+    assert seen.keys() == expected.keys()
+    for key, value in expected.items():
+        assert value - 0.5 < seen[key] <= value
+
+
+def test_read_timeout_is_retried_then_gives_up_as_model_timeout() -> None:
+    recorder = Recorder(httpx.ReadTimeout("timed out"))
+    model, sleeps = make(recorder, timeout_s=7)
+    with pytest.raises(
+        ModelTimeoutError, match=r"did not answer within 7 s.*gave up after 4"
+    ) as info:
+        model.complete(USER)
+    assert len(recorder.requests) == 4
+    assert sleeps == [0.5, 1.0, 2.0]
+    assert "Is the server running at http://llm.test/v1?" in str(info.value)
+    assert isinstance(info.value.__cause__, httpx.ReadTimeout)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [httpx.ReadTimeout("t"), httpx.ConnectTimeout("t"), httpx.ConnectError("refused")],
+)
+def test_transient_transport_errors_are_retried(error: Exception) -> None:
+    recorder = Recorder(error, ok())
+    model, sleeps = make(recorder)
+    assert model.complete(USER).message.content == "ok"
+    assert len(recorder.requests) == 2
+    assert sleeps == [0.5]
+
+
+def test_unreachable_server_names_the_base_url() -> None:
+    recorder = Recorder(httpx.ConnectError("[Errno 111] Connection refused"))
+    model, sleeps = make(recorder, max_retries=1)
+    with pytest.raises(ModelError) as info:
+        model.complete(USER)
+    message = str(info.value)
+    assert not isinstance(info.value, ModelTimeoutError)
+    assert message.startswith("Cannot reach the model server at http://llm.test/v1")
+    assert "Connection refused" in message
+    assert "Is the server running at http://llm.test/v1?" in message
+    assert "\n" not in message
+    assert sleeps == [0.5]
+
+
+def test_no_time_left_means_no_request() -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder)
+    with pytest.raises(ModelTimeoutError, match="No time was left"):
+        model.complete(USER, timeout=0)
+    assert recorder.requests == []
+
+
+def test_retries_stop_at_the_callers_budget() -> None:
+    recorder = Recorder(httpx.Response(503, headers={"Retry-After": "5"}, text="busy"))
+    model, sleeps = make(recorder)
+    with pytest.raises(ModelError, match="no time left in the call's budget") as info:
+        model.complete(USER, timeout=1.0)
+    assert not isinstance(info.value, ModelTimeoutError)
+    assert "HTTP 503" in str(info.value)
+    assert len(recorder.requests) == 1
+    assert sleeps == []
+
+
+# --- retries --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
+def test_retryable_statuses_then_success(status: int) -> None:
+    recorder = Recorder(httpx.Response(status, text="busy"), httpx.Response(status), ok())
+    model, sleeps = make(recorder)
+    assert model.complete(USER).message.content == "ok"
+    assert len(recorder.requests) == 3
+    assert sleeps == [0.5, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("max_retries", "expected_sleeps"),
+    [
+        (0, []),
+        (1, [0.5]),
+        (3, [0.5, 1.0, 2.0]),
+        (6, [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]),
+    ],
+)
+def test_backoff_doubles_and_is_capped(max_retries: int, expected_sleeps: list[float]) -> None:
+    recorder = Recorder(httpx.Response(503, text="Service Unavailable"))
+    model, sleeps = make(recorder, max_retries=max_retries)
+    with pytest.raises(ModelError, match="HTTP 503") as info:
+        model.complete(USER)
+    assert sleeps == expected_sleeps
+    assert len(recorder.requests) == max_retries + 1
+    assert "Service Unavailable" in str(info.value)
+    if max_retries:
+        assert f"gave up after {max_retries + 1} attempts" in str(info.value)
+
+
+def _http_date(offset_s: float) -> str:
+    return email.utils.formatdate(time.time() + offset_s, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    ("header", "low", "high"),
+    [
+        ("3", 3.0, 3.0),
+        ("0", 0.0, 0.0),
+        ("1.5", 1.5, 1.5),
+        ("120", 30.0, 30.0),
+        ("-4", 0.0, 0.0),
+        ("soon", 0.5, 0.5),  # unreadable: the backoff applies
+    ],
+)
+def test_retry_after_replaces_the_backoff(header: str, low: float, high: float) -> None:
+    recorder = Recorder(httpx.Response(429, headers={"Retry-After": header}), ok())
+    model, sleeps = make(recorder)
+    model.complete(USER)
+    assert len(sleeps) == 1
+    assert low <= sleeps[0] <= high
+
+
+@pytest.mark.parametrize(
+    ("offset", "low", "high"), [(10.0, 8.0, 10.0), (3600.0, 30.0, 30.0), (-60.0, 0.0, 0.0)]
+)
+def test_retry_after_as_an_http_date(offset: float, low: float, high: float) -> None:
+    recorder = Recorder(httpx.Response(503, headers={"Retry-After": _http_date(offset)}), ok())
+    model, sleeps = make(recorder)
+    model.complete(USER)
+    assert len(sleeps) == 1
+    assert low <= sleeps[0] <= high
+
+
+@pytest.mark.parametrize(
+    ("status", "hint"),
+    [
+        (400, "native_tool_calling = false"),
+        (401, "No API key is configured"),
+        (403, "No API key is configured"),
+        (404, "usually ends in /v1"),
+        (422, "check the model name 'm'"),
+    ],
+)
+def test_client_errors_are_not_retried(status: int, hint: str) -> None:
+    recorder = Recorder(httpx.Response(status, json={"error": {"message": "nope"}}))
+    model, sleeps = make(recorder)
+    with pytest.raises(ModelError) as info:
+        model.complete(USER)
+    message = str(info.value)
+    assert len(recorder.requests) == 1
+    assert sleeps == []
+    assert f"{URL} answered HTTP {status}" in message
+    assert '"nope"' in message
+    assert hint in message
+    assert "\n" not in message
+
+
+def test_redirect_is_reported_with_its_target() -> None:
+    moved = httpx.Response(308, headers={"Location": "https://llm.test/v1/chat/completions"})
+    recorder = Recorder(moved)
+    model, sleeps = make(recorder)
+    with pytest.raises(
+        ModelError, match=re.escape("redirects to https://llm.test/v1/chat/completions")
+    ):
+        model.complete(USER)
+    assert len(recorder.requests) == 1
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        (None, f"{KEY_ENV} is not set"),
+        ("sk-set", f"Check the API key in the environment variable {KEY_ENV}"),
+    ],
+)
+def test_unauthorised_hint_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, hint: str
+) -> None:
+    if value is not None:
+        monkeypatch.setenv(KEY_ENV, value)
+    model, _ = make(Recorder(httpx.Response(401)), api_key_env=KEY_ENV)
+    with pytest.raises(ModelError, match=hint):
+        model.complete(USER)
+
+
+# --- bodies ---------------------------------------------------------------------------
+
+
+def test_garbage_body_is_a_model_error_and_not_retried() -> None:
+    page = "<html><body>" + "Welcome to nginx! " * 300 + "</body></html>"
+    recorder = Recorder(httpx.Response(200, text=page, headers={"content-type": "text/html"}))
+    model, sleeps = make(recorder)
+    with pytest.raises(ModelError) as info:
+        model.complete(USER)
+    message = str(info.value)
+    assert not isinstance(info.value, ModelTimeoutError)
+    assert "a body that is not JSON" in message
+    assert "<html><body>Welcome to nginx!" in message
+    assert len(message) < 600
+    assert len(recorder.requests) == 1
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ({}, "without 'choices'"),
+        ({"choices": []}, "without 'choices'"),
+        ({"choices": [{}]}, "has no 'message'"),
+        ({"choices": [{"message": "hi"}]}, "has no 'message'"),
+        ([1, 2], "not an object"),
+        ("just a string", "not an object"),
+        ({"error": {"message": "model not loaded"}}, "model not loaded"),
+        ({"choices": [{"message": {"tool_calls": "x"}}]}, "'tool_calls' that is not a list"),
+        ({"choices": [{"message": {"tool_calls": [{"id": "a"}]}}]}, "without a 'function'"),
+    ],
+)
+def test_wrong_shaped_json_is_a_model_error_and_not_retried(body: Any, problem: str) -> None:
+    recorder = Recorder(httpx.Response(200, json=body))
+    model, sleeps = make(recorder)
+    with pytest.raises(ModelError, match=problem):
+        model.complete(USER)
+    assert len(recorder.requests) == 1
+    assert sleeps == []
+
+
+def test_tool_calls_are_parsed_with_object_arguments_and_missing_ids() -> None:
+    calls = [
+        {
+            "id": "call_abc",
+            "type": "function",
+            "function": {"name": "memory_recall", "arguments": '{"query": "x"}'},
+        },
+        {
+            "type": "function",
+            "function": {"name": "web_fetch", "arguments": {"url": "https://a.b"}},
+        },
+        {"id": "", "function": {"name": "list_workflows"}},
+    ]
+    recorder = Recorder(ok(completion(None, calls, finish_reason="tool_calls")))
+    model, _ = make(recorder)
+    reply = model.complete(USER, tools=[RECALL])
+    assert reply.message.content is None
+    assert reply.message.tool_calls == (
+        ToolCall(id="call_abc", name="memory_recall", arguments='{"query": "x"}'),
+        ToolCall(id="call_2", name="web_fetch", arguments='{"url": "https://a.b"}'),
+        ToolCall(id="call_3", name="list_workflows", arguments="{}"),
+    )
+    assert reply.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        (None, Usage(0, 0)),
+        ({"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}, Usage(12, 3)),
+        ({"prompt_tokens": 12}, Usage(12, 0)),
+        ({"prompt_tokens": "12", "completion_tokens": -1}, Usage(0, 0)),
+    ],
+)
+def test_usage_is_read_with_zeros_for_missing(
+    usage: dict[str, Any] | None, expected: Usage
+) -> None:
+    model, _ = make(Recorder(ok(completion(usage=usage))))
+    assert model.complete(USER).usage == expected
+
+
+def test_on_text_gets_the_whole_text_once_without_streaming() -> None:
+    model, _ = make(Recorder(ok(completion("all at once"))))
+    seen: list[str] = []
+    model.complete(USER, on_text=seen.append)
+    assert seen == ["all at once"]
+
+
+def test_null_content_without_tool_calls_becomes_empty_text() -> None:
+    model, _ = make(Recorder(ok(completion(None))))
+    assert model.complete(USER).message.content == ""
+
+
+# --- streaming ------------------------------------------------------------------------
+
+
+def sse_response(lines: list[str], *, finish: bool = False) -> httpx.Response:
+    if finish:
+        lines = [chunk({}, "stop"), *lines]
+    text = "".join(line + "\n\n" for line in lines)
+    return httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+    body = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    body.update(extra)
+    return "data: " + json.dumps(body)
+
+
+def test_stream_joins_text_and_tool_calls_by_index() -> None:
+    lines = [
+        ": keep-alive",
+        "event: message",
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"content": "Look"}),
+        chunk({"content": "ing up"}),
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "c0",
+                        "type": "function",
+                        "function": {"name": "memory_recall", "arguments": ""},
+                    }
+                ]
+            }
+        ),
+        chunk(
+            {
+                "tool_calls": [
+                    {"index": 1, "id": "c1", "function": {"name": "web_fetch", "arguments": '{"ur'}}
+                ]
+            }
+        ),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"query"'}}]}),
+        chunk({"tool_calls": [{"index": 1, "function": {"arguments": 'l": "h"}'}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": ': "trip"}'}}]}),
+        chunk({}, "tool_calls"),
+        'data: {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 9}, "model": "m-1"}',
+        "data: [DONE]",
+        chunk({"content": "after done is ignored"}),
+    ]
+    model, _ = make(Recorder(sse_response(lines)), stream=True)
+    seen: list[str] = []
+    reply = model.complete(USER, tools=[RECALL], on_text=seen.append)
+    assert seen == ["Look", "ing up"]
+    assert reply.message.content == "Looking up"
+    assert reply.message.tool_calls == (
+        ToolCall(id="c0", name="memory_recall", arguments='{"query": "trip"}'),
+        ToolCall(id="c1", name="web_fetch", arguments='{"url": "h"}'),
+    )
+    assert reply.finish_reason == "tool_calls"
+    assert reply.usage == Usage(7, 9)
+    assert reply.model == "m-1"
+
+
+def test_stream_without_done_but_with_finish_reason_is_complete() -> None:
+    lines = ["data:" + chunk({"content": "hi"})[5:], chunk({}, "stop")]
+    model, _ = make(Recorder(sse_response(lines)), stream=True)
+    reply = model.complete(USER)
+    assert reply.message.content == "hi"
+    assert reply.usage == Usage(0, 0)
+
+
+def test_stream_ending_early_after_content_is_not_retried() -> None:
+    recorder = Recorder(sse_response([chunk({"content": "half"})]))
+    model, sleeps = make(recorder, stream=True)
+    seen: list[str] = []
+    with pytest.raises(ModelError, match="ended early"):
+        model.complete(USER, on_text=seen.append)
+    assert seen == ["half"]
+    assert len(recorder.requests) == 1
+    assert sleeps == []
+
+
+def _broken_stream(lines: list[str], error: Exception) -> httpx.Response:
+    def body() -> Iterator[bytes]:
+        for line in lines:
+            yield (line + "\n\n").encode()
+        raise error
+
+    return httpx.Response(200, content=body(), headers={"content-type": "text/event-stream"})
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (httpx.RemoteProtocolError("incomplete chunked read"), ModelError),
+        (httpx.ReadError("reset"), ModelError),
+        (httpx.ReadTimeout("slow"), ModelTimeoutError),
+    ],
+)
+def test_stream_broken_after_content_is_not_retried(
+    error: Exception, kind: type[Exception]
+) -> None:
+    recorder = Recorder(_broken_stream([chunk({"content": "par"})], error), ok())
+    model, sleeps = make(recorder, stream=True)
+    with pytest.raises(kind) as info:
+        model.complete(USER)
+    assert type(info.value) is kind
+    assert len(recorder.requests) == 1
+    assert sleeps == []
+
+
+def test_stream_broken_before_content_is_retried() -> None:
+    broken = _broken_stream([chunk({"role": "assistant"})], httpx.RemoteProtocolError("cut"))
+    recorder = Recorder(broken, sse_response([chunk({"content": "fine"}), "data: [DONE]"]))
+    model, sleeps = make(recorder, stream=True)
+    assert model.complete(USER).message.content == "fine"
+    assert len(recorder.requests) == 2
+    assert sleeps == [0.5]
+
+
+def test_stream_error_chunk_is_a_model_error() -> None:
+    lines = [chunk({"content": "a"}), 'data: {"error": {"message": "context length exceeded"}}']
+    model, _ = make(Recorder(sse_response(lines)), stream=True)
+    with pytest.raises(ModelError, match="context length exceeded"):
+        model.complete(USER)
+
+
+def test_stream_chunk_that_is_not_json_is_a_model_error() -> None:
+    model, _ = make(Recorder(sse_response(["data: {not json"])), stream=True)
+    with pytest.raises(ModelError, match="a stream chunk that is not JSON"):
+        model.complete(USER)
+
+
+def test_stream_requested_but_html_answered() -> None:
+    page = httpx.Response(
+        200, text="<html>\n<p>hello</p>\n</html>", headers={"content-type": "text/html"}
+    )
+    recorder = Recorder(page)
+    model, _ = make(recorder, stream=True)
+    with pytest.raises(ModelError, match=r"not an event stream: \"<html> <p>hello</p> </html>\""):
+        model.complete(USER)
+    assert len(recorder.requests) == 1
+
+
+def test_stream_requested_but_json_answered() -> None:
+    model, _ = make(Recorder(ok(completion("plain json"))), stream=True)
+    seen: list[str] = []
+    assert model.complete(USER, on_text=seen.append).message.content == "plain json"
+    assert seen == ["plain json"]
+
+
+# --- tool calling through text ------------------------------------------------------
+
+
+def test_non_native_sends_a_catalogue_instead_of_tools() -> None:
+    recorder = Recorder(ok())
+    model, _ = make(recorder, native_tool_calling=False)
+    call = ToolCall(id="call_1", name="memory_recall", arguments='{"query": "trip"}')
+    history = [
+        *USER,
+        Message(role="assistant", content="Let me look.", tool_calls=(call,)),
+        Message(role="tool", content="hit: Rome", tool_call_id="call_1"),
+        Message(role="user", content="Now the envelope."),
+    ]
+    model.complete(history, tools=[RECALL], tool_choice="auto")
+    body = recorder.body()
+    assert "tools" not in body
+    assert "tool_choice" not in body
+    sent = body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    system = sent[0]["content"]
+    assert system.startswith("You are a scout.\n\n## Tools")
+    assert "- memory_recall: Search the memory tree." in system
+    assert '"query": {"type": "string"}' in system
+    assert '<tool_call>{"name": "tool_name", "arguments": {"key": "value"}}</tool_call>' in system
+    assert sent[2]["content"] == (
+        'Let me look.\n<tool_call>{"name": "memory_recall", "arguments": {"query": "trip"}}</tool_call>'
+    )
+    assert "tool_calls" not in sent[2]
+    assert sent[3]["content"] == "[tool result: memory_recall] hit: Rome\n\nNow the envelope."
+
+
+def test_non_native_without_a_system_message_inserts_one() -> None:
+    messages = messages_for_text_tools([Message(role="user", content="hi")], [RECALL])
+    assert messages[0].role == "system"
+    assert messages[0].content is not None
+    assert messages[0].content.startswith("## Tools")
+    assert messages[1] == Message(role="user", content="hi")
+
+
+def test_non_native_parses_tool_call_blocks_from_the_reply() -> None:
+    text = (
+        "I will search.\n"
+        '<tool_call>{"name": "memory_recall", "arguments": {"query": "trip"}}</tool_call>\n'
+        '<tool_call>\n```json\n{"name": "web_fetch", "parameters": {"url": "u"}}\n```\n</tool_call>'
+    )
+    model, _ = make(Recorder(ok(completion(text))), native_tool_calling=False)
+    seen: list[str] = []
+    reply = model.complete(USER, tools=[RECALL], on_text=seen.append)
+    assert reply.message.content == "I will search."
+    assert reply.message.tool_calls == (
+        ToolCall(id="call_1", name="memory_recall", arguments='{"query": "trip"}'),
+        ToolCall(id="call_2", name="web_fetch", arguments='{"url": "u"}'),
+    )
+    assert reply.finish_reason == "tool_calls"
+    assert seen == ["I will search."]
+
+
+def test_non_native_with_tool_choice_none_sends_no_catalogue_and_parses_nothing() -> None:
+    text = '<tool_call>{"name": "memory_recall", "arguments": {}}</tool_call>'
+    recorder = Recorder(ok(completion(text)))
+    model, _ = make(recorder, native_tool_calling=False)
+    reply = model.complete(USER, tools=[RECALL], tool_choice="none")
+    assert "## Tools" not in recorder.body()["messages"][0]["content"]
+    assert reply.message.content == text
+    assert reply.message.tool_calls == ()
+
+
+def test_non_native_streaming_parses_blocks_after_the_stream() -> None:
+    block = '<tool_call>{"name": "memory_recall", "arguments": {"query": "x"}}</tool_call>'
+    lines = [
+        chunk({"content": "ok "}),
+        chunk({"content": block[:20]}),
+        chunk({"content": block[20:]}),
+        chunk({}, "stop"),
+    ]
+    model, _ = make(Recorder(sse_response(lines)), stream=True, native_tool_calling=False)
+    reply = model.complete(USER, tools=[RECALL])
+    assert reply.message.content == "ok"
+    assert reply.message.tool_calls == (ToolCall("call_1", "memory_recall", '{"query": "x"}'),)
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "names"),
+    [
+        ("plain text", "plain text", []),
+        ("<tool_call>not json</tool_call>", "<tool_call>not json</tool_call>", []),
+        (
+            '<tool_call>{"arguments": {}}</tool_call>',
+            '<tool_call>{"arguments": {}}</tool_call>',
+            [],
+        ),
+        ('a <tool_call>{"name": "x"}</tool_call> b', "a  b", ["x"]),
+        ('<tool_call>{"name": "x"}', '<tool_call>{"name": "x"}', []),
+        (
+            '<tool_call>[1]</tool_call><tool_call>{"name": "y"}</tool_call>',
+            "<tool_call>[1]</tool_call>",
+            ["y"],
+        ),
+    ],
+)
+def test_parse_tool_call_blocks_table(text: str, content: str, names: list[str]) -> None:
+    rest, calls = parse_tool_call_blocks(text)
+    assert rest == content
+    assert [c.name for c in calls] == names
+    assert [c.id for c in calls] == [f"call_{i}" for i in range(1, len(names) + 1)]
+
+
+_names = st.from_regex(r"[a-z][a-z_]{0,15}", fullmatch=True)
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_plain = st.text(max_size=60).filter(lambda s: "<tool_call>" not in s and "</tool_call>" not in s)
+
+
+@given(st.text(max_size=300))
+def test_parse_tool_call_blocks_never_raises(text: str) -> None:
+    rest, calls = parse_tool_call_blocks(text)
+    assert isinstance(rest, str)
+    for call in calls:
+        json.loads(call.arguments)
+
+
+@given(
+    _plain,
+    st.lists(
+        st.tuples(_names, st.dictionaries(st.text(max_size=8), _json_values, max_size=3)),
+        max_size=3,
+    ),
+    _plain,
+)
+def test_parse_tool_call_blocks_round_trip(
+    before: str, calls: list[tuple[str, dict[str, Any]]], after: str
+) -> None:
+    built = [ToolCall(f"x{i}", name, json.dumps(args)) for i, (name, args) in enumerate(calls)]
+    text = before + "".join(render_tool_call_block(c) for c in built) + after
+    rest, parsed = parse_tool_call_blocks(text)
+    assert [(c.name, json.loads(c.arguments)) for c in parsed] == calls
+    if calls:
+        assert rest == (before + after).strip()
+    else:
+        assert rest == text
+
+
+# --- wire helpers ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({"role": "user", "content": "hi"}, Message("user", "hi")),
+        ({"role": "developer", "content": "be brief"}, Message("system", "be brief")),
+        (
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "a"},
+                    {"type": "image_url"},
+                    {"type": "text", "text": "b"},
+                ],
+            },
+            Message("user", "ab"),
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "c1", "name": "memory_recall"},
+            Message("tool", "r", tool_call_id="c1", name="memory_recall"),
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}],
+            },
+            Message("assistant", None, (ToolCall("call_1", "f", '{"a": 1}'),)),
+        ),
+    ],
+)
+def test_message_from_openai_table(raw: dict[str, Any], expected: Message) -> None:
+    assert message_from_openai(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ([{"role": "robot", "content": "x"}], r"unknown role 'robot' \(messages\[0\]\)"),
+        ([{"role": "user"}, "x"], r"not a JSON object .*\(messages\[1\]\)"),
+        ([{"role": "user", "content": 3}], "message content of type int"),
+    ],
+)
+def test_messages_from_openai_errors(raw: list[Any], problem: str) -> None:
+    with pytest.raises(ModelError, match=problem):
+        messages_from_openai(raw)
+
+
+def test_messages_round_trip_through_openai_shape() -> None:
+    call = ToolCall("call_7", "memory_recall", '{"query": "q"}')
+    messages = [
+        Message("system", "s"),
+        Message("user", "u"),
+        Message("assistant", None, (call,)),
+        Message("tool", "result", tool_call_id="call_7", name="memory_recall"),
+        Message("assistant", "done"),
+    ]
+    assert messages_from_openai([m.to_openai() for m in messages]) == messages
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ModelReply(Message("assistant", "Hello there, world."), Usage(3, 4), "stop"),
+        ModelReply(
+            Message(
+                "assistant",
+                None,
+                (
+                    ToolCall("c1", "memory_recall", '{"query": "a fairly long query text"}'),
+                    ToolCall(
+                        "c2", "web_fetch", '{"url": "https://example.org/x", "max_bytes": 100}'
+                    ),
+                ),
+            ),
+            Usage(9, 2),
+            "tool_calls",
+        ),
+        ModelReply(Message("assistant", "  leading and trailing  "), Usage(), "length"),
+    ],
+)
+def test_reply_round_trips_through_json_and_sse(reply: ModelReply) -> None:
+    as_json = completion_from_openai(json.loads(json.dumps(reply_to_openai(reply, "m"))))
+    assert as_json == ModelReply(reply.message, reply.usage, reply.finish_reason, "m")
+    lines = reply_to_sse_chunks(reply, "m")
+    assert lines[-1] == "data: [DONE]"
+    assert all(line.startswith("data: ") for line in lines)
+    accumulator = StreamAccumulator()
+    for line in lines[:-1]:
+        accumulator.feed(json.loads(line[6:]))
+    streamed = accumulator.build()
+    assert streamed.message.content == (reply.message.content or None)
+    assert streamed.message.tool_calls == reply.message.tool_calls
+    assert streamed.usage == reply.usage
+    assert streamed.finish_reason == reply.finish_reason
+    for call_index, call in enumerate(reply.message.tool_calls):
+        pieces = [
+            line for line in lines if f'"index": {call_index}, "function": {{"arguments"' in line
+        ]
+        assert len(pieces) >= 2, call.name
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("data: {}", "{}"),
+        ("data:{}", "{}"),
+        ("data:  x", " x"),
+        ("data: [DONE]", "[DONE]"),
+        (": comment", None),
+        ("event: delta", None),
+        ("", None),
+        ("id: 4", None),
+    ],
+)
+def test_sse_data_table(line: str, expected: str | None) -> None:
+    assert sse_data(line) == expected
+
+
+_CHUNK_KEYS = ["choices", "delta", "content", "tool_calls", "index", "id", "function", "name"]
+_CHUNK_KEYS += ["arguments", "usage", "finish_reason", "error", "model", "x"]
+_chunk_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(_CHUNK_KEYS), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_chunk_like)
+def test_stream_accumulator_raises_only_model_errors(chunk_value: Any) -> None:
+    accumulator = StreamAccumulator()
+    try:
+        accumulator.feed(chunk_value)
+        accumulator.build()
+    except ModelError:
+        pass
+
+
+@given(_json_values)
+def test_completion_parser_raises_only_model_errors(value: Any) -> None:
+    for candidate in (value, {"choices": [{"message": value}]}, {"choices": value}):
+        with contextlib.suppress(ModelError):
+            completion_from_openai(candidate)
+
+
+@given(st.text(max_size=40))
+def test_retry_after_never_raises_and_stays_within_the_cap(value: str) -> None:
+    seconds = retry_after_seconds(value)
+    assert seconds is None or 0.0 <= seconds <= 30.0
+
+
+# --- construction ---------------------------------------------------------------------
+
+
+def test_name_repr_and_protocol() -> None:
+    model, _ = make(Recorder(ok()), api_key_env=KEY_ENV)
+    assert model.name == "openai:m"
+    assert isinstance(model, ChatModel)
+    assert repr(model) == (
+        "OpenAICompatibleModel(base_url='http://llm.test/v1', model='m', "
+        f"api_key_env='{KEY_ENV}', timeout_s=60.0, stream=False, native_tool_calling=True)"
+    )
+
+
+def test_userinfo_in_the_base_url_is_never_shown() -> None:
+    recorder = Recorder(httpx.Response(500, text="boom"))
+    model, _ = make(recorder, base_url="http://user:s3cret@llm.test/v1", max_retries=0)
+    with pytest.raises(ModelError) as info:
+        model.complete(USER)
+    assert "s3cret" not in str(info.value)
+    assert "s3cret" not in repr(model)
+    assert "http://llm.test/v1/chat/completions" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"base_url": "llm.test/v1"}, "not an http"),
+        ({"base_url": ""}, "not an http"),
+        ({"model": " "}, "needs a model name"),
+        ({"timeout_s": 0}, "positive number"),
+        ({"timeout_s": float("nan")}, "positive number"),
+        ({"max_retries": -1}, "max_retries"),
+    ],
+)
+def test_invalid_settings_are_config_errors(options: dict[str, Any], problem: str) -> None:
+    settings: dict[str, Any] = {"base_url": BASE, "model": "m", **options}
+    with pytest.raises(ConfigError, match=problem):
+        OpenAICompatibleModel(**settings)
+
+
+def test_from_route_reads_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-route")
+    route = SimpleNamespace(
+        kind="openai",
+        base_url="http://127.0.0.1:11434/v1/",
+        model="qwen2.5",
+        api_key_env=KEY_ENV,
+        timeout_s=12.5,
+        native_tool_calling=False,
+        stream=True,
+    )
+    recorder = Recorder(sse_response(["data: [DONE]"], finish=True))
+    model = OpenAICompatibleModel.from_route(route, transport=httpx.MockTransport(recorder))
+    assert (model.base_url, model.model, model.api_key_env) == (
+        "http://127.0.0.1:11434/v1",
+        "qwen2.5",
+        KEY_ENV,
+    )
+    assert (model.timeout_s, model.native_tool_calling, model.stream) == (12.5, False, True)
+    model.complete(USER, tools=[RECALL])
+    assert recorder.requests[0].headers["authorization"] == "Bearer sk-route"
+    assert str(recorder.requests[0].url) == "http://127.0.0.1:11434/v1/chat/completions"
+    assert "tools" not in recorder.body()
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"kind": "offline"}, "kind 'offline'"),
+        ({"base_url": None}, "needs a base_url"),
+        ({"model": None}, "needs a model name"),
+    ],
+)
+def test_from_route_rejects_unusable_routes(fields: dict[str, Any], problem: str) -> None:
+    route = SimpleNamespace(**{"kind": "openai", "base_url": BASE, "model": "m", **fields})
+    with pytest.raises(ConfigError, match=problem):
+        OpenAICompatibleModel.from_route(route)
+
+
+def test_from_route_with_the_config_model_route() -> None:
+    config = pytest.importorskip("supercontext_lab.config")
+    route = config.ModelRoute(kind="openai", base_url=BASE, model="m", timeout_s=5.0)
+    model = OpenAICompatibleModel.from_route(route)
+    assert (model.base_url, model.model, model.timeout_s, model.stream) == (BASE, "m", 5.0, False)
+    model.close()
+
+
+def test_injected_client_is_used_and_left_open() -> None:
+    recorder = Recorder(ok())
+    client = httpx.Client(transport=httpx.MockTransport(recorder))
+    with OpenAICompatibleModel(base_url=BASE, model="m", client=client) as model:
+        model.complete(USER)
+    assert len(recorder.requests) == 1
+    assert not client.is_closed
+    client.close()

@@ -1,0 +1,227 @@
+"""The scout's run loop, driven by the scripted model on a small hand-built workspace."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab.agents import (
+    AgentDefinition,
+    default_agent_toml,
+    edit_agent_toml,
+    load_agent_definition,
+    set_tool_enabled,
+)
+from supercontext_lab.errors import ModelError
+from supercontext_lab.models.base import Message, ModelReply, ToolSpec
+from supercontext_lab.scout import GRACE_INSTRUCTION, run_scout, trace_summary
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+
+GOOD = envelope(has_enough_context=True, proposed_goal="Ship the report", summary="A (memory)")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    (root / "memory" / "global").mkdir(parents=True)
+    (root / "memory" / "global" / "canary.md").write_text(
+        "---\ncategory: fact\n---\nThe canary word is PELICAN-42.\n", encoding="utf-8"
+    )
+    (root / "PROFILE.md").write_text("I write reports.\n", encoding="utf-8")
+    return Workspace(root)
+
+
+def _definition(**changes: object) -> AgentDefinition:
+    return load_agent_definition(edit_agent_toml(default_agent_toml(), changes))
+
+
+def test_tool_calls_then_envelope(workspace: Workspace) -> None:
+    model = ScriptedModel(
+        [tool_call_message(("memory_recall", {"query": "canary word", "namespace": "*"})), GOOD]
+    )
+    run = run_scout("What is the canary word?", workspace=workspace, model=model)
+    assert run.ok
+    assert run.status == "completed"
+    assert run.bundle is not None
+    assert run.bundle.proposed_goal == "Ship the report"
+    assert run.model_calls == 2
+    tool_steps = [s for s in run.trace if s.kind == "tool"]
+    assert [s.tool for s in tool_steps] == ["memory_recall"]
+    assert "PELICAN-42" in tool_steps[0].result_preview
+    # The second call saw the tool result as a tool message answering the call id.
+    second = model.calls[1].messages
+    assert second[-1].role == "tool"
+    assert second[-1].tool_call_id == "call_1"
+    assert "PELICAN-42" in (second[-1].content or "")
+    assert model.calls[0].temperature == 0.3
+    offered = {spec.name for spec in model.calls[0].tools or ()}
+    assert "memory_recall" in offered
+    assert "memory_tree" not in offered
+
+
+def test_prose_around_the_envelope_is_dropped(workspace: Workspace) -> None:
+    run = run_scout(
+        "hi there friend",
+        workspace=workspace,
+        model=ScriptedModel([f"Sure! Here it is:\n{GOOD}\nHope that helps."]),
+    )
+    assert run.envelope == GOOD
+
+
+@pytest.mark.parametrize(
+    ("output", "needle"),
+    [
+        ("I could not find anything.", "no [context_bundle] opening tag"),
+        (GOOD + "\n" + GOOD, "2 opening tags"),
+        ("[context_bundle]\nhas_enough_context: true", "unterminated"),
+        ("[context_bundle]\n  \n[/context_bundle]", "empty"),
+    ],
+)
+def test_invalid_output_gives_no_envelope_and_a_problem(
+    workspace: Workspace, output: str, needle: str
+) -> None:
+    run = run_scout("plan the report", workspace=workspace, model=ScriptedModel([output]))
+    assert not run.ok
+    assert run.envelope is None
+    assert any(needle in p for p in run.problems), run.problems
+
+
+@pytest.mark.parametrize(
+    "name", ["memory_tree", "shell", "file_write", "agent_prepare_context", "teleport"]
+)
+def test_forbidden_tools_are_refused_and_answered(workspace: Workspace, name: str) -> None:
+    model = ScriptedModel([tool_call_message((name, {"x": 1})), GOOD])
+    run = run_scout("plan the report", workspace=workspace, model=model)
+    assert run.ok
+    (step,) = [s for s in run.trace if s.kind == "tool"]
+    assert step.refused
+    assert not step.ok
+    answer = model.calls[1].messages[-1]
+    assert answer.role == "tool"
+    assert name in (answer.content or "")
+    assert "not allowed" in (answer.content or "")
+    assert f"refused tool call: {name}" in run.problems
+    assert not (workspace.root / "files").exists()
+
+
+def test_a_tool_removed_from_the_allowlist_is_refused(workspace: Workspace) -> None:
+    definition = load_agent_definition(
+        set_tool_enabled(default_agent_toml(), "memory_recall", False)
+    )
+    model = ScriptedModel([tool_call_message(("memory_recall", {"query": "canary"})), GOOD])
+    run = run_scout("x y z", workspace=workspace, model=model, definition=definition)
+    assert run.trace[1].refused
+    assert "memory_recall" not in {spec.name for spec in model.calls[0].tools or ()}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "needle"),
+    [
+        ("{not json", "invalid"),
+        ('{"query": 5}', "invalid"),
+        ('{"query": "a", "x": 1}', "invalid"),
+        ("[1, 2]", "invalid"),
+    ],
+)
+def test_bad_arguments_are_a_tool_error(workspace: Workspace, arguments: str, needle: str) -> None:
+    from supercontext_lab.models.base import ToolCall
+
+    bad = Message(role="assistant", tool_calls=(ToolCall("c1", "memory_recall", arguments),))
+    model = ScriptedModel([bad, GOOD])
+    run = run_scout("x y z", workspace=workspace, model=model)
+    step = run.trace[1]
+    assert not step.ok
+    assert not step.refused
+    content = model.calls[1].messages[-1].content or ""
+    assert "memory_recall" in content
+    assert needle in content.lower()
+    assert run.ok
+
+
+def test_iteration_cap_with_extended_policy_gets_a_grace_call(workspace: Workspace) -> None:
+    loop = tool_call_message(("list_workflows", {}))
+    definition = _definition(max_iterations=3)
+    model = ScriptedModel([loop, loop, loop, GOOD])
+    run = run_scout("x y z", workspace=workspace, model=model, definition=definition)
+    assert run.ok
+    assert run.model_calls == 4
+    grace = model.calls[3]
+    assert grace.tools is None
+    assert grace.messages[-1].content == GRACE_INSTRUCTION
+    assert run.trace[-1].grace
+
+
+def test_iteration_cap_with_strict_policy_is_incomplete(workspace: Workspace) -> None:
+    loop = tool_call_message(("list_workflows", {}))
+    definition = _definition(max_iterations=2, iteration_policy="strict")
+    run = run_scout(
+        "x y z", workspace=workspace, model=ScriptedModel([loop, loop, GOOD]), definition=definition
+    )
+    assert run.status == "incomplete"
+    assert not run.ok
+    assert run.model_calls == 2
+    assert "iteration cap" in (run.reason or "")
+
+
+def test_model_error_is_a_failed_run(workspace: Workspace) -> None:
+    def boom(messages: Sequence[Message], tools: Sequence[ToolSpec] | None) -> ModelReply:
+        raise ModelError("the server at http://127.0.0.1:9/v1 answered 500")
+
+    run = run_scout("x y z", workspace=workspace, model=ScriptedModel([boom]))
+    assert run.status == "failed"
+    assert "500" in (run.reason or "")
+    assert not run.ok
+
+
+def test_wall_clock_timeout_bounds_the_run(workspace: Workspace) -> None:
+    model = ScriptedModel([tool_call_message(("list_workflows", {}))] * 20, delay_s=0.2)
+    started = time.perf_counter()
+    run = run_scout("x y z", workspace=workspace, model=model, timeout_s=0.5)
+    assert time.perf_counter() - started < 2.0
+    assert run.status == "incomplete"
+    assert "timeout" in (run.reason or "")
+
+
+def test_oversized_envelope_is_fitted(workspace: Workspace) -> None:
+    huge = envelope(has_enough_context=False, proposed_goal="Big", summary="word " * 20000)
+    run = run_scout("x y z", workspace=workspace, model=ScriptedModel([huge]))
+    assert run.ok
+    assert run.envelope is not None
+    assert len(run.envelope) <= 5000
+    assert run.bundle is not None
+    assert run.bundle.has_enough_context is False
+    assert run.bundle.proposed_goal == "Big"
+    assert any("fitted" in p for p in run.problems)
+
+
+def test_tool_calls_of_one_reply_run_concurrently(workspace: Workspace) -> None:
+    calls = tool_call_message(
+        ("memory_recall", {"query": "canary"}),
+        ("list_workflows", {}),
+        ("memory_flavour", {"flavour": "comms"}),
+    )
+    run = run_scout("x y z", workspace=workspace, model=ScriptedModel([calls, GOOD]))
+    tools = [s for s in run.trace if s.kind == "tool"]
+    assert [s.tool for s in tools] == ["memory_recall", "list_workflows", "memory_flavour"]
+    summary = trace_summary(run.trace)
+    assert summary["model_calls"] == 2
+    assert summary["tool_calls"] == 3
+    assert summary["refused"] == 0
+
+
+def test_system_prompt_and_task(workspace: Workspace) -> None:
+    model = ScriptedModel([GOOD])
+    run = run_scout("Write the report", workspace=workspace, model=model, focus="deadline")
+    system, task = model.calls[0].messages[:2]
+    assert system.content == run.system_prompt
+    assert "I write reports." in run.system_prompt
+    assert "Result Contract" not in run.system_prompt
+    assert task.content is not None
+    assert task.content.startswith("[Request]\nWrite the report\n\n[Focus]\ndeadline")
+    assert "agent_prepare_context" not in task.content.split("[Orchestrator tools]")[1]
+    data = run.to_dict()
+    assert set(data) >= {"envelope", "bundle", "problems", "trace", "elapsed_ms"}

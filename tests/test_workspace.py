@@ -1,0 +1,459 @@
+"""The workspace folder: every part, every part missing, malformed files, files/ safety,
+and the demo workspace copied into the lab home."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab.errors import WorkspaceError
+from supercontext_lab.sources import workspace as workspace_module
+from supercontext_lab.sources.workspace import (
+    DEFAULT_ORCHESTRATOR_TOOLS,
+    InstalledSkill,
+    Integration,
+    OrchestratorTool,
+    RegistryEntry,
+    Workspace,
+    demo_workspace_path,
+    open_workspace,
+    parse_registry_entries,
+)
+
+SHIPPED_DEMO = Path(workspace_module.__file__).resolve().parent.parent / "demo" / "workspace"
+
+REGISTRY = [
+    {
+        "id": "figure-polish",
+        "name": "Journal Figure Polisher",
+        "description": "Restyles matplotlib figures for journals.",
+        "tags": ["figures", "matplotlib"],
+        "category": "writing",
+        "source": "community",
+        "stars": 12,
+    },
+    {"id": "inbox-triage", "name": "Inbox Triage"},
+]
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def build_workspace(root: Path) -> Path:
+    """A workspace with every part present."""
+    write(root, "PROFILE.md", "# Maya\nEcologist.\n")
+    write(root, "MEMORY.md", "- Grant due Friday.\n")
+    write(root, "flavour/communication.md", "Short and direct.\n")
+    write(root, "flavour/stack.md", "Python, R.\n")
+    write(
+        root,
+        "skills/figure-polish/SKILL.md",
+        "---\nname: Journal Figure Polisher\ndescription: Restyles figures.\n"
+        "tags: [figures, matplotlib]\n---\n# Body\nSteps.\n",
+    )
+    write(root, "skills/notes-digest/SKILL.md", "---\ntags: notes, digest\n---\nNo name.\n")
+    write(root, "skills/.hidden/SKILL.md", "---\nname: hidden\n---\n")
+    (root / "skills" / "empty-folder").mkdir()
+    write(root, "registry.json", json.dumps(REGISTRY))
+    write(
+        root,
+        "integrations.toml",
+        '[[integration]]\ntoolkit = "gmail"\ndescription = "Mail"\nconnected = true\n\n'
+        '[[integration]]\ntoolkit = "notion"\nconnected = false\n\n'
+        '[[integration]]\ntoolkit = "slack"\nextra = 1\n',
+    )
+    write(
+        root,
+        "orchestrator_tools.toml",
+        '[[tool]]\nname = "run_workflow"\ndescription = "Run a skill."\n\n'
+        '[[tool]]\nname = "delegate_gmail"\n',
+    )
+    write(root, "files/notes.md", "hello notes\n")
+    write(root, "files/data/table.csv", "a,b\n1,2\n")
+    write(root, "memory/global/grant.md", "The grant is due on Friday.\n")
+    return root
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_file():
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            out[rel] = "dir"
+    return out
+
+
+# ---------------------------------------------------------------------- every part
+
+
+def test_every_part_is_read(tmp_path: Path) -> None:
+    ws = Workspace(build_workspace(tmp_path))
+    assert ws.root == tmp_path.resolve()
+    assert ws.profile_md == "# Maya\nEcologist.\n"
+    assert ws.memory_md == "- Grant due Friday.\n"
+    assert ws.flavour == {"communication": "Short and direct.\n", "stack": "Python, R.\n"}
+    assert ws.skills == [
+        InstalledSkill(
+            dir_name="figure-polish",
+            name="Journal Figure Polisher",
+            description="Restyles figures.",
+            tags=("figures", "matplotlib"),
+            body="# Body\nSteps.",
+        ),
+        InstalledSkill(
+            dir_name="notes-digest",
+            name="notes-digest",
+            description="",
+            tags=("notes", "digest"),
+            body="No name.",
+        ),
+    ]
+    assert ws.registry == [
+        RegistryEntry(
+            id="figure-polish",
+            name="Journal Figure Polisher",
+            description="Restyles matplotlib figures for journals.",
+            tags=("figures", "matplotlib"),
+            category="writing",
+            source="community",
+        ),
+        RegistryEntry("inbox-triage", "Inbox Triage", "", (), "", ""),
+    ]
+    assert ws.integrations == [
+        Integration("gmail", "Mail", True),
+        Integration("notion", "", False),
+        Integration("slack", "", False),
+    ]
+    assert ws.connected_integrations == [Integration("gmail", "Mail", True)]
+    assert ws.orchestrator_tools == [
+        OrchestratorTool("run_workflow", "Run a skill."),
+        OrchestratorTool("delegate_gmail", ""),
+    ]
+    assert ws.files_dir == tmp_path.resolve() / "files"
+    assert ws.list_files() == ["data/table.csv", "notes.md"]
+    assert ws.read_file("data/table.csv") == "a,b\n1,2\n"
+    assert ws.read_file("notes.md", max_chars=5) == "hello"
+
+
+def test_every_part_absent_is_an_empty_source(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    assert ws.profile_md == ""
+    assert ws.memory_md == ""
+    assert ws.flavour == {}
+    assert ws.skills == []
+    assert ws.registry == []
+    assert ws.integrations == []
+    assert ws.connected_integrations == []
+    assert ws.orchestrator_tools == list(DEFAULT_ORCHESTRATOR_TOOLS)
+    assert ws.list_files() == []
+    assert snapshot(tmp_path) == {}
+
+
+def test_default_orchestrator_catalogue() -> None:
+    names = [tool.name for tool in DEFAULT_ORCHESTRATOR_TOOLS]
+    assert len(names) == len(set(names))
+    expected = {
+        "memory_recall", "memory_store", "web_search", "web_fetch", "run_workflow",
+        "skill_registry_install", "file_read", "file_write", "shell", "spawn_subagent",
+        "agent_prepare_context", "set_thread_goal", "delegate_gmail",
+        "delegate_google_calendar", "delegate_slack", "delegate_notion", "delegate_github",
+        "delegate_google_drive",
+    }  # fmt: skip
+    assert set(names) == expected
+    assert all(tool.description.strip() for tool in DEFAULT_ORCHESTRATOR_TOOLS)
+
+
+def test_empty_orchestrator_file_means_no_tools(tmp_path: Path) -> None:
+    write(tmp_path, "orchestrator_tools.toml", "# none\n")
+    assert Workspace(tmp_path).orchestrator_tools == []
+
+
+def test_reading_never_writes(tmp_path: Path) -> None:
+    root = build_workspace(tmp_path)
+    before = snapshot(root)
+    ws = Workspace(root)
+    for part in ("profile_md", "memory_md", "flavour", "skills", "registry", "integrations"):
+        getattr(ws, part)
+    assert ws.orchestrator_tools
+    ws.list_files()
+    ws.read_file("notes.md")
+    assert snapshot(root) == before
+
+
+def test_memory_index_is_the_only_write(tmp_path: Path) -> None:
+    root = build_workspace(tmp_path)
+    before = snapshot(root)
+    hits = Workspace(root).memory.recall("global", "grant Friday")
+    assert [hit.key for hit in hits] == ["grant"]
+    after = snapshot(root)
+    added = set(after) - set(before)
+    assert added
+    assert all(name.startswith(".supercontext") for name in added)
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_root_must_be_an_existing_folder(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "ws"
+    if kind == "file":
+        target.write_text("x")
+    with pytest.raises(WorkspaceError, match=str(target)):
+        Workspace(target)
+
+
+# ---------------------------------------------------------------------- malformed files
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", r"registry\.json is not valid JSON"),
+        ('{"id": "x"}', r"registry\.json must hold a JSON list"),
+        ('[{"id": "a", "name": "A"}, 3]', r"registry\.json entry 1 must be a JSON object"),
+        ('[{"name": "A"}]', r"registry\.json entry 0: field 'id'"),
+        ('[{"id": "a", "name": "A"}, {"id": "b"}]', r"registry\.json entry 1: field 'name'"),
+        ('[{"id": " ", "name": "A"}]', r"registry\.json entry 0: field 'id'"),
+        ('[{"id": "a", "name": "A", "tags": "x"}]', r"registry\.json entry 0: field 'tags'"),
+        ('[{"id": "a", "name": "A", "tags": [1]}]', r"registry\.json entry 0: field 'tags\.0'"),
+        ('[{"id": "a", "name": 5}]', r"registry\.json entry 0: field 'name'"),
+        ('[{"id": "a", "name": "A"}, {"id": "a", "name": "B"}]', r"entry 1: duplicate id 'a'"),
+    ],
+)
+def test_malformed_registry(tmp_path: Path, content: str, message: str) -> None:
+    write(tmp_path, "registry.json", content)
+    with pytest.raises(WorkspaceError, match=message):
+        _ = Workspace(tmp_path).registry
+
+
+def test_parse_registry_entries_names_its_source() -> None:
+    with pytest.raises(WorkspaceError, match=r"^https://reg\.example/x entry 0: field 'id'"):
+        parse_registry_entries([{"name": "n"}], "https://reg.example/x")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "part", "message"),
+    [
+        ("integrations.toml", "[[integration]\n", "integrations", r"integrations\.toml is not valid TOML"),
+        ("integrations.toml", 'integration = "x"\n', "integrations", r"integrations\.toml: 'integration' must be an array"),
+        ("integrations.toml", "integration = [1]\n", "integrations", r"integrations\.toml integration 0 must be a table"),
+        ("integrations.toml", "[[integration]]\ndescription = 'x'\n", "integrations", r"integrations\.toml integration 0: field 'toolkit'"),
+        ("integrations.toml", "[[integration]]\ntoolkit = 'a'\nconnected = 'yes'\n", "integrations", r"integrations\.toml integration 0: field 'connected'"),
+        ("orchestrator_tools.toml", "tool = [", "orchestrator_tools", r"orchestrator_tools\.toml is not valid TOML"),
+        ("orchestrator_tools.toml", "[[tool]]\ndescription = 'x'\n", "orchestrator_tools", r"orchestrator_tools\.toml tool 0: field 'name'"),
+    ],
+)  # fmt: skip
+def test_malformed_toml(tmp_path: Path, name: str, content: str, part: str, message: str) -> None:
+    write(tmp_path, name, content)
+    with pytest.raises(WorkspaceError, match=message):
+        getattr(Workspace(tmp_path), part)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "tags", "body"),
+    [
+        ("---\nname: Demo\ntags:\n  - a\n  - b\n---\nBody\n", "Demo", ("a", "b"), "Body"),
+        ("---\nname: '  '\n---\nBody\n", "bad", (), "Body"),
+        ("---\nname: Never closed\nBody\n", "bad", (), "---\nname: Never closed\nBody"),
+        ("No front matter at all.\n", "bad", (), "No front matter at all."),
+    ],
+)
+def test_skill_front_matter_is_read_forgivingly(
+    tmp_path: Path, text: str, name: str, tags: tuple[str, ...], body: str
+) -> None:
+    write(tmp_path, "skills/bad/SKILL.md", text)
+    (skill,) = Workspace(tmp_path).skills
+    assert (skill.dir_name, skill.name, skill.tags, skill.body) == ("bad", name, tags, body)
+
+
+@pytest.mark.parametrize(
+    ("rel", "part"),
+    [
+        ("PROFILE.md", "profile_md"),
+        ("flavour/stack.md", "flavour"),
+        ("skills/bad/SKILL.md", "skills"),
+        ("registry.json", "registry"),
+        ("integrations.toml", "integrations"),
+    ],
+)
+def test_text_that_is_not_utf8(tmp_path: Path, rel: str, part: str) -> None:
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"caf\xe9\n")
+    with pytest.raises(WorkspaceError, match=f"{rel} in .* is not UTF-8"):
+        getattr(Workspace(tmp_path), part)
+
+
+def test_part_that_is_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").mkdir()
+    with pytest.raises(WorkspaceError, match=r"MEMORY\.md in .* is not a file"):
+        _ = Workspace(tmp_path).memory_md
+
+
+# ---------------------------------------------------------------------- files/ safety
+
+
+@pytest.fixture
+def ws_with_links(tmp_path: Path) -> Workspace:
+    root = build_workspace(tmp_path / "ws")
+    secret = write(tmp_path, "outside/secret.txt", "top secret\n")
+    os.symlink(secret, root / "files" / "escape.txt")
+    os.symlink(tmp_path / "outside", root / "files" / "escape-dir")
+    os.symlink(root / "files" / "notes.md", root / "files" / "alias.md")
+    os.symlink(root / "PROFILE.md", root / "files" / "profile-link.md")
+    return Workspace(root)
+
+
+@pytest.mark.parametrize(
+    ("rel", "message"),
+    [
+        ("../PROFILE.md", r"leaves files/"),
+        ("data/../../PROFILE.md", r"leaves files/"),
+        ("..\\PROFILE.md", r"leaves files/"),
+        ("/etc/passwd", r"absolute path"),
+        ("\\etc\\passwd", r"absolute path"),
+        ("C:\\Windows\\win.ini", r"absolute path"),
+        ("escape.txt", r"points outside files/"),
+        ("escape-dir/secret.txt", r"points outside files/"),
+        ("profile-link.md", r"points outside files/"),
+        ("missing.md", r"does not exist"),
+        ("data", r"is not a file"),
+        ("", r"give a path inside files/"),
+    ],
+)
+def test_reads_cannot_leave_files(ws_with_links: Workspace, rel: str, message: str) -> None:
+    with pytest.raises(WorkspaceError, match=message):
+        ws_with_links.read_file(rel)
+
+
+def test_symlinks_inside_files_are_followed(ws_with_links: Workspace) -> None:
+    assert ws_with_links.read_file("alias.md") == "hello notes\n"
+    assert ws_with_links.read_file("./data//table.csv") == "a,b\n1,2\n"
+    assert ws_with_links.list_files() == ["alias.md", "data/table.csv", "notes.md"]
+
+
+def test_files_folder_linking_outside_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    write(tmp_path, "elsewhere/x.txt", "x")
+    os.symlink(tmp_path / "elsewhere", root / "files")
+    ws = Workspace(root)
+    with pytest.raises(WorkspaceError, match=r"files/ .* points outside the workspace"):
+        ws.list_files()
+    with pytest.raises(WorkspaceError, match="points outside the workspace"):
+        ws.read_file("x.txt")
+
+
+def test_binary_files_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "image.png").write_bytes(b"\x89PNG\0\0\0")
+    with pytest.raises(WorkspaceError, match=r"files/image\.png is a binary file"):
+        Workspace(tmp_path).read_file("image.png")
+
+
+def test_read_without_files_folder(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="no files/ folder"):
+        Workspace(tmp_path).read_file("x.md")
+
+
+# ---------------------------------------------------------------------- demo workspace
+
+
+def test_shipped_demo_workspace_exists_and_parses() -> None:
+    assert (SHIPPED_DEMO / "PROFILE.md").is_file(), (
+        f"the demo workspace is missing at {SHIPPED_DEMO}"
+    )
+    ws = Workspace(SHIPPED_DEMO)
+    assert ws.profile_md.strip()
+    assert ws.memory_md.strip()
+    assert ws.skills
+    assert ws.registry
+    assert ws.connected_integrations
+    assert ws.orchestrator_tools
+    assert set(ws.flavour) <= {
+        "communication", "coding_style", "stack", "workflow", "environment", "directives",
+        "anti_preferences",
+    }  # fmt: skip
+    for rel in ws.list_files():
+        ws.read_file(rel)
+    assert not (SHIPPED_DEMO / ".supercontext").exists()
+
+
+def test_demo_workspace_is_copied_once(lab_home: Path) -> None:
+    path = demo_workspace_path()
+    assert path == lab_home / "demo-workspace"
+    shipped = {k: v for k, v in snapshot(SHIPPED_DEMO).items() if "__pycache__" not in k}
+    copied = snapshot(path)
+    assert {k: v for k, v in copied.items() if not k.startswith(".supercontext")} == shipped
+    assert (path / ".supercontext" / "demo-source.sha256").is_file()
+
+    sentinel = path / "PROFILE.md"
+    sentinel.write_text("edited by the user\n", encoding="utf-8")
+    assert demo_workspace_path() == path
+    assert sentinel.read_text(encoding="utf-8") == "edited by the user\n"
+    assert [p.name for p in lab_home.iterdir() if p.name.startswith(".demo")] == []
+
+    assert demo_workspace_path(refresh=True) == path
+    assert sentinel.read_bytes() == (SHIPPED_DEMO / "PROFILE.md").read_bytes()
+    assert [p.name for p in lab_home.iterdir() if p.name.startswith(".demo")] == []
+
+
+def test_concurrent_first_use_yields_one_complete_copy(lab_home: Path) -> None:
+    results: list[Path] = []
+    errors: list[BaseException] = []
+
+    def use() -> None:
+        try:
+            results.append(demo_workspace_path())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=use) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert results == [lab_home / "demo-workspace"] * 6
+    copied = {k: v for k, v in snapshot(results[0]).items() if not k.startswith(".supercontext")}
+    assert copied == {k: v for k, v in snapshot(SHIPPED_DEMO).items() if "__pycache__" not in k}
+    assert [p.name for p in lab_home.iterdir()] == ["demo-workspace"]
+
+
+def test_demo_workspace_is_recopied_when_the_shipped_content_changes(
+    tmp_path: Path, lab_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "shipped"
+    shutil.copytree(SHIPPED_DEMO, shipped)
+    monkeypatch.setattr(workspace_module, "_SHIPPED_DEMO", shipped)
+    path = demo_workspace_path()
+    marker = (path / ".supercontext" / "demo-source.sha256").read_text()
+    write(shipped, "MEMORY.md", "- new release\n")
+    assert demo_workspace_path() == path
+    assert (path / "MEMORY.md").read_text(encoding="utf-8") == "- new release\n"
+    assert (path / ".supercontext" / "demo-source.sha256").read_text() != marker
+
+
+def test_missing_shipped_demo_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workspace_module, "_SHIPPED_DEMO", tmp_path / "gone")
+    with pytest.raises(WorkspaceError, match="shipped demo workspace is missing"):
+        demo_workspace_path()
+
+
+def test_open_workspace(tmp_path: Path, lab_home: Path) -> None:
+    assert open_workspace(None).root == (lab_home / "demo-workspace").resolve()
+    assert open_workspace(tmp_path).root == tmp_path.resolve()
+    assert open_workspace(str(tmp_path)).root == tmp_path.resolve()
