@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..gate import GREETINGS, normalize_message
-from .base import Message, ModelReply, ToolCall, ToolSpec, Usage
+from .base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
 from .text import keywords, overlap, stems, tokens
 
-__all__ = ["OfflineOrchestratorModel", "OfflineScoutModel", "estimate_tokens"]
+__all__ = ["OfflineOrchestratorModel", "OfflineScoutModel"]
 
 _INTERROGATIVES = frozenset(
     "what who whom whose when where why how which is are am was were do does did can could "
@@ -83,16 +83,6 @@ _WEB_WORDS = frozenset(
 
 _USER_FILE_ENDS = ("\n### MEMORY.md\n", "\n## Memory context\n", "\n## Your tools")
 _SUMMARY_BUDGET = 2600  # characters, comfortably under the contract's ~700 tokens
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count (four characters a token) so traces show usage offline."""
-    return max(1, (len(text) + 3) // 4) if text else 0
-
-
-def _usage(messages: Sequence[Message], output: str) -> Usage:
-    prompt = sum(estimate_tokens(m.content or "") for m in messages)
-    return Usage(prompt_tokens=prompt, completion_tokens=estimate_tokens(output))
 
 
 def _between(text: str, start: str, ends: Sequence[str]) -> str:
@@ -309,15 +299,12 @@ class OfflineScoutModel:
         plan = self._plan(context, offered, rounds)
         if plan:
             message = _ordered_calls(plan)
-            return ModelReply(
-                message, _usage(messages, json.dumps([p[1] for p in plan])), "tool_calls", self.name
-            )
+            return ModelReply(message, estimate_usage(messages, message), "tool_calls", self.name)
         text = self._envelope(context)
         if on_text is not None:
             on_text(text)
-        return ModelReply(
-            Message(role="assistant", content=text), _usage(messages, text), "stop", self.name
-        )
+        reply = Message(role="assistant", content=text)
+        return ModelReply(reply, estimate_usage(messages, reply), "stop", self.name)
 
     # -- gathering -----------------------------------------------------------------------
 
@@ -629,6 +616,5 @@ class OfflineOrchestratorModel:
         if on_text is not None:
             for piece in re.findall(r"\S+\s*", text):
                 on_text(piece)
-        return ModelReply(
-            Message(role="assistant", content=text), _usage(messages, text), "stop", self.name
-        )
+        reply = Message(role="assistant", content=text)
+        return ModelReply(reply, estimate_usage(messages, reply), "stop", self.name)

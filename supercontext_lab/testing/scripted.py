@@ -16,14 +16,13 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 from ..errors import ModelError, ModelTimeoutError
-from ..models.base import Message, ModelReply, ToolCall, ToolSpec, Usage
+from ..models.base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
 
 __all__ = [
     "ScriptedCall",
     "ScriptedModel",
     "Step",
     "envelope",
-    "estimate_tokens",
     "tool_call_message",
 ]
 
@@ -32,22 +31,6 @@ Step: TypeAlias = (
     "str | Message | ModelReply | "
     "Callable[[Sequence[Message], Sequence[ToolSpec] | None], str | Message | ModelReply]"
 )
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count (characters / 4, rounded up) so traces show plausible usage."""
-    return _tokens(len(text))
-
-
-def _tokens(chars: int) -> int:
-    return -(-chars // 4)
-
-
-def _message_chars(message: Message) -> int:
-    size = len(message.content or "")
-    for call in message.tool_calls:
-        size += len(call.name) + len(call.arguments)
-    return size
 
 
 @dataclass(frozen=True)
@@ -161,13 +144,9 @@ class ScriptedModel:
                 f"Step {number} of the scripted model {self._name!r} produced a "
                 f"{type(result).__name__}; steps give a str, a Message or a ModelReply."
             )
-        usage = Usage(
-            prompt_tokens=_tokens(sum(_message_chars(m) for m in messages)),
-            completion_tokens=_tokens(_message_chars(message)),
-        )
         return ModelReply(
             message=message,
-            usage=usage,
+            usage=estimate_usage(messages, message),
             finish_reason="tool_calls" if message.tool_calls else "stop",
             model=self._name,
         )

@@ -1,0 +1,161 @@
+"""Quality of the offline scout: relevant, attributed, honest, and driven by its tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab.agents import default_agent_toml, load_agent_definition, set_tool_enabled
+from supercontext_lab.bundle import ContextBundle
+from supercontext_lab.models.base import Message
+from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineScoutModel
+from supercontext_lab.scout import ScoutRun, run_scout
+from supercontext_lab.sources.workspace import Workspace, demo_workspace_path
+
+UNRELATED = ("sourdough", "lofoten", "brake")
+
+
+@pytest.fixture(scope="module")
+def demo() -> Workspace:
+    return Workspace(demo_workspace_path())
+
+
+def _scout(ws: Workspace, message: str, *, without: str | None = None) -> ScoutRun:
+    definition = None
+    if without is not None:
+        definition = load_agent_definition(set_tool_enabled(default_agent_toml(), without, False))
+    return run_scout(message, workspace=ws, model=OfflineScoutModel(), definition=definition)
+
+
+def _bundle(run: ScoutRun) -> ContextBundle:
+    assert run.ok, run.problems
+    assert run.bundle is not None
+    return run.bundle
+
+
+def test_work_request_gets_goal_memory_facts_and_fitting_skills(demo: Workspace) -> None:
+    bundle = _bundle(
+        _scout(demo, "Help me finish the sensitivity analysis section for the grant renewal")
+    )
+    assert bundle.proposed_goal == "Finish the sensitivity analysis section for the grant renewal"
+    summary = bundle.summary
+    assert "Reviewer 2" in summary
+    assert "2026-12-15" in summary
+    assert "(memory)" in summary
+    assert "(profile)" in summary
+    for word in UNRELATED:
+        assert word not in summary.lower()
+    skills = {s.skill: s.installed for s in bundle.recommended_skills}
+    assert skills.get("sensitivity-analysis-planner") is False
+    catalogue = {tool.name for tool in demo.orchestrator_tools}
+    assert {call.tool for call in bundle.recommended_tool_calls} <= catalogue
+
+
+def test_question_about_a_decision_has_no_goal_and_leads_with_the_decision(demo: Workspace) -> None:
+    bundle = _bundle(_scout(demo, "What did we decide about the dispersal kernel?"))
+    assert bundle.proposed_goal is None
+    assert bundle.has_enough_context is True
+    first = bundle.summary.splitlines()[0]
+    assert "2Dt" in first
+    assert first.endswith("(memory)")
+
+
+def test_email_request_uses_the_connected_integration_and_communication_style(
+    demo: Workspace,
+) -> None:
+    bundle = _bundle(_scout(demo, "Draft a reply to Jonas about the data pipeline"))
+    assert "GBIF" in bundle.summary
+    assert "(integrations)" in bundle.summary
+    assert "Best, Maya" in bundle.summary
+    tools = [call.tool for call in bundle.recommended_tool_calls]
+    assert tools[0] == "delegate_gmail"
+    assert bundle.recommended_tool_calls[0].args_json is not None
+    skills = {s.skill: s.installed for s in bundle.recommended_skills}
+    assert skills.get("data-pipeline-runner") is True
+    assert skills.get("email-reply-drafter") is False
+
+
+def test_preference_question_reads_the_flavour_facet(demo: Workspace) -> None:
+    run = _scout(demo, "How do I like my figures formatted?")
+    bundle = _bundle(run)
+    called = [(s.tool, s.arguments) for s in run.trace if s.kind == "tool"]
+    assert ("memory_flavour", '{"flavour": "coding_style"}') in called
+    assert "Okabe-Ito" in bundle.summary
+    assert bundle.proposed_goal is None
+    assert [s.skill for s in bundle.recommended_skills if s.installed] == ["figure-polish"]
+
+
+def test_fresh_outside_facts_are_reported_missing_honestly(demo: Workspace) -> None:
+    bundle = _bundle(_scout(demo, "Summarise new papers on seed dispersal for my lit review"))
+    assert bundle.has_enough_context is False
+    assert "Missing:" in bundle.summary
+    assert "lit-review-digest" in [s.skill for s in bundle.recommended_skills]
+    assert "web_search" in [c.tool for c in bundle.recommended_tool_calls]
+
+
+@pytest.mark.parametrize("message", ["hi", "Thanks!", "thank you", "good morning"])
+def test_greetings_need_no_tools_and_no_goal(demo: Workspace, message: str) -> None:
+    run = _scout(demo, message)
+    bundle = _bundle(run)
+    assert bundle.proposed_goal is None
+    assert bundle.has_enough_context is True
+    assert run.model_calls == 1
+    assert not [s for s in run.trace if s.kind == "tool"]
+
+
+def test_removing_memory_recall_changes_the_bundle(demo: Workspace) -> None:
+    message = "What did we decide about the dispersal kernel?"
+    full = _bundle(_scout(demo, message))
+    reduced_run = _scout(demo, message, without="memory_recall")
+    reduced = _bundle(reduced_run)
+    assert "memory_recall" not in {s.tool for s in reduced_run.trace}
+    assert "34 of the 40 sites" in full.summary
+    assert "34 of the 40 sites" not in reduced.summary
+
+
+def test_nothing_found_is_not_enough_context(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    bundle = _bundle(_scout(ws, "Prepare the quarterly tax filing for the bakery"))
+    assert bundle.has_enough_context is False
+    assert "Missing:" in bundle.summary
+    assert bundle.recommended_skills == []
+
+
+def test_second_workspace_written_by_hand(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "memory" / "global").mkdir(parents=True)
+    (root / "memory" / "global" / "venue.md").write_text(
+        "---\ncategory: fact\n---\nThe ICML workshop camera-ready is due 2027-05-30.\n", "utf-8"
+    )
+    (root / "memory" / "global" / "garden.md").write_text(
+        "Tomatoes need watering daily.\n", "utf-8"
+    )
+    (root / "PROFILE.md").write_text("# Me\n- I am finishing the ICML workshop paper.\n", "utf-8")
+    (root / "skills" / "latex-polish").mkdir(parents=True)
+    (root / "skills" / "latex-polish" / "SKILL.md").write_text(
+        "---\nname: TeX Polisher\ndescription: Polishes a LaTeX paper for camera-ready.\n"
+        "tags: [latex, paper]\n---\n",
+        "utf-8",
+    )
+    (root / "integrations.toml").write_text(
+        '[[integration]]\ntoolkit = "slack"\ndescription = "Team chat"\nconnected = true\n', "utf-8"
+    )
+    bundle = _bundle(_scout(Workspace(root), "Help me get the ICML workshop paper camera-ready"))
+    assert "2027-05-30" in bundle.summary
+    assert "(memory)" in bundle.summary
+    assert "(profile)" in bundle.summary
+    assert "Tomatoes" not in bundle.summary
+    assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [("latex-polish", True)]
+    assert "(integrations)" not in bundle.summary  # slack is connected but unrelated
+
+
+def test_offline_scout_is_deterministic(demo: Workspace) -> None:
+    message = "Draft a reply to Jonas about the data pipeline"
+    assert _scout(demo, message).envelope == _scout(demo, message).envelope
+
+
+def test_offline_orchestrator_says_what_it_is() -> None:
+    cold = OfflineOrchestratorModel().complete([Message(role="user", content="hello there")])
+    assert "offline orchestrator" in (cold.message.content or "")
+    assert "Starting cold" in (cold.message.content or "")
