@@ -81,7 +81,7 @@ def _cmd_config(args: argparse.Namespace) -> int:
     if args.action == "set" and status.enabled != (args.value == "on"):
         print(f"super_context_enabled: {state} (saved {args.value}, overridden by {status.detail})")
     else:
-        print(f"super_context_enabled: {state} (source: {status.source}, {status.detail})")
+        print(f"super_context_enabled: {status.describe()}")
     return 0
 
 
@@ -256,6 +256,11 @@ def _build_parser() -> _Parser:
     setter = config_sub.add_parser("set", help="persist the flag in config.toml")
     setter.add_argument("value", choices=["on", "off"])
     setter.set_defaults(handler=_cmd_config)
+
+    # Imported here so that importing this module stays light (the handler imports the rest).
+    from .eval.cli import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 

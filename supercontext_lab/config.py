@@ -335,6 +335,16 @@ class FlagStatus:
     detail: str
     """``"<VARIABLE>=<value>"``, the config file path, or ``"default"``."""
 
+    def describe(self) -> str:
+        """One line for people: the value and where it comes from."""
+        state = "on" if self.enabled else "off"
+        origin = {
+            "env": f"environment {self.detail}",
+            "file": f"config file {self.detail}",
+            "default": "default (no config file value, no environment override)",
+        }[self.source]
+        return f"{state} (from the {origin})"
+
 
 def _parse_env_bool(raw: str) -> bool | None:
     """Map an override value to a bool: trimmed, case-insensitive; ``None`` when invalid."""

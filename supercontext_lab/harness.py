@@ -11,6 +11,7 @@ prepended and the reason is kept on the :class:`TurnResult`.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 import uuid
@@ -22,7 +23,7 @@ from typing import Any, Literal
 from .agents.definition import AgentDefinition, default_agent_definition
 from .bundle import ContextBundle
 from .config import get_super_context_enabled
-from .errors import ModelError, WorkspaceError
+from .errors import ModelError, SupercontextError, WorkspaceError
 from .gate import has_prior_conversation, should_run_super_context, super_context_skip_reason
 from .models.base import ChatModel, Message, ToolCall, ToolSpec, Usage
 from .models.routing import ORCHESTRATOR_HINT, resolve_model
@@ -56,6 +57,8 @@ _MAX_ORCHESTRATOR_ROUNDS = 4
 _FREE_ARGS: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 Preparation = Literal["prepared", "skipped", "failed"]
+
+_log = logging.getLogger(__name__)
 
 
 def build_prepared_message(envelope: str, message: str) -> str:
@@ -281,9 +284,21 @@ class Thread:
             return
         try:
             run = self.run_scout(message, on_step=on_step)
-        except (ModelError, WorkspaceError, OSError, ValueError) as exc:
+        except (SupercontextError, OSError, ValueError) as exc:
             # The scout is an optimisation: whatever goes wrong, the turn goes on cold.
+            # SupercontextError covers a broken model route (ConfigError) as well as
+            # model and workspace failures.
             result.preparation, result.reason = "failed", f"scout error: {exc}"
+            return
+        except Exception as exc:
+            # An unexpected error (a third-party ChatModel's own exception, a bug) must
+            # not break the user's turn either (SPEC §7.6); its traceback is logged so
+            # it stays visible.
+            _log.warning(
+                "The context scout failed unexpectedly; the turn goes on cold.", exc_info=True
+            )
+            result.preparation = "failed"
+            result.reason = f"scout error: {type(exc).__name__}: {exc}"
             return
         result.scout = run
         if run.envelope is None or run.bundle is None:
@@ -368,7 +383,9 @@ class Thread:
     ) -> TurnResult:
         """Run one turn: prepare on a genuinely new first turn, then call the orchestrator."""
         started = time.perf_counter()
-        first_turn = self.is_new
+        # The first turn of this Thread object; a resumed transcript with an assistant
+        # message is then reported as prior conversation by the gate.
+        first_turn = not self.turns
         result = TurnResult(
             message=message,
             sent_message=message,
@@ -387,7 +404,9 @@ class Thread:
             "orchestrator_ms": (done - prepared_at) * 1000.0,
             "total_ms": (done - started) * 1000.0,
         }
-        self.transcript.append(Message(role="user", content=message))
+        # Keep what the orchestrator actually saw, so later turns still carry the
+        # prepared context.
+        self.transcript.append(Message(role="user", content=result.sent_message))
         if result.orchestrator_error is None:
             self.transcript.append(Message(role="assistant", content=result.reply))
         self.turns.append(result)
@@ -420,15 +439,47 @@ class Thread:
         source = Path(path)
         try:
             data = json.loads(source.read_text("utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             raise WorkspaceError(f"{source}: cannot read the saved thread ({exc}).") from None
+        # A saved thread is a file a user may edit or receive: check its shape here, so a
+        # damaged one fails with a message naming it instead of an AttributeError or a
+        # KeyError at the next turn.
+        problem = _saved_thread_problem(data)
+        if problem is None:
+            try:
+                transcript = messages_from_openai(data.get("transcript", []))
+            except ModelError as exc:
+                problem = f"its transcript is invalid ({exc})"
+        if problem is not None:
+            raise WorkspaceError(
+                f"{source}: cannot resume the saved thread: {problem}; save the thread again."
+            )
         options: dict[str, Any] = {
             "workspace": data.get("workspace"),
             "goal": data.get("goal"),
-            "transcript": messages_from_openai(data.get("transcript", [])),
+            "transcript": transcript,
             "thread_id": data.get("thread_id"),
         }
         options.update(overrides)
         thread = cls(**options)
-        thread.prepared_markers = list(data.get("prepared_markers", []))
+        thread.prepared_markers = [dict(m) for m in data.get("prepared_markers", [])]
         return thread
+
+
+def _saved_thread_problem(data: Any) -> str | None:
+    """Why ``data`` (a decoded saved thread) cannot be resumed, or ``None``."""
+    if not isinstance(data, dict):
+        return f"it holds a JSON {type(data).__name__}, not an object"
+    for key in ("workspace", "goal", "thread_id"):
+        if not isinstance(data.get(key), str | None):
+            return f"'{key}' must be a string"
+    markers = data.get("prepared_markers", [])
+    if not isinstance(markers, list) or not all(
+        isinstance(m, dict)
+        and isinstance(m.get("turn"), int)
+        and "has_enough_context" in m
+        and isinstance(m["has_enough_context"], bool | None)
+        for m in markers
+    ):
+        return "'prepared_markers' must be a list of {turn, has_enough_context} objects"
+    return None

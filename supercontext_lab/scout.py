@@ -97,6 +97,7 @@ class TraceStep:
                 text_preview=self.text_preview,
                 tool_calls=list(self.tool_calls),
                 grace=self.grace,
+                ok=self.ok,
             )
         else:
             base.update(
@@ -201,13 +202,29 @@ class _Run:
     def call_model(self, messages: list[Message], iteration: int, *, grace: bool) -> Message:
         started = self.now_ms()
         specs = None if grace else (self.registry.specs(self.allowed) or None)
-        reply = self.model.complete(
-            messages,
-            tools=specs,
-            tool_choice=None,
-            temperature=self.definition.temperature,
-            timeout=max(self.remaining(), 0.001),
-        )
+        try:
+            reply = self.model.complete(
+                messages,
+                tools=specs,
+                tool_choice=None,
+                temperature=self.definition.temperature,
+                timeout=max(self.remaining(), 0.001),
+            )
+        except ModelError as exc:
+            # A failed call is a step too: the trace shows where the run broke.
+            self.model_calls += 1
+            self.record(
+                TraceStep(
+                    kind="model",
+                    iteration=iteration,
+                    started_ms=started,
+                    duration_ms=self.now_ms() - started,
+                    grace=grace,
+                    ok=False,
+                    text_preview=_preview(str(exc)),
+                )
+            )
+            raise
         self.model_calls += 1
         self.usage = self.usage + reply.usage
         message = reply.message

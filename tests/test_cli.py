@@ -29,11 +29,13 @@ def _run(
 def test_config_get_and_set() -> None:
     out = _run("config", "get")
     assert out.returncode == 0
-    assert out.stdout.startswith("super_context_enabled: on (source: default")
+    assert out.stdout.startswith("super_context_enabled: on (from the default")
     assert _run("config", "set", "off").returncode == 0
-    assert _run("config", "get").stdout.startswith("super_context_enabled: off (source: file")
+    assert _run("config", "get").stdout.startswith(
+        "super_context_enabled: off (from the config file"
+    )
     overridden = _run("config", "get", env={"OPENHUMAN_SUPER_CONTEXT": "on"})
-    assert overridden.stdout.startswith("super_context_enabled: on (source: env")
+    assert overridden.stdout.startswith("super_context_enabled: on (from the environment")
 
 
 def test_bundle_check_accepts_and_rejects(tmp_path: Path) -> None:

@@ -151,7 +151,8 @@ def test_resumed_thread_with_an_assistant_message_does_not_scout(
     assert resumed.goal == thread.goal
     result = resumed.send("Help me write the quarterly report again")
     assert result.preparation == "skipped"
-    assert result.reason in {"not_first_turn", "prior_conversation"}
+    assert result.first_turn
+    assert result.reason == "prior_conversation"
 
 
 def test_attachment_first_thread_with_only_a_user_message_is_new(workspace: Workspace) -> None:
@@ -273,3 +274,14 @@ def test_offline_demo_turn_end_to_end() -> None:
     assert result.goal == "Finish the sensitivity analysis section for the grant renewal"
     text = result._repr_mimebundle_()["text/plain"]
     assert "ms" not in text.split("Reply:")[0]
+
+
+def test_later_turns_keep_the_prepared_context_in_the_history(workspace: Workspace) -> None:
+    orchestrator = _orchestrator()
+    thread = Thread(workspace, orchestrator_model=orchestrator, super_context_enabled=True)
+    first = thread.send("Help me write the quarterly report")
+    thread.send("Thanks, and the next step?")
+    history = orchestrator.calls[1].messages
+    assert [m.role for m in history] == ["system", "user", "assistant", "user"]
+    assert history[1].content == first.sent_message
+    assert CANARY in (history[1].content or "")

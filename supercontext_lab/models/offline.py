@@ -370,24 +370,14 @@ class OfflineScoutModel:
         installed: list[tuple[int, str, str]] = []
         for result in context.results.get("list_workflows", []):
             for skill in result.get("skills", []):
-                text = " ".join(
-                    [
-                        str(skill.get("name", "")),
-                        str(skill.get("description", "")),
-                        " ".join(map(str, skill.get("tags", []))),
-                        str(skill.get("dir_name", "")),
-                    ]
-                )
-                score = overlap(query, text)
-                if score >= 2 or (
-                    score >= 1
-                    and overlap(
-                        query,
-                        " ".join(map(str, skill.get("tags", [])))
-                        + " "
-                        + str(skill.get("name", "")),
-                    )
-                ):
+                title = str(skill.get("name", ""))
+                # Slugs are hyphenated: split them so "lit-review-digest" matches "review".
+                slug = str(skill.get("dir_name", "")).replace("-", " ")
+                tags = " ".join(map(str, skill.get("tags", [])))
+                score = overlap(query, f"{title} {slug} {tags} {skill.get('description', '')}")
+                # One shared word fits only when it names the skill itself ("figures" for
+                # the figure polisher); a word only in a description ("grant") does not.
+                if score >= 2 or (score == 1 and overlap(query, title)):
                     installed.append(
                         (score, str(skill.get("dir_name", "")), str(skill.get("description", "")))
                     )
@@ -577,15 +567,26 @@ class OfflineOrchestratorModel:
     ) -> ModelReply:
         from ..bundle import parse_context_bundle
 
-        last_user = next((m.content or "" for m in reversed(messages) if m.role == "user"), "")
+        users = [m.content or "" for m in messages if m.role == "user"]
+        last_user = users[-1] if users else ""
         request = last_user.rsplit("\n---\n", 1)[-1].strip()
-        bundle = parse_context_bundle(last_user) if "## Prepared context" in last_user else None
+        # The prepared block travels with the first message of the thread; later turns
+        # still have it in the history.
+        prepared = next((text for text in reversed(users) if "## Prepared context" in text), "")
+        bundle = parse_context_bundle(prepared) if prepared else None
         lines = ["(offline orchestrator — a deterministic stand-in, not a language model)"]
         if bundle is None:
             lines.append(
                 f"Starting cold: no prepared context came with “{_one_line(request, 120)}”."
             )
             lines.append("With a real model configured I would gather context myself now.")
+        elif prepared is not last_user:
+            lines.append(
+                f"On “{_one_line(request, 120)}”: I still have the context prepared "
+                "at the start of this thread."
+            )
+            if bundle.proposed_goal:
+                lines.append(f"Thread goal: {bundle.proposed_goal}")
         else:
             if bundle.proposed_goal:
                 lines.append(f"Goal: {bundle.proposed_goal}")

@@ -36,12 +36,26 @@ def tokens(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A light English stemmer: enough to match deadline/deadlines, figure/figures."""
+    """A light English stemmer, enough to match figure/figures/figured,
+    deadline/deadlines, format/formatted/formatting and decide/decided."""
     word = word.lower()
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s"):
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "ches", "shes", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ations", "ation", "ings", "ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            return base + "y" if suffix in ("ies", "ied") else base
+            word = word[: -len(suffix)]
+            # formatt(ed) -> format, but keep "ll"/"ss" (install, process).
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
     return word
 
 

@@ -1,0 +1,102 @@
+"""Evaluate and compare scout variants on a dataset of first messages.
+
+    from supercontext_lab.eval import Variant, baseline, evaluate
+
+    report = evaluate("cases.jsonl", [baseline(), Variant.from_path("v2", "v2/agent.toml")])
+    report.metrics("v2")["mention_rate"]
+
+Datasets are JSONL (:mod:`.dataset`), metrics follow SPEC §11 (:mod:`.metrics`), runs go
+through a sequential, threaded or Dask executor (:mod:`.executors`) and model replies
+through the response cache (:mod:`supercontext_lab.models.cache`).
+
+Names load on first access (PEP 562), so the command line can register ``eval`` without
+importing the engine; nothing here imports Jupyter, Dask or tqdm at import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .dataset import EvalCase, Expectations, load_dataset, parse_dataset
+    from .executors import EXECUTORS, run_tasks
+    from .metrics import METRIC_NAMES, CaseScores, aggregate, score_case
+    from .report import EvalReport, VariantReport
+    from .runner import CaseResult, evaluate
+    from .variants import BASELINE, Variant, baseline
+
+_LAZY = {
+    "BASELINE": "variants",
+    "EXECUTORS": "executors",
+    "METRIC_NAMES": "metrics",
+    "CaseResult": "runner",
+    "CaseScores": "metrics",
+    "EvalCase": "dataset",
+    "EvalReport": "report",
+    "Expectations": "dataset",
+    "Variant": "variants",
+    "VariantReport": "report",
+    "aggregate": "metrics",
+    "baseline": "variants",
+    "evaluate": "runner",
+    "load_dataset": "dataset",
+    "parse_dataset": "dataset",
+    "run_tasks": "executors",
+    "score_case": "metrics",
+}
+
+__all__ = [
+    "BASELINE",
+    "EXECUTORS",
+    "METRIC_NAMES",
+    "CaseResult",
+    "CaseScores",
+    "EvalCase",
+    "EvalReport",
+    "Expectations",
+    "Variant",
+    "VariantReport",
+    "aggregate",
+    "baseline",
+    "demo_dataset_path",
+    "demo_variant_path",
+    "evaluate",
+    "load_dataset",
+    "parse_dataset",
+    "run_tasks",
+    "score_case",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def demo_dataset_path() -> str:
+    """The shipped dataset of cases for the demo workspace (a JSONL file)."""
+    return str(resources.files(__name__).joinpath("data").joinpath("demo_dataset.jsonl"))
+
+
+def demo_variant_path(name: str = "no_memory_recall") -> str:
+    """The ``agent.toml`` of a shipped demo variant (``data/variants/<name>/agent.toml``)."""
+    path = (
+        resources.files(__name__)
+        .joinpath("data")
+        .joinpath("variants")
+        .joinpath(name)
+        .joinpath("agent.toml")
+    )
+    if not path.is_file():
+        raise FileNotFoundError(f"no shipped demo variant named {name!r}")
+    return str(path)

@@ -1,0 +1,181 @@
+"""``supercontext-lab eval``: run a dataset under the baseline and other scout variants.
+
+    supercontext-lab eval --dataset cases.jsonl --agent v2=variants/v2/agent.toml --json
+
+The shipped definition always runs as ``baseline``; each ``--agent NAME=PATH`` (or
+``PATH``, named after its folder) adds a variant. Prints a metrics table, or with
+``--json`` one object ``{"variants": [{"name", "metrics"}], "cases": [{"id", "variant",
+"envelope", "problems", "scores"}]}``. Exit status: 0 when the evaluation ran, 1 when no
+run produced a valid envelope, 2 for bad input.
+
+Only argparse and the standard library are imported here; the evaluation machinery loads
+when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..cli import PROG, _UsageProblem
+
+if TYPE_CHECKING:
+    from .variants import Variant
+
+__all__ = ["add_eval_parser", "parse_agent_option", "run_eval_command"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``eval`` subcommand to the CLI's subparsers."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "eval",
+        help="evaluate scout variants on a JSONL dataset",
+        description="Run every case of a dataset under the shipped scout (baseline) and "
+        "each --agent variant, then print per-variant metrics.",
+    )
+    parser.add_argument("--dataset", required=True, help="a JSONL dataset, one case a line")
+    parser.add_argument(
+        "--workspace", help="workspace for cases that name none (default: the shipped demo)"
+    )
+    parser.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="add a variant from an agent.toml (repeatable; NAME defaults to its folder)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=["sequential", "local", "dask"],
+        default="sequential",
+        help="how to run the cases (default: sequential)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=8,
+        help="runs at once for the local executor; workers of a local Dask cluster",
+    )
+    parser.add_argument(
+        "--repeats", type=_positive_int, default=1, help="runs per case and variant"
+    )
+    parser.add_argument("--dask-address", help="a Dask scheduler address such as tcp://host:8786")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true", help="do not use the response cache")
+    cache.add_argument(
+        "--replay",
+        action="store_true",
+        help="serve recorded responses only; fail on any response not in the cache",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run_eval_command)
+    return parser
+
+
+def parse_agent_option(option: str) -> tuple[str, Path]:
+    """``NAME=PATH`` or ``PATH`` (named after the agent.toml's folder, or the file's stem)."""
+    from .variants import split_agent_option
+
+    try:
+        return split_agent_option(option)
+    except ValueError as exc:
+        raise _UsageProblem(f"{PROG}: {exc}") from None
+
+
+def _variants(options: list[str]) -> list[Variant]:
+    from ..agents.definition import load_agent_definition
+    from .variants import BASELINE, Variant, baseline, check_variant_name
+
+    variants = [baseline()]
+    for option in options:
+        name, path = parse_agent_option(option)
+        try:
+            check_variant_name(name)
+        except ValueError as exc:
+            raise _UsageProblem(f"{PROG}: --agent {option!r}: {exc}") from None
+        if name in {variant.name for variant in variants}:
+            reason = "is the shipped definition's" if name == BASELINE else "is used twice"
+            raise _UsageProblem(f"{PROG}: variant name {name!r} {reason}; choose another name")
+        if not path.is_file():
+            raise _UsageProblem(f"{PROG}: agent definition not found: {path}")
+        variants.append(Variant(name, load_agent_definition(path)))
+    return variants
+
+
+def _json_output(report: Any) -> dict[str, Any]:
+    return {
+        "variants": [
+            {
+                "name": variant.name,
+                "metrics": variant.metrics,
+                **({"spread": variant.spread} if variant.spread else {}),
+                "cache": {"hits": variant.cache_hits, "misses": variant.cache_misses},
+            }
+            for variant in report.variants
+        ],
+        "cases": [
+            {
+                "id": result.id,
+                "variant": result.variant,
+                "repeat": result.repeat,
+                "envelope": result.envelope,
+                "problems": list(result.problems),
+                "scores": result.scores.to_dict(),
+                "model_calls": result.model_calls,
+                "tokens": result.tokens,
+                "elapsed_ms": round(result.elapsed_ms, 3),
+            }
+            for result in report.results
+        ],
+        "wall_s": round(report.wall_s, 3),
+    }
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    """The ``eval`` handler: returns the exit status."""
+    from .dataset import load_dataset
+    from .runner import evaluate
+
+    dataset = Path(args.dataset)
+    if not dataset.is_file():
+        raise _UsageProblem(f"{PROG}: dataset file not found: {args.dataset}")
+    if args.workspace is not None and not Path(args.workspace).is_dir():
+        raise _UsageProblem(f"{PROG}: workspace folder not found: {args.workspace}")
+    if args.dask_address is not None and args.executor != "dask":
+        raise _UsageProblem(f"{PROG}: --dask-address needs --executor dask")
+    cases = load_dataset(dataset)
+    variants = _variants(args.agent)
+    cache: bool | Literal["replay"] = "replay" if args.replay else not args.no_cache
+    report = evaluate(
+        cases,
+        variants,
+        executor=args.executor,
+        concurrency=args.concurrency,
+        repeats=args.repeats,
+        cache=cache,
+        dask_address=args.dask_address,
+        progress=sys.stderr.isatty(),
+        workspace=args.workspace,
+    )
+    if args.json:
+        print(json.dumps(_json_output(report), ensure_ascii=False))
+    else:
+        print(report.to_text())
+        print(
+            f"{len(report.results)} runs in {report.wall_s:.2f} s ({args.executor}); "
+            f"response cache: {report.cache_hits} hits, {report.cache_misses} misses"
+        )
+    return 0 if any(result.ok for result in report.results) else 1

@@ -1,0 +1,248 @@
+"""Evaluation datasets: JSONL files, one case a line.
+
+A line is a JSON object::
+
+    {"id": "kernel-decision", "message": "What did we decide about the dispersal kernel?",
+     "focus": "grant Section 3.2", "workspace": "../my-workspace",
+     "expect": {"skills": ["lit-review-digest"], "tools": ["delegate_gmail"],
+                "has_goal": false, "has_enough_context": true,
+                "mentions": ["2Dt"], "must_not_mention": ["sourdough"]}}
+
+``id`` and ``message`` are required; everything else is optional, and an expectation that
+is absent is simply not scored. A relative ``workspace`` is resolved against the folder of
+the dataset file; no ``workspace`` means the evaluation's default (the demo workspace
+unless another is given). Blank lines are skipped. Every problem raises
+:class:`~supercontext_lab.errors.DatasetError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DatasetError
+
+__all__ = [
+    "CASE_KEYS",
+    "EXPECT_KEYS",
+    "EvalCase",
+    "Expectations",
+    "load_dataset",
+    "parse_dataset",
+]
+
+CASE_KEYS = ("id", "message", "focus", "workspace", "expect")
+EXPECT_KEYS = (
+    "skills",
+    "tools",
+    "has_goal",
+    "has_enough_context",
+    "mentions",
+    "must_not_mention",
+)
+_LIST_KEYS = ("skills", "tools", "mentions", "must_not_mention")
+_BOOL_KEYS = ("has_goal", "has_enough_context")
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What a case expects of the bundle; ``None`` means "not scored for this case"."""
+
+    skills: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = None
+    has_goal: bool | None = None
+    has_enough_context: bool | None = None
+    mentions: tuple[str, ...] | None = None
+    must_not_mention: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``expect`` object as it would be written in the dataset (set keys only)."""
+        out: dict[str, Any] = {}
+        for key in EXPECT_KEYS:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    """One evaluation case: a first message, an optional focus and workspace, expectations."""
+
+    id: str
+    message: str
+    focus: str | None = None
+    workspace: Path | None = None
+    expect: Expectations = field(default_factory=Expectations)
+    line: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The case as a dataset line (the workspace as an absolute path)."""
+        out: dict[str, Any] = {"id": self.id, "message": self.message}
+        if self.focus is not None:
+            out["focus"] = self.focus
+        if self.workspace is not None:
+            out["workspace"] = str(self.workspace)
+        out["expect"] = self.expect.to_dict()
+        return out
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class _Line:
+    """Error helper bound to one line of one file."""
+
+    def __init__(self, source: str, number: int) -> None:
+        self.source = source
+        self.number = number
+
+    def error(self, problem: str) -> DatasetError:
+        return DatasetError(f"{self.source}, line {self.number}: {problem}")
+
+
+def _required_text(where: _Line, data: Mapping[str, Any], key: str) -> str:
+    if key not in data:
+        raise where.error(f'"{key}" is missing; every case needs "id" and "message".')
+    value = data[key]
+    if not isinstance(value, str):
+        raise where.error(f'"{key}" must be a string, not {_type_name(value)}.')
+    if not value.strip():
+        raise where.error(f'"{key}" is empty; give the case a non-empty {key}.')
+    return value
+
+
+def _optional_text(where: _Line, data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise where.error(f'"{key}" must be a string or null, not {_type_name(value)}.')
+    return value
+
+
+def _expectations(where: _Line, raw: object) -> Expectations:
+    if not isinstance(raw, dict):
+        raise where.error(f'"expect" must be an object, not {_type_name(raw)}.')
+    unknown = sorted(set(raw) - set(EXPECT_KEYS))
+    if unknown:
+        raise where.error(
+            f'unknown key "expect.{unknown[0]}"; expectations are {", ".join(EXPECT_KEYS)}.'
+        )
+    values: dict[str, Any] = {}
+    for key in _LIST_KEYS:
+        if key not in raw:
+            continue
+        items = raw[key]
+        if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+            raise where.error(
+                f'"expect.{key}" must be an array of strings, not {_type_name(items)}'
+                + (" with other items." if isinstance(items, list) else ".")
+            )
+        cleaned = tuple(item.strip() for item in items)
+        if any(not item for item in cleaned):
+            raise where.error(f'"expect.{key}" holds an empty string; remove it.')
+        values[key] = cleaned
+    for key in _BOOL_KEYS:
+        if key not in raw:
+            continue
+        if not isinstance(raw[key], bool):
+            raise where.error(f'"expect.{key}" must be true or false, not {_type_name(raw[key])}.')
+        values[key] = raw[key]
+    return Expectations(**values)
+
+
+def _workspace(where: _Line, value: str | None, base: Path | None) -> Path | None:
+    if value is None:
+        return None
+    if not value.strip():
+        raise where.error('"workspace" is empty; give a folder or leave the key out.')
+    path = Path(value).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    if not path.is_dir():
+        raise where.error(f'workspace folder "{path}" does not exist; fix the path.')
+    return path.resolve()
+
+
+def _case(where: _Line, text: str, base: Path | None) -> EvalCase:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise where.error(f"invalid JSON ({exc}); write one JSON object per line.") from exc
+    if not isinstance(data, dict):
+        raise where.error(f"a case must be a JSON object, not {_type_name(data)}.")
+    unknown = sorted(set(data) - set(CASE_KEYS))
+    if unknown:
+        raise where.error(f'unknown key "{unknown[0]}"; a case has {", ".join(CASE_KEYS)}.')
+    case_id = _required_text(where, data, "id")
+    message = _required_text(where, data, "message")
+    focus = _optional_text(where, data, "focus")
+    workspace = _workspace(where, _optional_text(where, data, "workspace"), base)
+    expect = _expectations(where, data.get("expect", {}))
+    return EvalCase(
+        id=case_id.strip(),
+        message=message,
+        focus=focus if focus and focus.strip() else None,
+        workspace=workspace,
+        expect=expect,
+        line=where.number,
+    )
+
+
+def parse_dataset(text: str, *, source: str = "<text>", base: Path | None = None) -> list[EvalCase]:
+    """Parse JSONL ``text`` into cases; ``base`` resolves relative workspaces.
+
+    Raises :class:`DatasetError` naming ``source`` and the line for bad JSON, a missing or
+    empty ``id``/``message``, duplicate ids, unknown keys and wrong types.
+    """
+    cases: list[EvalCase] = []
+    first_line: dict[str, int] = {}
+    # Split on newlines only: str.splitlines would also break at U+2028 and friends, which
+    # JSON allows inside strings, and the line numbers would stop matching an editor's.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        where = _Line(source, number)
+        case = _case(where, raw, base)
+        if case.id in first_line:
+            raise where.error(
+                f'duplicate id "{case.id}" (first used on line {first_line[case.id]}); '
+                "ids must be unique."
+            )
+        first_line[case.id] = number
+        cases.append(case)
+    if not cases:
+        raise DatasetError(f"{source}: the dataset holds no cases; write one JSON object a line.")
+    return cases
+
+
+def load_dataset(path: str | os.PathLike[str]) -> list[EvalCase]:
+    """Read a JSONL dataset file (see the module docstring for the format)."""
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        raise DatasetError(f"{file}: no such dataset file; check the path.") from exc
+    except IsADirectoryError as exc:
+        raise DatasetError(f"{file}: is a folder; pass a .jsonl dataset file.") from exc
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{file}: is not UTF-8 text ({exc}); save it as UTF-8.") from exc
+    except OSError as exc:
+        raise DatasetError(f"{file}: cannot be read ({exc}).") from exc
+    return parse_dataset(text, source=str(file), base=file.resolve().parent)

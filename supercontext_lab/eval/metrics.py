@@ -1,0 +1,348 @@
+"""Scoring one bundle against a case's expectations, and the per-variant metrics (SPEC §11).
+
+Rules:
+
+* skill, tool, goal, has-enough and mention metrics count only the cases that set that
+  expectation;
+* precision and recall are micro-averaged over the items: precision = matched /
+  recommended, recall = matched / expected, summed over the counted cases;
+* an empty ratio (0/0) counts as 1.0, except ``forbidden_mention_rate`` (0.0);
+* mentions match case-insensitively anywhere in the envelope;
+* ``goal_accuracy`` compares ``has_goal`` with ``proposed_goal is not None``.
+
+A run without a valid envelope recommends nothing, mentions nothing and counts as wrong
+for goal and has-enough accuracy (it gave no answer to be right with); ``valid_rate``
+shows how often that happened. Skill ids and tool names are compared case-insensitively,
+each counted once per run. ``envelope_chars_mean`` averages over the runs that produced an
+envelope; the other means and percentiles over every run.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .dataset import Expectations
+
+__all__ = [
+    "COUNT_NAMES",
+    "HIGHER_IS_BETTER",
+    "LOWER_IS_BETTER",
+    "METRIC_NAMES",
+    "TIMING_METRICS",
+    "CaseScores",
+    "RunMeasure",
+    "aggregate",
+    "percentile",
+    "ratio",
+    "score_case",
+    "spread",
+]
+
+METRIC_NAMES: tuple[str, ...] = (
+    "valid_rate",
+    "skill_precision",
+    "skill_recall",
+    "tool_precision",
+    "tool_recall",
+    "goal_accuracy",
+    "has_enough_accuracy",
+    "mention_rate",
+    "forbidden_mention_rate",
+    "model_calls_mean",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "tokens_mean",
+    "envelope_chars_mean",
+)
+"""Every per-variant metric, in display order."""
+
+COUNT_NAMES: tuple[str, ...] = (
+    "runs",
+    "valid_runs",
+    "skill_cases",
+    "tool_cases",
+    "goal_cases",
+    "has_enough_cases",
+    "mention_cases",
+    "forbidden_cases",
+)
+"""How many runs each metric was computed over."""
+
+TIMING_METRICS = frozenset({"latency_mean_ms", "latency_p50_ms", "latency_p95_ms"})
+"""Metrics that depend on the machine, not on the bundles."""
+
+HIGHER_IS_BETTER = frozenset(
+    {
+        "valid_rate",
+        "skill_precision",
+        "skill_recall",
+        "tool_precision",
+        "tool_recall",
+        "goal_accuracy",
+        "has_enough_accuracy",
+        "mention_rate",
+    }
+)
+LOWER_IS_BETTER = frozenset(
+    {
+        "forbidden_mention_rate",
+        "model_calls_mean",
+        "latency_mean_ms",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "tokens_mean",
+    }
+)
+
+
+def ratio(numerator: int, denominator: int, *, empty: float = 1.0) -> float:
+    """``numerator / denominator``, or ``empty`` when the denominator is 0."""
+    return numerator / denominator if denominator else empty
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) with linear interpolation; 0.0 for no values."""
+    if not values:
+        return 0.0
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile q must be between 0 and 100, not {q!r}")
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = math.ceil(position)
+    if low == high:
+        return float(ordered[low])
+    return float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
+
+
+def _norm(items: Iterable[str]) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        key = item.strip().casefold()
+        if key and key not in seen:
+            seen.append(key)
+    return seen
+
+
+@dataclass(frozen=True)
+class CaseScores:
+    """How one run's bundle fared against its case's expectations.
+
+    Counts are ``None`` when the case does not set that expectation.
+    """
+
+    valid: bool
+    skills_matched: int | None = None
+    skills_recommended: int | None = None
+    skills_expected: int | None = None
+    tools_matched: int | None = None
+    tools_recommended: int | None = None
+    tools_expected: int | None = None
+    goal_correct: bool | None = None
+    has_enough_correct: bool | None = None
+    mentions_found: int | None = None
+    mentions_expected: int | None = None
+    forbidden_found: int | None = None
+    forbidden_expected: int | None = None
+    missed_skills: tuple[str, ...] = ()
+    unexpected_skills: tuple[str, ...] = ()
+    missed_tools: tuple[str, ...] = ()
+    unexpected_tools: tuple[str, ...] = ()
+    missed_mentions: tuple[str, ...] = ()
+    forbidden_mentions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Per-case rates (``None`` when not scored) followed by the raw counts and misses."""
+        out: dict[str, Any] = {
+            "valid": self.valid,
+            "skill_precision": _opt_ratio(self.skills_matched, self.skills_recommended),
+            "skill_recall": _opt_ratio(self.skills_matched, self.skills_expected),
+            "tool_precision": _opt_ratio(self.tools_matched, self.tools_recommended),
+            "tool_recall": _opt_ratio(self.tools_matched, self.tools_expected),
+            "goal_correct": self.goal_correct,
+            "has_enough_correct": self.has_enough_correct,
+            "mention_rate": _opt_ratio(self.mentions_found, self.mentions_expected),
+            "forbidden_mention_rate": _opt_ratio(
+                self.forbidden_found, self.forbidden_expected, empty=0.0
+            ),
+        }
+        for key, value in asdict(self).items():
+            if key not in out:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseScores:
+        """Rebuild scores from :meth:`to_dict` output."""
+        names = cls.__dataclass_fields__
+        values: dict[str, Any] = {
+            key: tuple(value) if isinstance(value, list) else value
+            for key, value in data.items()
+            if key in names
+        }
+        return cls(**values)
+
+
+def _opt_ratio(
+    numerator: int | None, denominator: int | None, *, empty: float = 1.0
+) -> float | None:
+    if numerator is None or denominator is None:
+        return None
+    return ratio(numerator, denominator, empty=empty)
+
+
+def _match(
+    recommended: Sequence[str], expected: Sequence[str]
+) -> tuple[int, int, int, tuple[str, ...], tuple[str, ...]]:
+    got = _norm(recommended)
+    want = _norm(expected)
+    matched = [item for item in got if item in want]
+    return (
+        len(matched),
+        len(got),
+        len(want),
+        tuple(item for item in want if item not in got),
+        tuple(item for item in got if item not in want),
+    )
+
+
+def score_case(
+    expect: Expectations, envelope: str | None, bundle: Mapping[str, Any] | None
+) -> CaseScores:
+    """Score one run: ``bundle`` is ``ContextBundle.to_dict()`` (``None`` when invalid)."""
+    valid = envelope is not None and bundle is not None
+    values: dict[str, Any] = {"valid": valid}
+    if expect.skills is not None:
+        skills = [str(s.get("skill", "")) for s in (bundle or {}).get("recommended_skills", [])]
+        matched, got, want, missed, extra = _match(skills, expect.skills)
+        values.update(
+            skills_matched=matched,
+            skills_recommended=got,
+            skills_expected=want,
+            missed_skills=missed,
+            unexpected_skills=extra,
+        )
+    if expect.tools is not None:
+        tools = [str(t.get("tool", "")) for t in (bundle or {}).get("recommended_tool_calls", [])]
+        matched, got, want, missed, extra = _match(tools, expect.tools)
+        values.update(
+            tools_matched=matched,
+            tools_recommended=got,
+            tools_expected=want,
+            missed_tools=missed,
+            unexpected_tools=extra,
+        )
+    if expect.has_goal is not None:
+        values["goal_correct"] = valid and (
+            expect.has_goal == ((bundle or {}).get("proposed_goal") is not None)
+        )
+    if expect.has_enough_context is not None:
+        values["has_enough_correct"] = valid and (
+            (bundle or {}).get("has_enough_context") is expect.has_enough_context
+        )
+    text = (envelope or "").casefold()
+    if expect.mentions is not None:
+        wanted = _norm(expect.mentions)
+        missed = tuple(item for item in wanted if item not in text)
+        values.update(
+            mentions_found=len(wanted) - len(missed),
+            mentions_expected=len(wanted),
+            missed_mentions=missed,
+        )
+    if expect.must_not_mention is not None:
+        banned = _norm(expect.must_not_mention)
+        seen = tuple(item for item in banned if item in text)
+        values.update(
+            forbidden_found=len(seen), forbidden_expected=len(banned), forbidden_mentions=seen
+        )
+    return CaseScores(**values)
+
+
+@dataclass(frozen=True)
+class RunMeasure:
+    """What :func:`aggregate` needs of one run besides its scores."""
+
+    scores: CaseScores
+    elapsed_ms: float
+    tokens: int
+    model_calls: int
+    envelope_chars: int | None
+
+
+def _sum(values: Iterable[int | None]) -> int:
+    return sum(value for value in values if value is not None)
+
+
+def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
+    """The metrics of :data:`METRIC_NAMES` and the counts of :data:`COUNT_NAMES`."""
+    scores = [run.scores for run in runs]
+    skill = [s for s in scores if s.skills_expected is not None]
+    tool = [s for s in scores if s.tools_expected is not None]
+    goal = [s for s in scores if s.goal_correct is not None]
+    enough = [s for s in scores if s.has_enough_correct is not None]
+    mention = [s for s in scores if s.mentions_expected is not None]
+    forbidden = [s for s in scores if s.forbidden_expected is not None]
+    latencies = [run.elapsed_ms for run in runs]
+    chars = [run.envelope_chars for run in runs if run.envelope_chars is not None]
+    valid = sum(1 for s in scores if s.valid)
+    metrics: dict[str, float | int] = {
+        "valid_rate": ratio(valid, len(scores)),
+        "skill_precision": ratio(
+            _sum(s.skills_matched for s in skill), _sum(s.skills_recommended for s in skill)
+        ),
+        "skill_recall": ratio(
+            _sum(s.skills_matched for s in skill), _sum(s.skills_expected for s in skill)
+        ),
+        "tool_precision": ratio(
+            _sum(s.tools_matched for s in tool), _sum(s.tools_recommended for s in tool)
+        ),
+        "tool_recall": ratio(
+            _sum(s.tools_matched for s in tool), _sum(s.tools_expected for s in tool)
+        ),
+        "goal_accuracy": ratio(sum(1 for s in goal if s.goal_correct), len(goal)),
+        "has_enough_accuracy": ratio(sum(1 for s in enough if s.has_enough_correct), len(enough)),
+        "mention_rate": ratio(
+            _sum(s.mentions_found for s in mention), _sum(s.mentions_expected for s in mention)
+        ),
+        "forbidden_mention_rate": ratio(
+            _sum(s.forbidden_found for s in forbidden),
+            _sum(s.forbidden_expected for s in forbidden),
+            empty=0.0,
+        ),
+        "model_calls_mean": statistics.fmean([r.model_calls for r in runs]) if runs else 0.0,
+        "latency_mean_ms": statistics.fmean(latencies) if latencies else 0.0,
+        "latency_p50_ms": percentile(latencies, 50),
+        "latency_p95_ms": percentile(latencies, 95),
+        "tokens_mean": statistics.fmean([r.tokens for r in runs]) if runs else 0.0,
+        "envelope_chars_mean": statistics.fmean(chars) if chars else 0.0,
+        "runs": len(scores),
+        "valid_runs": valid,
+        "skill_cases": len(skill),
+        "tool_cases": len(tool),
+        "goal_cases": len(goal),
+        "has_enough_cases": len(enough),
+        "mention_cases": len(mention),
+        "forbidden_cases": len(forbidden),
+    }
+    return metrics
+
+
+def spread(per_repeat: Sequence[Mapping[str, float | int]]) -> dict[str, dict[str, float]]:
+    """For each metric, the ``stdev`` (sample; 0.0 for one repeat), ``min`` and ``max``
+    across repeats."""
+    out: dict[str, dict[str, float]] = {}
+    if not per_repeat:
+        return out
+    for name in METRIC_NAMES:
+        values = [float(metrics[name]) for metrics in per_repeat]
+        out[name] = {
+            "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values),
+            "max": max(values),
+        }
+    return out

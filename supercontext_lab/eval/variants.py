@@ -1,0 +1,159 @@
+"""Scout variants: a name, an agent definition (agent.toml + prompt.md) and a model route.
+
+A variant travels to other threads and processes (a Dask worker) as plain data — the TOML
+text, the prompt text and the route as a dict — and is rebuilt there; see
+:meth:`Variant.spec`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
+from ..config import ModelRoute, get_model_route
+from ..models.base import ChatModel
+
+__all__ = [
+    "BASELINE",
+    "Variant",
+    "VariantSpec",
+    "baseline",
+    "check_variant_name",
+    "definition_from_text",
+    "split_agent_option",
+]
+
+BASELINE = "baseline"
+"""The name of the shipped definition's variant."""
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+def check_variant_name(name: str) -> str:
+    """Return ``name`` when it is a usable variant name, else raise ``ValueError``."""
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(
+            f"variant name {name!r} must be 1-64 letters, digits or _ . + -, starting with a "
+            "letter or digit"
+        )
+    return name
+
+
+def split_agent_option(option: str) -> tuple[str, Path]:
+    """``NAME=PATH`` or ``PATH`` (named after the agent.toml's folder, else the file's stem),
+    as given to ``--agent``; ``ValueError`` when no path is given."""
+    name, sep, path_text = option.partition("=")
+    if not sep:
+        name, path_text = "", option
+    if not path_text.strip():
+        raise ValueError(f"--agent {option!r} names no agent.toml; use --agent NAME=PATH")
+    path = Path(path_text.strip()).expanduser()
+    if not name.strip():
+        name = path.parent.name if path.name == "agent.toml" and path.parent.name else path.stem
+    return name.strip(), path
+
+
+@functools.lru_cache(maxsize=64)
+def definition_from_text(toml_text: str, prompt: str) -> AgentDefinition:
+    """Rebuild a definition from its TOML text and prompt (memoised: definitions are
+    immutable and every task of a variant asks for the same one)."""
+    return load_agent_definition(toml_text, prompt=prompt)
+
+
+def _definition_toml(definition: AgentDefinition) -> str:
+    return tomlkit.dumps(definition.model_dump(mode="json", exclude_none=True))
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """A variant as plain, picklable data for a worker thread or process."""
+
+    name: str
+    toml_text: str
+    prompt: str
+    route: dict[str, Any] | None
+    model_factory: Callable[[], ChatModel] | None
+
+    def definition(self) -> AgentDefinition:
+        """The agent definition, rebuilt and validated."""
+        return definition_from_text(self.toml_text, self.prompt)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way of running the scout: ``definition`` on ``route`` (or ``model_factory``).
+
+    ``route`` ``None`` means the lab's configured route for the definition's model hint
+    (offline unless configured otherwise), read when the evaluation starts.
+    ``model_factory`` overrides the route: it is called once per run and must return a
+    fresh :class:`ChatModel` (for a Dask cluster it must also be picklable).
+    """
+
+    name: str
+    definition: AgentDefinition
+    route: ModelRoute | None = None
+    model_factory: Callable[[], ChatModel] | None = None
+
+    def __post_init__(self) -> None:
+        check_variant_name(self.name)
+        if not isinstance(self.definition, AgentDefinition):
+            raise TypeError(
+                f"variant {self.name!r}: definition must be an AgentDefinition, "
+                f"not {type(self.definition).__name__}"
+            )
+        if self.route is not None and not isinstance(self.route, ModelRoute):
+            raise TypeError(
+                f"variant {self.name!r}: route must be a ModelRoute or None, "
+                f"not {type(self.route).__name__}"
+            )
+
+    @classmethod
+    def from_path(
+        cls,
+        name: str,
+        agent_toml_path: str | os.PathLike[str],
+        route: ModelRoute | None = None,
+    ) -> Variant:
+        """A variant from an ``agent.toml`` (and the ``prompt.md`` beside it, else the
+        shipped prompt). Raises ``AgentDefinitionError`` for an invalid or missing file."""
+        return cls(name, load_agent_definition(Path(agent_toml_path)), route=route)
+
+    @classmethod
+    def baseline(cls, route: ModelRoute | None = None) -> Variant:
+        """The shipped definition, named ``baseline``."""
+        return cls(BASELINE, default_agent_definition(), route=route)
+
+    def resolved_route(self) -> ModelRoute:
+        """The route this variant runs on now (the configured one when unset)."""
+        return self.route or get_model_route(self.definition.model.hint)
+
+    def model_label(self) -> str:
+        """A short description of the model, for reports."""
+        if self.model_factory is not None:
+            return getattr(self.model_factory, "__name__", "custom model")
+        route = self.resolved_route()
+        return "offline" if route.kind == "offline" else f"{route.model} at {route.base_url}"
+
+    def spec(self) -> VariantSpec:
+        """The picklable form sent to executors (reads the configured route now)."""
+        route = None if self.model_factory is not None else self.resolved_route()
+        return VariantSpec(
+            name=self.name,
+            toml_text=_definition_toml(self.definition),
+            prompt=self.definition.prompt,
+            route=route.model_dump() if route is not None else None,
+            model_factory=self.model_factory,
+        )
+
+
+def baseline(route: ModelRoute | None = None) -> Variant:
+    """The shipped definition on the configured ``burst`` route, named ``baseline``."""
+    return Variant.baseline(route)

@@ -1,0 +1,156 @@
+"""``%scout_eval``: evaluate scout variants on a dataset from a notebook cell.
+
+    %scout_eval cases.jsonl --agent v2=variants/v2/agent.toml --executor local --out report
+
+runs every case under the shipped definition (``baseline``) and each ``--agent`` variant,
+stores the :class:`~supercontext_lab.eval.report.EvalReport` in the notebook's namespace
+under ``--out`` (default ``eval_report``) and returns an
+:class:`~supercontext_lab.lab.eval_widget.EvalComparison` widget showing it. Mistakes
+(a missing file, an invalid dataset line or agent.toml, a bad option) become one-line
+``UsageError``s.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from IPython.core import magic, magic_arguments
+from IPython.core.error import UsageError
+from IPython.utils.process import arg_split  # type: ignore[attr-defined]
+
+from ..errors import SupercontextError
+from ..eval.dataset import load_dataset
+from ..eval.runner import evaluate
+from ..eval.variants import BASELINE, Variant, baseline, check_variant_name, split_agent_option
+from .eval_widget import EvalComparison
+
+__all__ = ["EvalMagics"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+# IPython's decorators carry no annotations; typed names keep the rest checked.
+_magic_arguments: Callable[[], _Decorator] = magic_arguments.magic_arguments
+_argument: Callable[..., _Decorator] = magic_arguments.argument
+_line_magic: _Decorator = magic.line_magic
+_arg_split: Callable[..., list[str]] = arg_split
+
+
+def _one_line_errors(method: _F) -> _F:
+    """Deliberate errors (bad dataset, agent.toml, workspace, replay miss) become one-line
+    UsageErrors; anything else is a bug and keeps its traceback."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except SupercontextError as exc:
+            raise UsageError(" ".join(str(exc).split())) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _positive(value: int, option: str) -> int:
+    if value < 1:
+        raise UsageError(f"{option} must be at least 1, not {value}.")
+    return value
+
+
+def agent_variant(option: str, taken: set[str]) -> Variant:
+    """A variant from ``NAME=PATH`` or ``PATH`` (named after the agent.toml's folder)."""
+    try:
+        name, path = split_agent_option(option)
+    except ValueError as exc:
+        raise UsageError(f"{exc}.") from None
+    try:
+        check_variant_name(name)
+    except ValueError as exc:
+        raise UsageError(f"--agent {option!r}: {exc}.") from None
+    if name in taken:
+        reason = "is the shipped definition's name" if name == BASELINE else "is used twice"
+        raise UsageError(f"variant name {name!r} {reason}; use --agent OTHER_NAME={path}.")
+    if not path.is_file():
+        raise UsageError(f"agent definition not found: {path}; pass the path of an agent.toml.")
+    return Variant.from_path(name, path)
+
+
+@magic.magics_class
+class EvalMagics(magic.Magics):
+    """The evaluation magic, ``%scout_eval``."""
+
+    @_magic_arguments()
+    @_argument("dataset", help="a JSONL dataset, one case a line")
+    @_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="add a variant from an agent.toml (repeatable; NAME defaults to its folder)",
+    )
+    @_argument(
+        "--executor",
+        choices=["sequential", "local", "dask"],
+        default="sequential",
+        help="how to run the cases (default: sequential)",
+    )
+    @_argument("--concurrency", type=int, default=8, help="runs at once (local, dask)")
+    @_argument("--repeats", type=int, default=1, help="runs per case and variant")
+    @_argument("--no-cache", action="store_true", help="do not use the response cache")
+    @_argument(
+        "--replay", action="store_true", help="recorded responses only; fail on a missing one"
+    )
+    @_argument("--workspace", help="workspace for cases that name none (default: the demo)")
+    @_argument("--dask-address", help="a Dask scheduler address such as tcp://host:8786")
+    @_argument("--no-progress", action="store_true", help="hide the progress bar")
+    @_argument(
+        "--out", default="eval_report", help="variable that receives the report (eval_report)"
+    )
+    @_line_magic
+    @_one_line_errors
+    def scout_eval(self, line: str) -> EvalComparison:
+        """Evaluate the shipped scout (``baseline``) and each ``--agent`` on DATASET."""
+        args = self._parse(line)
+        if not args.out.isidentifier():
+            raise UsageError(f"--out {args.out!r} is not a Python variable name.")
+        if args.no_cache and args.replay:
+            raise UsageError("--no-cache and --replay exclude each other; pick one.")
+        if args.dask_address and args.executor != "dask":
+            raise UsageError("--dask-address needs --executor dask.")
+        concurrency = _positive(args.concurrency, "--concurrency")
+        repeats = _positive(args.repeats, "--repeats")
+        dataset = Path(args.dataset).expanduser()
+        if not dataset.is_file():
+            raise UsageError(f"dataset file not found: {args.dataset}; pass a .jsonl file.")
+        if args.workspace and not Path(args.workspace).expanduser().is_dir():
+            raise UsageError(f"workspace folder not found: {args.workspace}.")
+        cases = load_dataset(dataset)
+        variants = [baseline()]
+        for option in args.agent:
+            variants.append(agent_variant(option, {variant.name for variant in variants}))
+        report = evaluate(
+            cases,
+            variants,
+            executor=args.executor,
+            concurrency=concurrency,
+            repeats=repeats,
+            cache="replay" if args.replay else not args.no_cache,
+            dask_address=args.dask_address,
+            progress=not args.no_progress,
+            workspace=args.workspace,
+        )
+        if self.shell is not None:
+            self.shell.user_ns[args.out] = report
+        return EvalComparison(report)
+
+    def _parse(self, line: str) -> Any:
+        try:
+            argv = _arg_split(line, posix=True)
+        except ValueError as exc:
+            raise UsageError(f"cannot split the arguments ({exc}); check the quotes.") from None
+        parser: Any = getattr(self.scout_eval, "parser", None)
+        if parser is None:  # pragma: no cover - magic_arguments always attaches it
+            raise UsageError("the %scout_eval argument parser is missing.")
+        return parser.parse_args(argv)

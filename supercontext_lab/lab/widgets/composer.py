@@ -1,0 +1,241 @@
+"""The composer: a message box, Send, and the Super Context toggle of a new thread.
+
+The toggle is shown only while the thread has no messages, because the flag is read when
+a thread is constructed (SPEC §3): flipping it persists the flag for *new* threads, and
+the composer's own thread, still empty, is re-created so its first message uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from ...config import set_super_context_enabled, super_context_status
+from ...errors import SupercontextError
+from ...harness import Thread, TurnResult
+from .html import escape, note
+from .panel import BundlePanel, describe_cold_start
+
+__all__ = ["Composer"]
+
+_FONT = "font-family: var(--jp-ui-font-family, sans-serif); font-size:13px;"
+
+
+def _bubble(who: str, text: str, *, colour: str) -> str:
+    return (
+        f'<div style="{_FONT} margin:4px 0;"><div style="font-weight:600; color:{colour};">'
+        f'{escape(who)}</div><div class="scl-message" style="white-space:pre-wrap;">'
+        f"{escape(text)}</div></div>"
+    )
+
+
+class Composer(widgets.VBox):  # type: ignore[misc]
+    """Send messages to a :class:`~supercontext_lab.harness.Thread` from a notebook.
+
+    ``thread_factory`` builds a new thread (it reads the flag when called); ``thread``
+    starts from an existing one instead. ``on_result`` is called with every
+    :class:`TurnResult`. Each sent message adds an entry to :attr:`history`: the message,
+    then on a first turn the :class:`BundlePanel` (or the cold-start reason), then the
+    reply. Engine errors are shown in :attr:`status`; anything unexpected shows its
+    traceback in :attr:`output`.
+    """
+
+    def __init__(
+        self,
+        thread_factory: Callable[[], Thread],
+        *,
+        thread: Thread | None = None,
+        on_result: Callable[[TurnResult], None] | None = None,
+    ) -> None:
+        self.thread_factory = thread_factory
+        self.on_result = on_result
+        self._thread = thread
+        self._syncing = False
+        self.last_turn: TurnResult | None = None
+        self.last_panel: BundlePanel | None = None
+        self.message = widgets.Textarea(
+            placeholder="Message…  (the first message of a new thread is prepared by the scout)",
+            rows=3,
+            layout=widgets.Layout(width="100%"),
+        )
+        self.send_button = widgets.Button(
+            description="Send", button_style="primary", icon="paper-plane"
+        )
+        self.status = widgets.HTML()
+        self.toggle = widgets.ToggleButton(
+            description="Super Context",
+            value=False,
+            icon="bolt",
+            tooltip="Run the context scout before the first turn of new threads",
+        )
+        self.toggle_note = widgets.HTML()
+        self.history = widgets.VBox()
+        self.output = widgets.Output()
+        self.toggle_row = widgets.HBox(
+            [self.toggle, self.toggle_note], layout=widgets.Layout(align_items="center")
+        )
+        super().__init__(
+            children=[
+                self.history,
+                self.message,
+                widgets.HBox(
+                    [self.send_button, self.status], layout=widgets.Layout(align_items="center")
+                ),
+                self.toggle_row,
+                self.output,
+            ]
+        )
+        self.add_class("scl-composer")
+        self.send_button.on_click(self._guarded(self._on_send))
+        self.toggle.observe(self._guarded(self._on_toggle), names="value")
+        self._guarded(self._sync_toggle)()
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def thread(self) -> Thread:
+        """The current thread, built with ``thread_factory`` on first use."""
+        if self._thread is None:
+            self._thread = self.thread_factory()
+        return self._thread
+
+    def _has_messages(self) -> bool:
+        thread = self._thread
+        return thread is not None and bool(thread.transcript or thread.turns)
+
+    def new_thread(self) -> Thread:
+        """Start over with a fresh thread from the factory (the flag is read now)."""
+        self._thread = self.thread_factory()
+        self.history.children = ()
+        self.last_turn = None
+        self.last_panel = None
+        self.status.value = ""
+        self._sync_toggle()
+        return self._thread
+
+    def _guarded(self, handler: Callable[..., None]) -> Callable[..., None]:
+        """Run ``handler`` inside :attr:`output` (a bug shows its traceback there) and turn
+        engine errors into a one-line status."""
+
+        def run(*args: Any) -> None:
+            with self.output:
+                try:
+                    handler(*args)
+                except SupercontextError as exc:
+                    self.status.value = note(str(exc), "error", strong="Error:")
+
+        return run
+
+    def _set_toggle(self, value: bool) -> None:
+        self._syncing = True
+        try:
+            self.toggle.value = value
+        finally:
+            self._syncing = False
+
+    def _sync_toggle(self) -> None:
+        """Show the effective flag, and the toggle only while the thread is empty."""
+        self._set_toggle(super_context_status().enabled)
+        self.toggle_row.layout.display = "none" if self._has_messages() else None
+
+    # -- callbacks ---------------------------------------------------------------------------
+
+    def _on_toggle(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
+        wanted = bool(change["new"])
+        try:
+            set_super_context_enabled(wanted)
+        except SupercontextError:
+            # Nothing was saved: put the toggle back before the error is shown.
+            self._set_toggle(not wanted)
+            raise
+        status = super_context_status()
+        self._set_toggle(status.enabled)
+        if self._thread is not None and not self._has_messages():
+            # The flag is read at construction: rebuild the empty thread so it applies.
+            self._thread = self.thread_factory()
+        state = "on" if wanted else "off"
+        text = f"Super Context saved as {state}; it applies to new threads (including this one, which has no messages yet)."
+        if status.enabled != wanted:
+            self.toggle_note.value = note(
+                f"{text} The environment overrides it ({status.detail}), so it stays "
+                f"{'on' if status.enabled else 'off'} until that variable is removed.",
+                "warn",
+            )
+        else:
+            self.toggle_note.value = note(text, "info")
+
+    def _on_send(self, _button: Any = None) -> None:
+        text = self.message.value
+        if not text.strip():
+            self.status.value = note("Type a message first; nothing was sent.", "warn")
+            return
+        thread = self.thread
+        first = thread.is_new
+        user = widgets.HTML(_bubble("You", text, colour="#37474f"))
+        live = widgets.HTML()
+        entry = widgets.VBox([user, live])
+        self.history.children = (*self.history.children, entry)
+        streamed: list[str] = []
+
+        def on_text(delta: str) -> None:
+            streamed.append(delta)
+            live.value = _bubble("Assistant (streaming)", "".join(streamed), colour="#1565c0")
+
+        preparing = first and thread.enabled
+        self.status.value = note("Preparing context, then asking…" if preparing else "Asking…")
+        self.send_button.disabled = True
+        try:
+            turn = thread.send(text, on_text=on_text)
+        except BaseException:
+            self.history.children = tuple(c for c in self.history.children if c is not entry)
+            self.status.value = ""
+            raise
+        finally:
+            self.send_button.disabled = False
+        entry.children = self._turn_children(user, turn, thread)
+        self.message.value = ""
+        self.last_turn = turn
+        self.status.value = self._turn_status(turn, len(thread.turns))
+        self._sync_toggle()
+        if self.on_result is not None:
+            self.on_result(turn)
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def _turn_children(self, user: Any, turn: TurnResult, thread: Thread) -> list[Any]:
+        children: list[Any] = [user]
+        if turn.first_turn:
+            if turn.scout is not None:
+                # A prepared turn, or a failed scout run: the panel shows bundle or reason.
+                self.last_panel = BundlePanel(
+                    turn=turn, workspace=thread.workspace, title="Prepared context"
+                )
+                children.append(self.last_panel)
+            else:
+                children.append(
+                    widgets.HTML(
+                        note(describe_cold_start(turn.reason), "warn", strong="Cold start:")
+                    )
+                )
+        if turn.orchestrator_error:
+            children.append(
+                widgets.HTML(note(turn.orchestrator_error, "error", strong="Orchestrator error:"))
+            )
+        else:
+            children.append(widgets.HTML(_bubble("Assistant", turn.reply, colour="#1565c0")))
+        return children
+
+    @staticmethod
+    def _turn_status(turn: TurnResult, number: int) -> str:
+        if not turn.first_turn:
+            return note(f"Turn {number}: replied.", "info")
+        if turn.prepared:
+            return note(f"Turn {number}: context prepared by the scout, then replied.", "ok")
+        return note(
+            f"Turn {number}: cold start ({describe_cold_start(turn.reason)}), then replied.",
+            "warn",
+        )

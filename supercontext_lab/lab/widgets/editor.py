@@ -1,0 +1,496 @@
+"""The live ``agent.toml`` editor: a form and the raw TOML kept in sync, validated as you type.
+
+The raw TOML text is the single source of truth. A form change is applied to the text
+with :func:`~supercontext_lab.agents.edit_agent_toml` / :func:`set_tool_enabled` (so
+comments and layout survive); an edit of the text is validated with the loader and, when
+valid, shown in the form. While the text is invalid the form is disabled, Apply, Save and
+Run again refuse, and the loader's one-line message is shown.
+
+Saving: the file opened is saved in place; the shipped definition (``path=None``) is
+read-only, so Save writes to the path typed in :attr:`AgentEditor.save_path` (a "save
+as" that then becomes the file being edited). The package's own ``context_scout`` folder
+is never written. Saves are atomic and keep a ``.bak`` of the replaced file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, get_args
+
+import ipywidgets as widgets
+
+from ...agents import definition as definition_module
+from ...agents.definition import (
+    AgentDefinition,
+    default_agent_toml,
+    default_prompt,
+    load_agent_definition,
+)
+from ...agents.known_tools import READ_ONLY_TOOLS
+from ...agents.toml_edit import backup_path, edit_agent_toml, save_agent_files, set_tool_enabled
+from ...errors import AgentDefinitionError, SupercontextError
+from ...scout import ScoutRun
+from ...sources.workspace import Workspace
+from .diff import bundle_diff_html, changed_fields
+from .html import note
+from .panel import BundlePanel
+
+__all__ = ["OMIT_FIELDS", "AgentEditor"]
+
+OMIT_FIELDS = (
+    "omit_identity",
+    "omit_memory_context",
+    "omit_safety_preamble",
+    "omit_profile",
+    "omit_memory_md",
+)
+"""The five ``omit_*`` switches, in ``agent.toml`` order."""
+
+_SHIPPED_DIR = Path(definition_module.__file__).resolve().parent / "context_scout"
+_STYLE = {"description_width": "150px"}
+_WIDE = widgets.Layout(width="340px")
+
+
+def _options(field: str) -> list[str]:
+    """The allowed values of a ``Literal`` field of :class:`AgentDefinition`."""
+    return [str(value) for value in get_args(AgentDefinition.model_fields[field].annotation)]
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
+
+
+def _prompt_for(toml_path: Path) -> str:
+    """The prompt a definition saved at ``toml_path`` would load: prompt.md beside it, else
+    the shipped one."""
+    beside = toml_path.with_name("prompt.md")
+    return _read_text(beside) if beside.is_file() else default_prompt()
+
+
+class AgentEditor(widgets.VBox):  # type: ignore[misc]
+    """Edit an agent definition live; see the module docstring for the rules.
+
+    ``path`` is an ``agent.toml`` (or a folder holding one); a path that does not exist
+    yet starts from the shipped text and Save creates it. ``rerun`` runs the scout with a
+    definition (usually on the last message) for *Run again*, whose result is shown
+    beside ``baseline`` (or the previous rerun) with the differences marked.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        rerun: Callable[[AgentDefinition], ScoutRun] | None = None,
+        baseline: ScoutRun | None = None,
+        workspace: Workspace | None = None,
+    ) -> None:
+        self.rerun = rerun
+        self.baseline = baseline
+        self.workspace = workspace
+        self.last_run: ScoutRun | None = None
+        self.error: str | None = None
+        self._callbacks: list[Callable[[AgentDefinition], Any]] = []
+        self._syncing = False
+        self.source_path: Path | None = None
+        opening_note = (
+            "Editing the shipped definition (read-only): type a path in 'Save to' to save a copy."
+        )
+        if path is not None:
+            target = Path(path).expanduser()
+            self.source_path = target / "agent.toml" if target.is_dir() else target
+            if self.source_path.exists():
+                text, prompt = _read_text(self.source_path), _prompt_for(self.source_path)
+                opening_note = f"Editing {self.source_path}."
+            else:
+                text, prompt = default_agent_toml(), default_prompt()
+                opening_note = (
+                    f"{self.source_path} does not exist yet: Save creates it from this text."
+                )
+        else:
+            text, prompt = default_agent_toml(), default_prompt()
+        self._saved_text, self._saved_prompt = text, prompt
+        self._build_controls(text, prompt)
+        self.status.value = note(opening_note, "info")
+        self.definition: AgentDefinition | None = self._validate()
+        self._wire()
+
+    # -- construction ----------------------------------------------------------------------
+
+    def _build_controls(self, text: str, prompt: str) -> None:
+        self.temperature = widgets.FloatSlider(
+            description="temperature", min=0.0, max=2.0, step=0.05, readout_format=".2f",
+            continuous_update=False, style=_STYLE, layout=_WIDE,
+        )  # fmt: skip
+        self.max_iterations = widgets.BoundedIntText(
+            description="max_iterations", min=1, max=10**9, style=_STYLE, layout=_WIDE
+        )
+        self.max_result_chars = widgets.BoundedIntText(
+            description="max_result_chars", min=500, max=10_000_000, style=_STYLE, layout=_WIDE
+        )
+        self.iteration_policy = widgets.Dropdown(
+            description="iteration_policy", options=_options("iteration_policy"),
+            style=_STYLE, layout=_WIDE,
+        )  # fmt: skip
+        self.sandbox_mode = widgets.Dropdown(
+            description="sandbox_mode", options=_options("sandbox_mode"), style=_STYLE, layout=_WIDE
+        )
+        self.agent_tier = widgets.Dropdown(
+            description="agent_tier", options=_options("agent_tier"), style=_STYLE, layout=_WIDE
+        )
+        self.omit_boxes = {
+            name: widgets.Checkbox(description=name, indent=False) for name in OMIT_FIELDS
+        }
+        self.model_hint = widgets.Text(
+            description="model.hint", continuous_update=False, style=_STYLE, layout=_WIDE
+        )
+        self.tool_boxes = {
+            tool: widgets.Checkbox(description=tool, indent=False)
+            for tool in sorted(READ_ONLY_TOOLS)
+        }
+        self.form = widgets.VBox(
+            [
+                self.temperature,
+                self.max_iterations,
+                self.max_result_chars,
+                self.iteration_policy,
+                self.sandbox_mode,
+                self.agent_tier,
+                self.model_hint,
+                widgets.HTML("<b>Prompt parts to leave out</b>"),
+                *self.omit_boxes.values(),
+                widgets.HTML("<b>Tools</b> (read-only, <code>[tools] named</code>)"),
+                *self.tool_boxes.values(),
+            ],
+            layout=widgets.Layout(min_width="360px"),
+        )
+        self.toml_text = widgets.Textarea(value=text, rows=30, layout=widgets.Layout(width="100%"))
+        self.prompt_text = widgets.Textarea(
+            value=prompt, rows=30, layout=widgets.Layout(width="100%")
+        )
+        self.tabs = widgets.Tab(
+            children=[
+                widgets.HBox([self.form, self.toml_text], layout=widgets.Layout(width="100%")),
+                self.prompt_text,
+            ],
+            titles=("agent.toml", "prompt.md"),
+        )
+        self.validation = widgets.HTML()
+        self.apply_button = widgets.Button(
+            description="Apply", icon="check", tooltip="Use this definition in this kernel"
+        )
+        self.save_button = widgets.Button(
+            description="Save", icon="save", tooltip="Validate, then save atomically with a backup"
+        )
+        self.revert_button = widgets.Button(
+            description="Revert", icon="undo", tooltip="Back to the file on disk"
+        )
+        self.rerun_button = widgets.Button(
+            description="Run again",
+            icon="refresh",
+            tooltip="Run the scout again with this definition and compare",
+            disabled=self.rerun is None,
+        )
+        self.save_path = widgets.Text(
+            value="" if self.source_path is None else str(self.source_path),
+            description="Save to",
+            placeholder="path/to/agent.toml",
+            layout=widgets.Layout(width="100%"),
+        )
+        self.status = widgets.HTML()
+        self.comparison = widgets.HBox(layout=widgets.Layout(width="100%"))
+        self.before_panel: BundlePanel | None = None
+        self.after_panel: BundlePanel | None = None
+        self.diff_html = widgets.HTML()
+        self.output = widgets.Output()
+        buttons = widgets.HBox(
+            [self.apply_button, self.save_button, self.revert_button, self.rerun_button]
+        )
+        super().__init__(
+            children=[
+                self.tabs,
+                self.validation,
+                buttons,
+                self.save_path,
+                self.status,
+                self.comparison,
+                self.diff_html,
+                self.output,
+            ]
+        )
+        self.add_class("scl-agent-editor")
+
+    def _form_controls(self) -> list[Any]:
+        return [
+            self.temperature,
+            self.max_iterations,
+            self.max_result_chars,
+            self.iteration_policy,
+            self.sandbox_mode,
+            self.agent_tier,
+            self.model_hint,
+            *self.omit_boxes.values(),
+            *self.tool_boxes.values(),
+        ]
+
+    def _wire(self) -> None:
+        fields: dict[str, Any] = {
+            "temperature": self.temperature,
+            "max_iterations": self.max_iterations,
+            "max_result_chars": self.max_result_chars,
+            "iteration_policy": self.iteration_policy,
+            "sandbox_mode": self.sandbox_mode,
+            "agent_tier": self.agent_tier,
+            "model.hint": self.model_hint,
+            **self.omit_boxes,
+        }
+        for key, control in fields.items():
+            control.observe(self._guarded(self._form_handler(key)), names="value")
+        for tool, box in self.tool_boxes.items():
+            box.observe(self._guarded(self._tool_handler(tool)), names="value")
+        self.toml_text.observe(self._guarded(self._on_text), names="value")
+        self.prompt_text.observe(self._guarded(self._on_text), names="value")
+        self.save_path.observe(self._guarded(self._on_text), names="value")
+        self.apply_button.on_click(self._guarded(self._on_apply))
+        self.save_button.on_click(self._guarded(self._on_save))
+        self.revert_button.on_click(self._guarded(self._on_revert))
+        self.rerun_button.on_click(self._guarded(self._on_rerun))
+
+    def _guarded(self, handler: Callable[..., None]) -> Callable[..., None]:
+        """Run ``handler`` inside :attr:`output` (a bug shows its traceback there); engine
+        errors become a one-line status."""
+
+        def run(*args: Any) -> None:
+            with self.output:
+                try:
+                    handler(*args)
+                except SupercontextError as exc:
+                    self.status.value = note(str(exc), "error", strong="Error:")
+
+        return run
+
+    # -- public ----------------------------------------------------------------------------
+
+    def on_apply(
+        self, callback: Callable[[AgentDefinition], Any]
+    ) -> Callable[[AgentDefinition], Any]:
+        """Call ``callback(definition)`` on every successful Apply (usable as a decorator)."""
+        self._callbacks.append(callback)
+        return callback
+
+    @property
+    def current(self) -> AgentDefinition | None:
+        """The definition the editor holds now, or ``None`` while it is invalid."""
+        return self._validate(render=False)
+
+    # -- validation and form sync ------------------------------------------------------------
+
+    def _validate(self, *, render: bool = True) -> AgentDefinition | None:
+        try:
+            definition = load_agent_definition(self.toml_text.value, prompt=self.prompt_text.value)
+        except AgentDefinitionError as exc:
+            if render:
+                self._show_invalid(str(exc))
+            return None
+        if render:
+            self._show_valid(definition)
+        return definition
+
+    def _show_invalid(self, message: str) -> None:
+        self.error = message
+        self.validation.value = note(message, "error", strong="Invalid:")
+        for control in self._form_controls():
+            control.disabled = True
+        for button in (self.apply_button, self.save_button, self.rerun_button):
+            button.disabled = True
+
+    def _show_valid(self, definition: AgentDefinition) -> None:
+        self.error = None
+        self.validation.value = note(
+            f"valid · definition {definition.definition_hash()}", "ok", strong="✓"
+        )
+        self._syncing = True
+        try:
+            self.temperature.value = definition.temperature
+            self.max_iterations.value = definition.max_iterations
+            self.max_result_chars.value = definition.max_result_chars
+            self.iteration_policy.value = definition.iteration_policy
+            self.sandbox_mode.value = definition.sandbox_mode
+            self.agent_tier.value = definition.agent_tier
+            self.model_hint.value = definition.model.hint
+            for name, box in self.omit_boxes.items():
+                box.value = bool(getattr(definition, name))
+            for tool, box in self.tool_boxes.items():
+                box.value = tool in definition.tools.named
+        finally:
+            self._syncing = False
+        for control in self._form_controls():
+            control.disabled = False
+        self.apply_button.disabled = False
+        self.save_button.disabled = not self.save_path.value.strip()
+        self.rerun_button.disabled = self.rerun is None
+
+    def _on_text(self, _change: dict[str, Any]) -> None:
+        if not self._syncing:
+            self._validate()
+
+    def _write_text(self, new_text: str) -> None:
+        if new_text != self.toml_text.value:
+            self.toml_text.value = new_text  # validates and re-syncs the form
+
+    def _refuse_form_change(self, exc: AgentDefinitionError) -> None:
+        # The text stays valid; put the form back to what the text says.
+        self._validate()
+        self.validation.value = note(
+            f"{exc} The form change was not applied.", "error", strong="Refused:"
+        )
+
+    def _form_handler(self, key: str) -> Callable[[dict[str, Any]], None]:
+        def handle(change: dict[str, Any]) -> None:
+            if self._syncing:
+                return
+            value = change["new"]
+            if isinstance(value, float):
+                value = round(value, 4)  # slider steps are binary floats
+            try:
+                self._write_text(edit_agent_toml(self.toml_text.value, {key: value}))
+            except AgentDefinitionError as exc:
+                self._refuse_form_change(exc)
+
+        return handle
+
+    def _tool_handler(self, tool: str) -> Callable[[dict[str, Any]], None]:
+        def handle(change: dict[str, Any]) -> None:
+            if self._syncing:
+                return
+            try:
+                self._write_text(set_tool_enabled(self.toml_text.value, tool, bool(change["new"])))
+            except AgentDefinitionError as exc:
+                self._refuse_form_change(exc)
+
+        return handle
+
+    # -- buttons -----------------------------------------------------------------------------
+
+    def _refused(self, action: str) -> None:
+        self.status.value = note(
+            f"{action} refused: the definition is invalid ({self.error}). Fix it first.",
+            "error",
+        )
+
+    def _on_apply(self, _button: Any = None) -> None:
+        definition = self._validate()
+        if definition is None:
+            self._refused("Apply")
+            return
+        self.definition = definition
+        for callback in list(self._callbacks):
+            callback(definition)
+        self.status.value = note(
+            f"Applied definition {definition.definition_hash()} to this kernel.", "ok"
+        )
+
+    def _save_target(self) -> Path | None:
+        raw = self.save_path.value.strip()
+        if not raw:
+            self.status.value = note(
+                "Save refused: type the path of your copy in 'Save to' first "
+                "(the shipped definition is read-only).",
+                "warn",
+            )
+            return None
+        target = Path(raw).expanduser()
+        if target.is_dir():
+            target = target / "agent.toml"
+        if target.resolve().parent == _SHIPPED_DIR:
+            self.status.value = note(
+                "Save refused: the shipped definition is read-only; choose another path.", "warn"
+            )
+            return None
+        return target
+
+    def _on_save(self, _button: Any = None) -> None:
+        definition = self._validate()
+        if definition is None:
+            self._refused("Save")
+            return
+        target = self._save_target()
+        if target is None:
+            return
+        text, prompt = self.toml_text.value, self.prompt_text.value
+        # Write prompt.md only when it differs from what the saved TOML would load.
+        prompt_arg = None if prompt == _prompt_for(target) else prompt
+        existed = target.exists()
+        try:
+            save_agent_files(target, text, prompt=prompt_arg)
+        except OSError as exc:
+            self.status.value = note(f"Save failed: {target}: {exc}", "error")
+            return
+        self.source_path = target
+        self._saved_text, self._saved_prompt = text, prompt
+        kept = f" (previous version kept in {backup_path(target).name})" if existed else ""
+        also = " and prompt.md" if prompt_arg is not None else ""
+        self.status.value = note(f"Saved {target}{also}{kept}.", "ok")
+
+    def _on_revert(self, _button: Any = None) -> None:
+        if self.source_path is not None and self.source_path.exists():
+            text, prompt = _read_text(self.source_path), _prompt_for(self.source_path)
+            where = str(self.source_path)
+        else:
+            text, prompt = self._saved_text, self._saved_prompt
+            where = "the text it was opened with"
+        self._syncing = True
+        try:
+            self.toml_text.value = text
+            self.prompt_text.value = prompt
+        finally:
+            self._syncing = False
+        self._validate()
+        self.status.value = note(f"Reverted to {where}.", "info")
+
+    def _on_rerun(self, _button: Any = None) -> None:
+        if self.rerun is None:
+            self.status.value = note("Run again needs a rerun function; none was given.", "warn")
+            return
+        definition = self._validate()
+        if definition is None:
+            self._refused("Run again")
+            return
+        previous = self.last_run or self.baseline
+        self.status.value = note(
+            f"Running the scout with definition {definition.definition_hash()}…"
+        )
+        run = self.rerun(definition)
+        self.last_run = run
+        self._show_comparison(previous, run, definition)
+
+    def _show_comparison(
+        self, previous: ScoutRun | None, run: ScoutRun, definition: AgentDefinition
+    ) -> None:
+        self.after_panel = BundlePanel(
+            run, workspace=self.workspace, title=f"After: definition {definition.definition_hash()}"
+        )
+        if previous is None:
+            self.before_panel = None
+            before: Any = widgets.HTML(note("No earlier run to compare with.", "neutral"))
+        else:
+            self.before_panel = BundlePanel(
+                previous,
+                workspace=self.workspace,
+                title=f"Before: definition {previous.definition_hash}",
+            )
+            before = self.before_panel
+        self.comparison.children = tuple(
+            widgets.VBox([child], layout=widgets.Layout(width="50%", min_width="0"))
+            for child in (before, self.after_panel)
+        )
+        old = previous.bundle if previous is not None else None
+        self.diff_html.value = bundle_diff_html(old, run.bundle)
+        changed = changed_fields(old, run.bundle)
+        self.status.value = note(
+            "Ran again. Changed: " + (", ".join(changed) if changed else "nothing"), "ok"
+        )

@@ -1,0 +1,223 @@
+"""Small HTML building blocks for the widgets: escaping, attribution chips, badges, tables.
+
+``ipywidgets.HTML`` values are inserted into the page as they are, without sanitising, so
+everything that did not come from this module (memory content, model output, tool names,
+arguments, reasons, file paths) goes through :func:`escape` before it becomes HTML. The
+helpers here take *plain text* unless their parameter is called ``*_html``.
+
+Styles are inline on purpose: an ``HTML`` widget may render in a page without the lab's
+stylesheet (a saved notebook, nbviewer), and inline styles travel with the markup.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from urllib.parse import urlsplit
+
+__all__ = [
+    "BADGE_KINDS",
+    "CHIP_COLOURS",
+    "badge",
+    "chip",
+    "escape",
+    "link_or_text",
+    "note",
+    "pre",
+    "render_attributions",
+    "render_summary_html",
+    "section",
+    "table",
+]
+
+_FONT = "font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px;"
+
+BADGE_KINDS: dict[str, tuple[str, str]] = {
+    "ok": ("#1b5e20", "#e8f5e9"),
+    "warn": ("#7a4f01", "#fff4d6"),
+    "error": ("#8e1b1b", "#fdecea"),
+    "info": ("#0d47a1", "#e3f0fd"),
+    "neutral": ("#424242", "#eeeeee"),
+}
+"""Badge kind → (text colour, background colour)."""
+
+_BADGE_ALIASES = {
+    "success": "ok",
+    "good": "ok",
+    "warning": "warn",
+    "danger": "error",
+    "bad": "error",
+    "muted": "neutral",
+    "unknown": "neutral",
+}
+
+CHIP_COLOURS: dict[str, tuple[str, str]] = {
+    "memory": ("#4a148c", "#f1e6fb"),
+    "profile": ("#0d47a1", "#e3f0fd"),
+    "integrations": ("#1b5e20", "#e6f4e7"),
+    "transcript": ("#8a3b00", "#fdeede"),
+    "web": ("#00545c", "#dff5f6"),
+}
+"""Attribution kind → (text colour, background colour)."""
+
+# (memory) (profile) (integrations) (transcript: <thread>) (web: <url>), case-insensitive.
+# A reference starts with a non-space and may hold one level of balanced parentheses, as
+# Wikipedia URLs do. The branches never overlap, so matching stays linear on hostile text.
+_REF_PART = r"(?:[^()\n]|\([^()\n]*\))"
+_ATTRIBUTION_RE = re.compile(
+    r"\(\s*(?:"
+    r"(?P<simple>memory|profile|integrations)\s*"
+    rf"|(?P<kind>transcript|web)\s*:\s*(?P<ref>(?:[^()\s]|\([^()\n]*\)){_REF_PART}*)"
+    r")\)",
+    re.IGNORECASE,
+)
+_UNSAFE_URL_CHARS = re.compile(r"[\s\x00-\x1f\x7f<>\"'`]")
+
+
+def escape(text: object) -> str:
+    """``html.escape(str(text), quote=True)``: safe in element content and attribute values."""
+    return html.escape(str(text), quote=True)
+
+
+def badge(text: str, kind: str) -> str:
+    """A small rounded label; ``kind`` is one of :data:`BADGE_KINDS` (``ok``, ``warn``,
+    ``error``, ``info``, ``neutral``) or an alias such as ``success`` or ``warning``."""
+    name = _BADGE_ALIASES.get(kind, kind)
+    if name not in BADGE_KINDS:
+        raise ValueError(
+            f"badge kind {kind!r} is not known; use one of {', '.join(sorted(BADGE_KINDS))}."
+        )
+    colour, background = BADGE_KINDS[name]
+    return (
+        f'<span class="scl-badge scl-badge-{name}" style="display:inline-block; '
+        f"padding:1px 8px; border-radius:9px; font-size:12px; font-weight:600; "
+        f'color:{colour}; background:{background}; border:1px solid {colour}33;">'
+        f"{escape(text)}</span>"
+    )
+
+
+def _chip_html(kind: str, label_html: str) -> str:
+    colour, background = CHIP_COLOURS[kind]
+    return (
+        f'<span class="scl-chip scl-chip-{kind}" title="source: {kind}" '
+        f'style="display:inline-block; padding:0 7px; margin:0 1px; border-radius:8px; '
+        f"font-size:11.5px; line-height:18px; color:{colour}; background:{background}; "
+        f'border:1px solid {colour}44; white-space:nowrap;">{label_html}</span>'
+    )
+
+
+def chip(kind: str, ref: str | None = None) -> str:
+    """One attribution chip: ``chip("memory")`` or ``chip("web", "https://…")``.
+
+    A web reference becomes a link only when it is a plain ``http``/``https`` URL (opened
+    in a new tab with ``rel="noopener noreferrer"``); anything else is shown as text.
+    """
+    name = kind.lower()
+    if name not in CHIP_COLOURS:
+        raise ValueError(
+            f"attribution kind {kind!r} is not known; use one of {', '.join(CHIP_COLOURS)}."
+        )
+    if ref is None:
+        return _chip_html(name, escape(name))
+    shown = link_or_text(ref) if name == "web" else escape(ref)
+    return _chip_html(name, f"{escape(name)}: {shown}")
+
+
+def link_or_text(url: str) -> str:
+    """An ``<a>`` for a well-formed http(s) URL, else the escaped text of ``url``."""
+    candidate = url.strip()
+    if candidate and not _UNSAFE_URL_CHARS.search(candidate):
+        parts = urlsplit(candidate)
+        if parts.scheme.lower() in ("http", "https") and parts.netloc:
+            return (
+                f'<a href="{escape(candidate)}" rel="noopener noreferrer" target="_blank" '
+                f'style="color:inherit; text-decoration:underline;">{escape(candidate)}</a>'
+            )
+    return escape(url)
+
+
+def render_attributions(text: str) -> str:
+    """``text`` escaped, with every attribution turned into a chip (inline, no wrapper)."""
+    pieces: list[str] = []
+    position = 0
+    for match in _ATTRIBUTION_RE.finditer(text):
+        pieces.append(escape(text[position : match.start()]))
+        simple = match.group("simple")
+        if simple is not None:
+            pieces.append(chip(simple))
+        else:
+            pieces.append(chip(match.group("kind"), match.group("ref").strip()))
+        position = match.end()
+    pieces.append(escape(text[position:]))
+    return "".join(pieces)
+
+
+def render_summary_html(summary: str) -> str:
+    """The summary as HTML: every attribution becomes a coloured chip, every other
+    character is escaped, and line breaks are kept (the block uses ``pre-wrap``)."""
+    return (
+        f'<div class="scl-summary" style="white-space:pre-wrap; line-height:1.55; {_FONT}">'
+        f"{render_attributions(summary)}</div>"
+    )
+
+
+def pre(text: str, *, max_height: str | None = None) -> str:
+    """Escaped text in a ``<pre>`` block that wraps long lines."""
+    scroll = f" max-height:{max_height}; overflow:auto;" if max_height else ""
+    return (
+        '<pre class="scl-pre" style="white-space:pre-wrap; word-break:break-word; margin:2px 0; '
+        f'font-size:12px; background:#f7f7f7; padding:4px 6px; border-radius:4px;{scroll}">'
+        f"{escape(text)}</pre>"
+    )
+
+
+def section(title: str, body_html: str = "") -> str:
+    """A small heading (escaped) followed by ``body_html`` (already HTML)."""
+    return (
+        f'<div class="scl-section" style="margin:6px 0 2px 0; {_FONT}">'
+        f'<div style="font-weight:600; margin-bottom:3px;">{escape(title)}</div>{body_html}</div>'
+    )
+
+
+def note(text: str, kind: str = "info", *, strong: str = "") -> str:
+    """A one-paragraph callout coloured like :func:`badge`; ``strong`` is a bold prefix."""
+    name = _BADGE_ALIASES.get(kind, kind)
+    if name not in BADGE_KINDS:
+        raise ValueError(
+            f"note kind {kind!r} is not known; use one of {', '.join(sorted(BADGE_KINDS))}."
+        )
+    colour, background = BADGE_KINDS[name]
+    lead = f"<b>{escape(strong)}</b> " if strong else ""
+    return (
+        f'<div class="scl-note scl-note-{name}" style="{_FONT} color:{colour}; '
+        f"background:{background}; border-left:4px solid {colour}; padding:6px 10px; "
+        f'margin:4px 0; white-space:pre-wrap;">{lead}{escape(text)}</div>'
+    )
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, empty: str = "none") -> str:
+    """A compact table: ``headers`` are plain text, each cell of ``rows`` is already HTML.
+
+    With no rows, the escaped ``empty`` text is shown instead.
+    """
+    body = [
+        "<tr>"
+        + "".join(
+            f'<td style="padding:3px 8px; vertical-align:top; border-top:1px solid #e0e0e0;">'
+            f"{cell}</td>"
+            for cell in row
+        )
+        + "</tr>"
+        for row in rows
+    ]
+    if not body:
+        return f'<div style="{_FONT} color:#757575; font-style:italic;">{escape(empty)}</div>'
+    head = "".join(
+        f'<th style="text-align:left; padding:3px 8px; font-weight:600;">{escape(h)}</th>'
+        for h in headers
+    )
+    return (
+        f'<table class="scl-table" style="border-collapse:collapse; {_FONT}">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )

@@ -1,0 +1,304 @@
+"""The bundle panel: what one scout run or one harness turn prepared, and why.
+
+A :class:`BundlePanel` shows the goal, the ``has_enough_context`` badge, the summary with
+its attributions as chips, the recommended tool calls and skills checked against the
+workspace, the raw envelope, the problems and the trace. It only renders what the engine
+returned; it never re-parses or re-decides anything.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import ipywidgets as widgets
+
+from ...bundle import ContextBundle, RecommendedSkill, RecommendedToolCall
+from ...harness import TurnResult
+from ...scout import ScoutRun
+from ...sources.workspace import Workspace
+from .html import badge, escape, note, pre, render_summary_html, section, table
+from .trace import TraceTimeline
+
+__all__ = ["TAB_TITLES", "BundlePanel", "describe_cold_start"]
+
+TAB_TITLES = ("Bundle", "Envelope", "Trace", "Problems")
+"""The panel's tab titles, in order."""
+
+_PROBLEMS_TAB = TAB_TITLES.index("Problems")
+_RAW_OUTPUT_CHARS = 4000
+
+_REASONS = {
+    "super_context_disabled": "Super Context is off for this thread.",
+    "not_orchestrator": "Only an orchestrator thread is prepared.",
+    "not_first_turn": "Only the first turn of a thread is prepared.",
+    "prior_conversation": "The thread resumes an earlier conversation.",
+    "empty_message": "The message is empty.",
+    "context_free_greeting": "The message is a greeting or thanks that needs no context.",
+    "simple_local_filesystem_action": "The message is a simple folder action that needs no context.",
+    "non_native_provider_no_explicit_intent": (
+        "The provider has no native tool calling and the message asks for no earlier context."
+    ),
+}
+
+
+def describe_cold_start(reason: str | None) -> str:
+    """A readable line for a turn's skip or failure ``reason`` (codes get an explanation)."""
+    if not reason:
+        return "No context was prepared."
+    explanation = _REASONS.get(reason)
+    return f"{reason}: {explanation}" if explanation else reason
+
+
+@dataclass
+class _View:
+    """What the panel shows, gathered from a run and/or a turn."""
+
+    bundle: ContextBundle | None = None
+    envelope: str | None = None
+    cold_reason: str | None = None
+    problems: list[str] = field(default_factory=list)
+    raw_output: str = ""
+    meta: list[str] = field(default_factory=list)
+
+
+def _gather(run: ScoutRun | None, turn: TurnResult | None) -> _View:
+    view = _View()
+    if turn is not None:
+        view.bundle, view.envelope = turn.bundle, turn.envelope
+        if not turn.prepared:
+            view.cold_reason = describe_cold_start(turn.reason)
+    if run is not None:
+        view.bundle = view.bundle or run.bundle
+        view.envelope = view.envelope or run.envelope
+        for problem in run.problems:
+            if turn is None or problem not in (turn.reason or ""):
+                view.problems.append(problem)
+        if view.bundle is None:
+            view.raw_output = run.output
+            if turn is None:
+                view.cold_reason = "; ".join(run.problems) or run.reason or "no envelope"
+        view.meta = [
+            f"model {run.model_name}",
+            f"{run.model_calls} model call{'' if run.model_calls == 1 else 's'}",
+            f"{run.usage.total_tokens} tokens",
+            f"{run.elapsed_ms:.0f} ms",
+            f"definition {run.definition_hash}",
+            f"status {run.status}",
+        ]
+    if turn is not None and turn.orchestrator_error:
+        view.problems.append(f"Orchestrator error: {turn.orchestrator_error}")
+    if run is None and turn is None:
+        view.cold_reason = "Nothing has run yet."
+    return view
+
+
+def _args_html(call: RecommendedToolCall) -> str:
+    if call.args_json is not None:
+        return pre(json.dumps(call.args_json, indent=2, ensure_ascii=False))
+    return f"<code>{escape(call.args)}</code>" if call.args else ""
+
+
+class BundlePanel(widgets.VBox):  # type: ignore[misc]
+    """An interactive view of a :class:`ScoutRun` and/or a :class:`TurnResult`.
+
+    ``workspace`` enables the catalogue checks: a recommended tool missing from
+    ``workspace.orchestrator_tools`` is flagged "not in catalogue", and a skill that is
+    neither installed (``workspace.skills`` by ``dir_name``) nor a registry entry is
+    flagged "unknown skill". Without a workspace the checks are skipped and say so.
+    """
+
+    def __init__(
+        self,
+        run: ScoutRun | None = None,
+        *,
+        turn: TurnResult | None = None,
+        workspace: Workspace | None = None,
+        title: str = "",
+    ) -> None:
+        self.workspace = workspace
+        self.title = title
+        self.run: ScoutRun | None = None
+        self.turn: TurnResult | None = None
+        self.bundle: ContextBundle | None = None
+        self.flags: list[str] = []
+        self.title_html = widgets.HTML()
+        self.reason_html = widgets.HTML()
+        self.goal_html = widgets.HTML()
+        self.badge_html = widgets.HTML()
+        self.meta_html = widgets.HTML()
+        self.summary_html = widgets.HTML()
+        self.tools_html = widgets.HTML()
+        self.skills_html = widgets.HTML()
+        self.envelope_text = widgets.HTML()
+        self.problems_html = widgets.HTML()
+        self.trace = TraceTimeline()
+        bundle_tab = widgets.VBox([self.summary_html, self.tools_html, self.skills_html])
+        self.tabs = widgets.Tab(
+            children=[bundle_tab, self.envelope_text, self.trace, self.problems_html],
+            titles=TAB_TITLES,
+        )
+        header = widgets.HBox(
+            [self.goal_html, self.badge_html],
+            layout=widgets.Layout(align_items="center", justify_content="space-between"),
+        )
+        super().__init__(
+            children=[self.title_html, self.reason_html, header, self.meta_html, self.tabs],
+            layout=widgets.Layout(border="1px solid #e0e0e0", padding="6px"),
+        )
+        self.add_class("scl-bundle-panel")
+        self.update(run, turn)
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def update(self, run: ScoutRun | None = None, turn: TurnResult | None = None) -> None:
+        """Show ``run`` and/or ``turn`` (a turn's own scout run is used when ``run`` is None)."""
+        if run is None and turn is not None:
+            run = turn.scout
+        self.run, self.turn = run, turn
+        view = _gather(run, turn)
+        self.bundle = view.bundle
+        self.flags = []
+        self.title_html.value = (
+            f'<div style="font-weight:700; font-size:14px;">{escape(self.title)}</div>'
+            if self.title
+            else ""
+        )
+        self.meta_html.value = (
+            f'<div style="font-size:11.5px; color:#616161;">{escape(" · ".join(view.meta))}</div>'
+            if view.meta
+            else ""
+        )
+        self._render_header(view)
+        self._render_bundle(view.bundle)
+        self._render_envelope(view.envelope)
+        self.trace.update(run.trace if run is not None else [])
+        self._render_problems(view)
+        self.tabs.selected_index = _PROBLEMS_TAB if view.bundle is None else 0
+
+    def _render_header(self, view: _View) -> None:
+        bundle = view.bundle
+        if bundle is None:
+            self.reason_html.value = note(
+                view.cold_reason or "No bundle was produced.",
+                "warn",
+                strong="Cold start, no bundle:",
+            )
+            self.reason_html.layout.display = None
+            self.goal_html.value = section("Goal", '<i style="color:#757575;">no bundle</i>')
+            self.badge_html.value = ""
+            return
+        self.reason_html.value = ""
+        self.reason_html.layout.display = "none"
+        goal = bundle.proposed_goal
+        goal_html = (
+            f'<span class="scl-goal">{escape(goal)}</span>'
+            if goal is not None
+            else '<i style="color:#757575;">none</i>'
+        )
+        if self.turn is not None and self.turn.goal_from_bundle:
+            goal_html += " " + badge("adopted as the thread goal", "info")
+        self.goal_html.value = section("Goal", goal_html)
+        state = {True: ("enough", "ok"), False: ("missing", "warn"), None: ("unknown", "neutral")}
+        label, kind = state[bundle.has_enough_context]
+        self.badge_html.value = (
+            f'<span title="has_enough_context">has enough context: {badge(label, kind)}</span>'
+        )
+
+    def _render_bundle(self, bundle: ContextBundle | None) -> None:
+        if bundle is None:
+            self.summary_html.value = section("Summary", "<i>no bundle</i>")
+            self.tools_html.value = ""
+            self.skills_html.value = ""
+            return
+        summary = render_summary_html(bundle.summary) if bundle.summary.strip() else "<i>empty</i>"
+        self.summary_html.value = section("Summary", summary)
+        self.tools_html.value = section(
+            "Recommended tool calls",
+            table(
+                ["tool", "args", "why", "check"],
+                [self._tool_row(call) for call in bundle.recommended_tool_calls],
+            ),
+        )
+        self.skills_html.value = section(
+            "Recommended skills",
+            table(
+                ["skill", "installed", "why", "check"],
+                [self._skill_row(skill) for skill in bundle.recommended_skills],
+            ),
+        )
+
+    def _tool_row(self, call: RecommendedToolCall) -> list[str]:
+        if self.workspace is None:
+            check = badge("not checked", "neutral")
+        elif call.tool in {tool.name for tool in self.workspace.orchestrator_tools}:
+            check = badge("in catalogue", "ok")
+        else:
+            check = badge("not in catalogue", "error")
+            self.flags.append(
+                f"recommended tool '{call.tool}' is not in the orchestrator catalogue"
+            )
+        return [f"<code>{escape(call.tool)}</code>", _args_html(call), escape(call.why), check]
+
+    def _skill_row(self, skill: RecommendedSkill) -> list[str]:
+        said = {True: ("installed", "ok"), False: ("not installed", "info"), None: ("?", "neutral")}
+        label, kind = said[skill.installed]
+        checks: list[str] = []
+        if self.workspace is None:
+            checks.append(badge("not checked", "neutral"))
+        else:
+            installed = skill.skill in {s.dir_name for s in self.workspace.skills}
+            in_registry = skill.skill in {entry.id for entry in self.workspace.registry}
+            if installed:
+                checks.append(badge("installed here", "ok"))
+            elif in_registry:
+                checks.append(badge("in registry", "info"))
+            else:
+                checks.append(badge("unknown skill", "error"))
+                self.flags.append(
+                    f"recommended skill '{skill.skill}' is neither installed nor in the registry"
+                )
+            if (
+                skill.installed is not None
+                and (installed or in_registry)
+                and (skill.installed != installed)
+            ):
+                checks.append(badge("installed flag is wrong", "warn"))
+                self.flags.append(
+                    f"recommended skill '{skill.skill}' says installed: "
+                    f"{str(skill.installed).lower()}, the workspace says {str(installed).lower()}"
+                )
+        return [
+            f"<code>{escape(skill.skill)}</code>",
+            badge(label, kind),
+            escape(skill.why),
+            " ".join(checks),
+        ]
+
+    def _render_envelope(self, envelope: str | None) -> None:
+        if envelope is None:
+            self.envelope_text.value = '<i style="color:#757575;">No envelope.</i>'
+        else:
+            self.envelope_text.value = pre(envelope, max_height="420px")
+
+    def _render_problems(self, view: _View) -> None:
+        items = view.problems + self.flags
+        parts = []
+        if view.bundle is None:
+            parts.append(
+                note(view.cold_reason or "No bundle was produced.", "warn", strong="Cold start:")
+            )
+        if items:
+            parts.append(
+                "<ul style='margin:4px 0; padding-left:20px;'>"
+                + "".join(f"<li>{escape(item)}</li>" for item in items)
+                + "</ul>"
+            )
+        elif view.bundle is not None:
+            parts.append('<i style="color:#757575;">No problems.</i>')
+        if view.raw_output.strip():
+            raw = view.raw_output
+            if len(raw) > _RAW_OUTPUT_CHARS:
+                raw = raw[:_RAW_OUTPUT_CHARS] + "\n[… cut for display]"
+            parts.append(section("Raw scout output", pre(raw, max_height="300px")))
+        self.problems_html.value = "".join(parts)

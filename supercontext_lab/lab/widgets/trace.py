@@ -1,0 +1,106 @@
+"""A timeline of a scout run: one row per model call or tool call, with a duration bar."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+
+from ...scout import TraceStep
+from .html import badge, escape, table
+
+__all__ = ["TraceTimeline", "render_trace_html"]
+
+_ARGS_CHARS = 240
+_BAR_COLOURS = {"model": "#5c6bc0", "tool": "#26a69a", "refused": "#c62828", "error": "#ef6c00"}
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bar(step: TraceStep, longest: float) -> str:
+    share = 0.0 if longest <= 0 else max(0.0, step.duration_ms) / longest
+    # A sliver stays visible for steps too fast to measure against the longest one.
+    width = max(1.0, round(share * 100.0, 1))
+    if step.kind == "model":
+        colour = _BAR_COLOURS["model"]
+    elif step.refused:
+        colour = _BAR_COLOURS["refused"]
+    else:
+        colour = _BAR_COLOURS["tool" if step.ok else "error"]
+    return (
+        '<div style="width:160px; background:#eeeeee; border-radius:3px; height:10px;">'
+        f'<div class="scl-bar" style="width:{width}%; background:{colour}; height:10px; '
+        'border-radius:3px;"></div></div>'
+        f'<div style="font-size:11px; color:#616161;">{step.duration_ms:.1f} ms</div>'
+    )
+
+
+def _model_cells(step: TraceStep) -> list[str]:
+    label = f"<b>model call</b> · iteration {step.iteration}"
+    if step.grace:
+        label += " " + badge("grace: final call without tools", "warn")
+    details = [f"{step.prompt_tokens} + {step.completion_tokens} = {step.tokens} tokens"]
+    if step.finish_reason:
+        details.append(f"finish: {escape(step.finish_reason)}")
+    if step.tool_calls:
+        asked = ", ".join(f"<code>{escape(name)}</code>" for name in step.tool_calls)
+        details.append(f"asked for: {asked}")
+    if step.text_preview:
+        details.append(f'<span style="color:#616161;">{escape(step.text_preview)}</span>')
+    return [label, "<br>".join(details)]
+
+
+def _tool_cells(step: TraceStep) -> list[str]:
+    if step.refused:
+        state = badge("REFUSED", "error")
+    elif step.ok:
+        state = badge("ok", "ok")
+    else:
+        state = badge("error", "warn")
+    label = f"<b>tool</b> <code>{escape(step.tool)}</code> {state}"
+    details = []
+    if step.arguments:
+        details.append(f"args: <code>{escape(_shorten(step.arguments, _ARGS_CHARS))}</code>")
+    if step.result_preview:
+        details.append(f'<span style="color:#616161;">{escape(step.result_preview)}</span>')
+    return [label, "<br>".join(details)]
+
+
+def render_trace_html(steps: Sequence[TraceStep]) -> str:
+    """The timeline as an HTML table; every string taken from the trace is escaped."""
+    longest = max((step.duration_ms for step in steps), default=0.0)
+    rows = []
+    for number, step in enumerate(steps, start=1):
+        cells = _model_cells(step) if step.kind == "model" else _tool_cells(step)
+        rows.append([str(number), *cells, _bar(step, longest)])
+    models = [s for s in steps if s.kind == "model"]
+    tools = [s for s in steps if s.kind == "tool"]
+    totals = (
+        f'<div style="font-size:12px; color:#424242; margin-bottom:4px;">'
+        f"{len(models)} model call(s), {len(tools)} tool call(s), "
+        f"{sum(s.tokens for s in models)} tokens, "
+        f"{sum(1 for s in tools if s.refused)} refused</div>"
+    )
+    return totals + table(["#", "step", "details", "duration"], rows, empty="No steps recorded.")
+
+
+class TraceTimeline(widgets.VBox):  # type: ignore[misc]
+    """A read-only timeline of :class:`~supercontext_lab.scout.TraceStep` rows.
+
+    ``.html`` is the ``HTML`` widget holding the rendered table; :meth:`update` replaces
+    the steps.
+    """
+
+    def __init__(self, steps: Sequence[TraceStep] = ()) -> None:
+        self.html = widgets.HTML()
+        self.steps: list[TraceStep] = []
+        super().__init__(children=[self.html])
+        self.update(steps)
+
+    def update(self, steps: Sequence[TraceStep]) -> None:
+        """Show ``steps`` instead of the current ones."""
+        self.steps = list(steps)
+        self.html.value = render_trace_html(self.steps)

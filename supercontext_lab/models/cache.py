@@ -1,0 +1,441 @@
+"""A response cache for chat models: an unchanged rerun costs nothing.
+
+:class:`CachedModel` wraps any :class:`~supercontext_lab.models.base.ChatModel`. Each call
+is keyed on what decides the reply — the model's name, the server's base URL, the
+messages, the tools, ``tool_choice``, the temperature and the other generation settings —
+and the reply (assistant message with its tool calls, usage, finish reason) is stored in
+SQLite, by default at ``lab_home()/cache/responses.sqlite3``. The API key is never part of
+the key nor stored.
+
+Modes:
+
+* ``"readwrite"``: serve stored replies, call the model on a miss and store its reply;
+* ``"replay"``: serve stored replies only; a miss raises :class:`CacheError` naming the key,
+  so a notebook rerun is exactly the recorded one and never reaches a model;
+* ``"off"``: call the model every time; nothing is read or written.
+
+The SQLite file runs in WAL mode with a busy timeout, and each :class:`ResponseCache`
+serialises its connection with a lock, so threads and processes can share one file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from ..config import lab_home
+from ..errors import CacheError
+from .base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
+
+__all__ = [
+    "CACHE_MODES",
+    "CacheMode",
+    "CachedModel",
+    "ResponseCache",
+    "cache_key",
+    "default_cache_path",
+    "reply_from_json",
+    "reply_to_json",
+]
+
+CacheMode = Literal["readwrite", "replay", "off"]
+CACHE_MODES: tuple[CacheMode, ...] = ("readwrite", "replay", "off")
+
+# Bumped whenever the key payload or the stored reply changes shape.
+_KEY_VERSION = 1
+_BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses(
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def default_cache_path() -> Path:
+    """``lab_home()/cache/responses.sqlite3`` (not created until a cache opens it)."""
+    return lab_home() / "cache" / "responses.sqlite3"
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _strip_userinfo(url: str) -> str:
+    # Credentials pasted into a URL must not become part of a key stored on disk.
+    if "@" not in url:
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def cache_key(
+    *,
+    model: str,
+    base_url: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec] | None,
+    tool_choice: str | None,
+    temperature: float | None,
+    settings: Mapping[str, Any] | None = None,
+) -> str:
+    """The sha256 hex digest of the canonical JSON of everything that decides a reply."""
+    payload = {
+        "v": _KEY_VERSION,
+        "model": model,
+        "base_url": _strip_userinfo(base_url),
+        "messages": [message.to_openai() for message in messages],
+        "tools": [tool.to_openai() for tool in tools] if tools else None,
+        "tool_choice": tool_choice,
+        "temperature": temperature,
+        "settings": dict(settings or {}),
+    }
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+
+
+def reply_to_json(reply: ModelReply) -> str:
+    """A stored reply: the assistant message (with tool calls), usage, finish reason."""
+    message = reply.message
+    return _canonical(
+        {
+            "message": {
+                "role": message.role,
+                "content": message.content,
+                "tool_calls": [
+                    {"id": call.id, "name": call.name, "arguments": call.arguments}
+                    for call in message.tool_calls
+                ],
+                "tool_call_id": message.tool_call_id,
+                "name": message.name,
+            },
+            "usage": {
+                "prompt_tokens": reply.usage.prompt_tokens,
+                "completion_tokens": reply.usage.completion_tokens,
+            },
+            "finish_reason": reply.finish_reason,
+            "model": reply.model,
+        }
+    )
+
+
+def reply_from_json(text: str) -> ModelReply:
+    """The inverse of :func:`reply_to_json`; ``ValueError`` for anything else."""
+    try:
+        data = json.loads(text)
+        raw = data["message"]
+        message = Message(
+            role=raw["role"],
+            content=raw["content"],
+            tool_calls=tuple(
+                ToolCall(id=str(call["id"]), name=str(call["name"]), arguments=call["arguments"])
+                for call in raw["tool_calls"]
+            ),
+            tool_call_id=raw["tool_call_id"],
+            name=raw["name"],
+        )
+        usage = Usage(
+            prompt_tokens=int(data["usage"]["prompt_tokens"]),
+            completion_tokens=int(data["usage"]["completion_tokens"]),
+        )
+        return ModelReply(
+            message=message,
+            usage=usage,
+            finish_reason=data["finish_reason"],
+            model=str(data["model"]),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not a stored reply ({exc})") from exc
+
+
+class ResponseCache:
+    """The SQLite store behind :class:`CachedModel`; one file shared by threads and processes.
+
+    ``path`` defaults to :func:`default_cache_path`. A file that is not a usable SQLite
+    cache raises :class:`CacheError` naming the file and saying to delete it.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(
+                f"Cannot create the response cache folder {self.path.parent} ({exc}); "
+                "choose another path or turn the cache off."
+            ) from exc
+        with self._lock:
+            self._conn = self._guard(self._open)
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+            columns = [row[1] for row in conn.execute("PRAGMA table_info(responses)")]
+            if columns != ["key", "model", "base_url", "reply", "created"]:
+                raise sqlite3.DatabaseError("the responses table has an unexpected layout")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _guard(self, action: Callable[[], Any]) -> Any:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise CacheError(
+                    f"The response cache {self.path} stayed locked by another process for "
+                    f"{_BUSY_TIMEOUT_S:g} s ({exc}); retry, or turn the cache off."
+                ) from exc
+            raise self._corrupt(exc) from exc
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from exc
+
+    def _corrupt(self, exc: BaseException) -> CacheError:
+        return CacheError(
+            f"The response cache {self.path} is unusable ({exc}); delete that file to start "
+            "a fresh cache, or turn the cache off."
+        )
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise CacheError(f"The response cache {self.path} is closed; open a new one.")
+        return self._conn
+
+    def get(self, key: str) -> ModelReply | None:
+        """The stored reply for ``key``, or ``None``."""
+        with self._lock:
+            conn = self._connection()
+            row = self._guard(
+                lambda: conn.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
+            )
+        if row is None:
+            return None
+        try:
+            return reply_from_json(str(row[0]))
+        except ValueError as exc:
+            raise CacheError(
+                f"The response cache {self.path} holds a damaged entry {key} ({exc}); delete "
+                "that file to start a fresh cache, or turn the cache off."
+            ) from exc
+
+    def put(self, key: str, reply: ModelReply, *, model: str, base_url: str) -> None:
+        """Store ``reply`` under ``key`` (replacing an older entry)."""
+        text = reply_to_json(reply)
+        with self._lock:
+            conn = self._connection()
+            self._guard(
+                lambda: conn.execute(
+                    "INSERT OR REPLACE INTO responses(key, model, base_url, reply, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (key, model, _strip_userinfo(base_url), text, time.time()),
+                )
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            conn = self._connection()
+            row = self._guard(lambda: conn.execute("SELECT count(*) FROM responses").fetchone())
+        return int(row[0])
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        with self._lock:
+            conn = self._connection()
+            row = self._guard(
+                lambda: conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone()
+            )
+        return row is not None
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many there were."""
+        with self._lock:
+            conn = self._connection()
+            cursor = self._guard(lambda: conn.execute("DELETE FROM responses"))
+        return int(cursor.rowcount)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+
+@functools.lru_cache(maxsize=32)
+def _source_revision(cls: type) -> str:
+    """A short hash of the code of an in-process model: its module and the modules beside
+    it (the helpers it is built from), so any edit there retires its cached replies."""
+    try:
+        module_file = inspect.getsourcefile(cls)
+    except TypeError:
+        return ""
+    if module_file is None:
+        return ""
+    digest = hashlib.sha256()
+    for path in sorted(Path(module_file).parent.glob("*.py")):
+        try:
+            digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes())
+        except OSError:
+            continue
+    return digest.hexdigest()[:16]
+
+
+def _inner_settings(inner: ChatModel) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    # Text-mode tool calling rewrites the prompt the server sees, so it decides the reply.
+    native = getattr(inner, "native_tool_calling", None)
+    if isinstance(native, bool):
+        settings["native_tool_calling"] = native
+    if not getattr(inner, "base_url", None):
+        # A model running in this process (the offline model) has no server version to
+        # name; its code is its version, so editing it must not serve stale replies.
+        cls = type(inner)
+        settings["implementation"] = f"{cls.__module__}.{cls.__qualname__}"
+        settings["revision"] = _source_revision(cls)
+    return settings
+
+
+class CachedModel:
+    """A :class:`ChatModel` that serves replies of ``inner`` from a :class:`ResponseCache`.
+
+    ``base_url`` defaults to ``inner.base_url`` when the model has one. ``settings`` adds
+    generation settings to the key; ``sample`` separates repeated samples of the same
+    request (repeat *n* of an evaluation must not be served repeat 0's reply). The counters
+    :attr:`hits`, :attr:`misses` and :attr:`writes` say what the cache did.
+    """
+
+    def __init__(
+        self,
+        inner: ChatModel,
+        *,
+        cache: ResponseCache,
+        mode: CacheMode = "readwrite",
+        base_url: str = "",
+        settings: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> None:
+        if mode not in CACHE_MODES:
+            raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
+        self.inner = inner
+        self.cache = cache
+        self.mode: CacheMode = mode
+        self.base_url = base_url or str(getattr(inner, "base_url", "") or "")
+        self.settings: dict[str, Any] = {**_inner_settings(inner), **dict(settings or {})}
+        if sample:
+            self.settings["sample"] = sample
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The wrapped model's name: caching does not change which model answers."""
+        return self.inner.name
+
+    def key_for(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        """The cache key of one call."""
+        return cache_key(
+            model=self.inner.name,
+            base_url=self.base_url,
+            messages=messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            temperature=temperature,
+            settings=self.settings,
+        )
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        """Serve the stored reply, or ask ``inner`` (never in ``replay`` mode)."""
+        if self.mode == "off":
+            return self.inner.complete(
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                temperature=temperature,
+                timeout=timeout,
+                on_text=on_text,
+            )
+        key = self.key_for(messages, tools=tools, tool_choice=tool_choice, temperature=temperature)
+        stored = self.cache.get(key)
+        if stored is not None:
+            with self._count_lock:
+                self.hits += 1
+            if on_text is not None and stored.message.content:
+                on_text(stored.message.content)
+            return stored
+        with self._count_lock:
+            self.misses += 1
+        if self.mode == "replay":
+            raise CacheError(
+                f"No recorded response for {self.inner.name} under cache key {key} in "
+                f"{self.cache.path}; record it first with the cache in readwrite mode."
+            )
+        reply = self.inner.complete(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            temperature=temperature,
+            timeout=timeout,
+            on_text=on_text,
+        )
+        self.cache.put(key, reply, model=self.inner.name, base_url=self.base_url)
+        with self._count_lock:
+            self.writes += 1
+        return reply
+
+    def __repr__(self) -> str:
+        return f"CachedModel({self.inner!r}, cache={self.cache!r}, mode={self.mode!r})"

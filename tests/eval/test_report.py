@@ -1,0 +1,114 @@
+"""The report: stable text, highlighted HTML, Markdown, CSV and JSON exports."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab.eval import EvalCase, EvalReport, Variant, baseline, evaluate
+from supercontext_lab.eval.metrics import COUNT_NAMES, METRIC_NAMES, TIMING_METRICS
+from supercontext_lab.eval.report import CASE_COLUMNS, format_value
+
+
+@pytest.fixture
+def report(small_cases: list[EvalCase], no_memory_variant: Variant) -> EvalReport:
+    return evaluate(small_cases[:3], [baseline(), no_memory_variant], progress=False, cache=False)
+
+
+def test_text_is_stable_and_holds_no_timings(
+    report: EvalReport, small_cases: list[EvalCase], no_memory_variant: Variant
+) -> None:
+    again = evaluate(small_cases[:3], [baseline(), no_memory_variant], progress=False, cache=False)
+    assert report.to_text() == again.to_text()
+    text = report.to_text()
+    assert text.splitlines()[0] == "Scout evaluation: 3 cases x 2 variants"
+    assert text.splitlines()[1].split() == ["metric", "baseline", "no_memory_recall"]
+    for name in TIMING_METRICS:
+        assert name not in text
+    for name in (*(set(METRIC_NAMES) - TIMING_METRICS), *COUNT_NAMES):
+        assert f"\n{name} " in text
+    assert "hits" not in text
+    assert repr(report) == text
+    assert report._repr_mimebundle_()["text/plain"] == text
+
+
+def test_html_and_markdown_show_everything_and_mark_the_best(report: EvalReport) -> None:
+    html = report.to_html()
+    for name in METRIC_NAMES:
+        assert f"<th>{name}</th>" in html
+    best_mentions = report.best("mention_rate")
+    assert best_mentions == {"baseline"}
+    row = html.split("<th>mention_rate</th>")[1].split("</tr>")[0]
+    assert row.count("scout-eval-best") == 1
+    assert row.index("scout-eval-best") < row.index("<td>")  # baseline is the first column
+    markdown = report.to_markdown()
+    value = format_value(report.metrics("baseline")["mention_rate"])
+    assert f"| mention_rate | **{value}** |" in markdown
+    bundle = report._repr_mimebundle_(include=["text/html"])
+    assert set(bundle) == {"text/html"}
+    assert "text/markdown" not in report._repr_mimebundle_(exclude=["text/markdown"])
+
+
+@pytest.mark.parametrize(
+    ("values", "metric", "best"),
+    [
+        ({"a": 0.5, "b": 0.7}, "mention_rate", {"b"}),
+        ({"a": 0.5, "b": 0.7}, "forbidden_mention_rate", {"a"}),
+        ({"a": 3.0, "b": 2.0}, "tokens_mean", {"b"}),
+        ({"a": 0.5, "b": 0.5}, "mention_rate", set()),
+        ({"a": 1.0, "b": 2.0}, "envelope_chars_mean", set()),
+        ({"a": 0.5}, "mention_rate", set()),
+        ({"a": 0.9, "b": 0.2, "c": 0.9}, "valid_rate", {"a", "c"}),
+    ],
+)
+def test_best(values: dict[str, float], metric: str, best: set[str]) -> None:
+    from supercontext_lab.eval import VariantReport
+
+    report = EvalReport(
+        cases=[], variants=[VariantReport(n, {metric: v}) for n, v in values.items()], results=[]
+    )
+    assert report.best(metric) == best
+
+
+def test_exports(report: EvalReport, tmp_path: Path) -> None:
+    data = json.loads(report.to_json(tmp_path / "r.json"))
+    assert data == json.loads((tmp_path / "r.json").read_text("utf-8"))
+    assert [v["name"] for v in data["variants"]] == ["baseline", "no_memory_recall"]
+    assert len(data["cases"]) == 6
+    assert data["settings"]["executor"] == "sequential"
+
+    report.to_csv(tmp_path / "cases.csv")
+    with (tmp_path / "cases.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0]) == CASE_COLUMNS
+    assert [(r["id"], r["variant"]) for r in rows] == [(r.id, r.variant) for r in report.results]
+    bare = next(r for r in rows if r["id"] == "kernel-decision" and r["variant"] != "baseline")
+    assert "2dt" in bare["missed_mentions"]
+
+    metrics_csv = report.to_csv(table="metrics")
+    header, *lines = metrics_csv.splitlines()
+    assert header.split(",") == ["variant", *METRIC_NAMES, *COUNT_NAMES]
+    assert [line.split(",")[0] for line in lines] == ["baseline", "no_memory_recall"]
+    with pytest.raises(ValueError, match="'cases' or 'metrics'"):
+        report.to_csv(table="runs")
+
+
+def test_lookups_and_misses(report: EvalReport) -> None:
+    assert report.result("kernel-decision", "baseline").id == "kernel-decision"
+    with pytest.raises(KeyError, match="no result"):
+        report.result("kernel-decision", "baseline", repeat=3)
+    with pytest.raises(KeyError, match="baseline, no_memory_recall"):
+        report.variant("other")
+    misses = dict(report.misses("no_memory_recall"))
+    assert "missing mention '2dt'" in misses["kernel-decision"]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(None, "-"), (True, "yes"), (3, "3"), (0.5, "0.500"), (2 / 3, "0.667")],
+)
+def test_format_value(value: float | int | None, text: str) -> None:
+    assert format_value(value) == text

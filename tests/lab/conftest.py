@@ -1,0 +1,51 @@
+"""Fixtures for the notebook layer: a bare IPython shell with the extension loaded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    """A fresh ``InteractiveShell`` with ``%load_ext supercontext_lab`` already run.
+
+    IPython's own folder and history live in the test's temp folder, so nothing touches
+    the user's profile.
+    """
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    InteractiveShell.clear_instance()
+    ip = InteractiveShell.instance(config=config)
+    ip.run_line_magic("load_ext", "supercontext_lab")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "supercontext_lab")
+        InteractiveShell.clear_instance()
+
+
+@pytest.fixture
+def magics(shell: InteractiveShell) -> Any:
+    """The registered ``SupercontextMagics`` instance (its state: thread, last run, …)."""
+    return shell.magics_manager.registry["SupercontextMagics"]
+
+
+@pytest.fixture
+def workspace_dir(tmp_path: Path) -> Path:
+    """A small hand-written workspace whose profile holds a phrase no other source has."""
+    root = tmp_path / "workspace"
+    (root / "memory" / "global").mkdir(parents=True)
+    (root / "PROFILE.md").write_text(
+        "# Profile\n\nI keep the zebrafish husbandry log (marker: QUOKKA-7731).\n", "utf-8"
+    )
+    (root / "memory" / "global" / "husbandry.md").write_text(
+        "The zebrafish husbandry log is reviewed every Friday.\n", "utf-8"
+    )
+    return root

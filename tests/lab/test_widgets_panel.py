@@ -1,0 +1,409 @@
+"""The bundle panel, the trace timeline and the HTML helpers, without a browser."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import supercontext_lab
+from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
+from supercontext_lab.harness import Thread
+from supercontext_lab.lab.widgets import BundlePanel, TraceTimeline
+from supercontext_lab.lab.widgets.html import badge, escape, render_summary_html
+from supercontext_lab.lab.widgets.panel import TAB_TITLES
+from supercontext_lab.scout import ScoutRun, run_scout
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+
+BUDGET = "Help me prepare the grant renewal budget"
+SCRIPT = "<script>alert(1)</script>"
+ESCAPED_SCRIPT = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def html_values(widget: Any) -> list[str]:
+    """Every HTML widget value in a widget tree."""
+    values = [widget.value] if isinstance(widget, widgets.HTML) else []
+    for child in getattr(widget, "children", ()):
+        values.extend(html_values(child))
+    return values
+
+
+def scripted_run(workspace: Workspace, *steps: Any, message: str = BUDGET) -> ScoutRun:
+    return run_scout(message, workspace=workspace, model=ScriptedModel(list(steps)))
+
+
+# ------------------------------------------------------------------------------ demo run
+
+
+def test_panel_from_an_offline_demo_run() -> None:
+    thread = supercontext_lab.Thread(super_context_enabled=True)
+    run = thread.run_scout(BUDGET)
+    panel = BundlePanel(run, workspace=thread.workspace, title="Demo")
+
+    assert run.bundle is not None
+    assert "Prepare the grant renewal budget" in panel.goal_html.value
+    assert "enough" in panel.badge_html.value
+    assert "scl-chip-memory" in panel.summary_html.value
+    assert "scl-chip-profile" in panel.summary_html.value
+    assert "GR-7731" in panel.summary_html.value
+    assert "<code>run_workflow</code>" in panel.tools_html.value
+    assert "not in catalogue" not in panel.tools_html.value
+    # JSON arguments are pretty-printed, one key a line.
+    assert escape('{\n  "workflow": "grant-budget-check"\n}') in panel.tools_html.value
+    assert "<code>grant-budget-check</code>" in panel.skills_html.value
+    assert "installed here" in panel.skills_html.value
+    assert "unknown skill" not in panel.skills_html.value
+    assert escape("[context_bundle]") in panel.envelope_text.value
+    assert "memory_recall" in panel.trace.html.value
+    assert panel.tabs.titles == TAB_TITLES
+    assert panel.tabs.selected_index == 0
+    assert panel.reason_html.layout.display == "none"
+    assert panel.flags == []
+    assert "No problems." in panel.problems_html.value
+    assert "Demo" in panel.title_html.value
+    assert run.definition_hash in panel.meta_html.value
+
+
+def test_update_replaces_what_the_panel_shows() -> None:
+    thread = supercontext_lab.Thread(super_context_enabled=True)
+    panel = BundlePanel(workspace=thread.workspace)
+    assert "Nothing has run yet." in panel.reason_html.value
+    assert panel.tabs.selected_index == TAB_TITLES.index("Problems")
+
+    panel.update(thread.run_scout(BUDGET))
+
+    assert panel.reason_html.value == ""
+    assert "Prepare the grant renewal budget" in panel.goal_html.value
+    assert panel.tabs.selected_index == 0
+
+
+# ------------------------------------------------------------------------------ catalogue checks
+
+
+@pytest.mark.parametrize(
+    ("tool", "expected", "flagged"),
+    [
+        ("run_workflow", "in catalogue", False),
+        ("delegate_gmail", "in catalogue", False),
+        ("launch_rockets", "not in catalogue", True),
+        ("memory_recall_v2", "not in catalogue", True),
+    ],
+)
+def test_tool_not_in_the_catalogue_is_flagged(tool: str, expected: str, flagged: bool) -> None:
+    workspace = supercontext_lab.open_workspace(None)
+    bundle = envelope(proposed_goal="Check the budget", tool_calls=[(tool, {"x": 1}, "because")])
+    panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
+
+    assert expected in panel.tools_html.value
+    assert ("not in catalogue" in panel.tools_html.value) is flagged
+    flag = f"recommended tool '{tool}' is not in the orchestrator catalogue"
+    assert (flag in panel.flags) is flagged
+    assert (escape(flag) in panel.problems_html.value) is flagged
+
+
+@pytest.mark.parametrize(
+    ("skill", "installed", "expected", "flagged"),
+    [
+        ("grant-budget-check", True, "installed here", False),
+        ("sensitivity-analysis-planner", False, "in registry", False),
+        ("made-up-skill", False, "unknown skill", True),
+        ("made-up-skill", True, "unknown skill", True),
+    ],
+)
+def test_unknown_skill_is_flagged(
+    skill: str, installed: bool, expected: str, flagged: bool
+) -> None:
+    workspace = supercontext_lab.open_workspace(None)
+    bundle = envelope(proposed_goal="Check the budget", skills=[(skill, installed, "fits")])
+    panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
+
+    assert expected in panel.skills_html.value
+    assert ("unknown skill" in panel.skills_html.value) is flagged
+    assert any("neither installed nor in the registry" in f for f in panel.flags) is flagged
+
+
+def test_wrong_installed_flag_is_marked() -> None:
+    workspace = supercontext_lab.open_workspace(None)
+    bundle = envelope(skills=[("sensitivity-analysis-planner", True, "fits")])
+    panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
+    assert "installed flag is wrong" in panel.skills_html.value
+    assert panel.flags == [
+        "recommended skill 'sensitivity-analysis-planner' says installed: true, "
+        "the workspace says false"
+    ]
+
+
+def test_without_a_workspace_nothing_is_checked() -> None:
+    workspace = supercontext_lab.open_workspace(None)
+    bundle = envelope(tool_calls=[("launch_rockets", "{}", "x")], skills=[("nope", False, "y")])
+    panel = BundlePanel(scripted_run(workspace, bundle))
+    assert "not checked" in panel.tools_html.value
+    assert "not checked" in panel.skills_html.value
+    assert panel.flags == []
+
+
+# ------------------------------------------------------------------------------ escaping
+
+
+def _hostile_workspace(root: Path) -> Workspace:
+    (root / "memory" / "global").mkdir(parents=True)
+    (root / "memory" / "global" / "evil.md").write_text(
+        f"---\ncategory: note\n---\nThe grant budget {SCRIPT} must be checked by Priya.\n",
+        encoding="utf-8",
+    )
+    return Workspace(root)
+
+
+def test_script_from_memory_stays_text_in_every_html_value(tmp_path: Path) -> None:
+    thread = Thread(_hostile_workspace(tmp_path / "ws"), super_context_enabled=True)
+    turn = thread.send("Help me check the grant budget")
+    assert turn.prepared
+    assert SCRIPT in turn.bundle.summary  # type: ignore[union-attr]
+
+    panel = BundlePanel(turn=turn, workspace=thread.workspace)
+
+    values = html_values(panel)
+    assert all(SCRIPT not in value and "<script" not in value for value in values)
+    assert ESCAPED_SCRIPT in panel.summary_html.value
+    assert ESCAPED_SCRIPT in panel.envelope_text.value
+    assert ESCAPED_SCRIPT in panel.trace.html.value  # the memory_recall result preview
+
+
+def test_script_from_model_output_stays_text_in_every_html_value(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    hostile = envelope(
+        has_enough_context=False,
+        proposed_goal=f"Goal {SCRIPT}",
+        summary=f"Fact {SCRIPT} (memory) (web: {SCRIPT}) (transcript: {SCRIPT})",
+        tool_calls=[(f"tool{SCRIPT}", f"args {SCRIPT}", f"why {SCRIPT}")],
+        skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
+    )
+    run = scripted_run(
+        workspace,
+        tool_call_message((f"x{SCRIPT}", {"q": SCRIPT}), content=SCRIPT),
+        hostile,
+    )
+    panel = BundlePanel(run, workspace=workspace, title=f"title {SCRIPT}")
+
+    values = html_values(panel)
+    assert all("<script" not in value for value in values)
+    for widget in (
+        panel.title_html,
+        panel.goal_html,
+        panel.summary_html,
+        panel.tools_html,
+        panel.skills_html,
+        panel.envelope_text,
+        panel.trace.html,
+        panel.problems_html,  # the flags name the hostile tool and skill
+    ):
+        assert ESCAPED_SCRIPT in widget.value
+
+
+def test_failed_run_shows_the_raw_output_escaped(tmp_path: Path) -> None:
+    run = scripted_run(Workspace(tmp_path), f"No bundle today {SCRIPT}")
+    panel = BundlePanel(run)
+    assert "no valid envelope" in panel.reason_html.value
+    assert "Raw scout output" in panel.problems_html.value
+    assert ESCAPED_SCRIPT in panel.problems_html.value
+    assert all("<script" not in value for value in html_values(panel))
+
+
+# ------------------------------------------------------------------------------ cold starts
+
+
+@pytest.mark.parametrize(
+    ("enabled", "message", "reason"),
+    [
+        (False, BUDGET, "super_context_disabled"),
+        (True, "thanks", "context_free_greeting"),
+        (True, "create a folder named drafts", "simple_local_filesystem_action"),
+    ],
+)
+def test_cold_start_panel_shows_the_reason(enabled: bool, message: str, reason: str) -> None:
+    thread = supercontext_lab.Thread(super_context_enabled=enabled)
+    turn = thread.send(message)
+    assert turn.reason == reason
+
+    panel = BundlePanel(turn=turn, workspace=thread.workspace)
+
+    assert reason in panel.reason_html.value
+    assert "Cold start" in panel.reason_html.value
+    assert panel.reason_html.layout.display is None
+    assert reason in panel.problems_html.value
+    assert panel.tabs.selected_index == TAB_TITLES.index("Problems")
+    assert "no bundle" in panel.goal_html.value
+    assert panel.badge_html.value == ""
+
+
+def test_failed_scout_turn_shows_the_reason_and_the_trace(tmp_path: Path) -> None:
+    thread = Thread(
+        Workspace(tmp_path),
+        super_context_enabled=True,
+        scout_model=ScriptedModel([tool_call_message(("memory_recall", {"query": "x"})), "nope"]),
+    )
+    turn = thread.send(BUDGET)
+    assert turn.preparation == "failed"
+
+    panel = BundlePanel(turn=turn)
+
+    assert "no valid envelope" in panel.reason_html.value
+    assert "memory_recall" in panel.trace.html.value
+    assert panel.tabs.selected_index == TAB_TITLES.index("Problems")
+
+
+# ------------------------------------------------------------------------------ trace
+
+
+def test_trace_marks_refusals_grace_and_durations(tmp_path: Path) -> None:
+    definition = load_agent_definition(edit_agent_toml(default_agent_toml(), {"max_iterations": 1}))
+    model = ScriptedModel(
+        [tool_call_message(("shell", {"cmd": "rm -rf /"})), envelope(summary="done (memory)")]
+    )
+    run = run_scout(BUDGET, workspace=Workspace(tmp_path), model=model, definition=definition)
+    timeline = TraceTimeline(run.trace)
+
+    text = timeline.html.value
+    assert [step.kind for step in run.trace] == ["model", "tool", "model"]
+    assert "REFUSED" in text
+    assert "grace: final call without tools" in text
+    assert "asked for: <code>shell</code>" in text
+    assert escape(json.dumps({"cmd": "rm -rf /"})) in text
+    assert text.count('class="scl-bar"') == 3
+    assert "width:100.0%" in text  # the longest step fills its bar
+    assert "2 model call(s), 1 tool call(s)" in text
+    assert "1 refused" in text
+
+
+def test_empty_trace() -> None:
+    timeline = TraceTimeline()
+    assert "No steps recorded." in timeline.html.value
+    assert timeline.children == (timeline.html,)
+
+
+# ------------------------------------------------------------------------------ html helpers
+
+
+@pytest.mark.parametrize(
+    ("summary", "fragments"),
+    [
+        ("A fact (memory)", ['scl-chip-memory" title="source: memory"', ">memory</span>"]),
+        ("A fact (Profile).", ["scl-chip-profile"]),
+        ("(integrations)", ["scl-chip-integrations"]),
+        (
+            "(transcript: 2026-11-20 aim 2)",
+            ["scl-chip-transcript", ">transcript: 2026-11-20 aim 2<"],
+        ),
+        (
+            "(web: https://example.org/a?b=1&c=2)",
+            [
+                'href="https://example.org/a?b=1&amp;c=2"',
+                'rel="noopener noreferrer" target="_blank"',
+            ],
+        ),
+        (
+            "(web: https://en.wikipedia.org/wiki/Kernel_(statistics))",
+            ["wiki/Kernel_(statistics)</a>"],
+        ),
+        ("(web: javascript:alert(1))", ["scl-chip-web", "web: javascript:alert(1)</span>"]),
+        ('(web: http://x.org/" onmouseover="y)', ["web: http://x.org/&quot; onmouseover=&quot;y"]),
+        ("(web: ftp://example.org/file)", ["web: ftp://example.org/file</span>"]),
+        ("line one (memory)\nline two", ["white-space:pre-wrap", "\nline two"]),
+    ],
+)
+def test_render_summary_html_chips(summary: str, fragments: list[str]) -> None:
+    rendered = render_summary_html(summary)
+    for fragment in fragments:
+        assert fragment in rendered
+    if "javascript:" in summary or "ftp:" in summary or '"' in summary:
+        assert "<a " not in rendered
+
+
+@pytest.mark.parametrize(
+    "summary", ["(memories)", "(memory", "memory)", "(web:)", "(web:  )", "(profile: x)"]
+)
+def test_non_attributions_stay_plain_text(summary: str) -> None:
+    assert "scl-chip" not in render_summary_html(summary)
+
+
+@pytest.mark.parametrize(
+    ("kind", "css"),
+    [
+        ("ok", "scl-badge-ok"),
+        ("warn", "scl-badge-warn"),
+        ("warning", "scl-badge-warn"),
+        ("neutral", "scl-badge-neutral"),
+    ],
+)
+def test_badge(kind: str, css: str) -> None:
+    rendered = badge("<b>x</b>", kind)
+    assert css in rendered
+    assert "&lt;b&gt;x&lt;/b&gt;" in rendered
+
+
+def test_unknown_badge_kind_is_an_error() -> None:
+    with pytest.raises(ValueError, match="badge kind 'sparkly' is not known"):
+        badge("x", "sparkly")
+
+
+class _TagCollector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+_PIECES = st.sampled_from(
+    [
+        "(memory)",
+        "(profile)",
+        "(integrations)",
+        "(transcript: t-1)",
+        "(web: https://a.org/x?y=1&z=2)",
+        "(web: javascript:alert(1))",
+        '(web: https://a.org/" onerror="x)',
+        SCRIPT,
+        "<img src=x onerror=alert(1)>",
+        "&amp;",
+        '"',
+        "'",
+        "\n",
+        " ",
+    ]
+)
+
+
+@given(st.lists(_PIECES | st.text(max_size=8), max_size=12).map("".join))
+def test_summary_html_only_ever_contains_its_own_markup(summary: str) -> None:
+    parser = _TagCollector()
+    parser.feed(render_summary_html(summary))
+    parser.close()
+    for tag, attrs in parser.tags:
+        assert tag in {"div", "span", "a"}
+        assert not any(name.startswith("on") for name in attrs)
+        if tag == "a":
+            assert (attrs["href"] or "").startswith(("http://", "https://"))
+            assert attrs["rel"] == "noopener noreferrer"
+            assert attrs["target"] == "_blank"
+
+
+@given(st.text().filter(lambda text: "(" not in text))
+def test_summary_text_without_attributions_round_trips(summary: str) -> None:
+    parser = _TagCollector()
+    parser.feed(render_summary_html(summary))
+    parser.close()
+    assert [tag for tag, _ in parser.tags] == ["div"]
+    assert "".join(parser.text) == summary
