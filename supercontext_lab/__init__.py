@@ -5,10 +5,9 @@ Before the orchestrator reads the first message of a new thread, a cheap read-on
 ``[context_bundle]`` envelope; the harness validates it and prepends it to the message,
 falling back to a cold start on any failure.
 
-The contract (bundle, flag, gate, agent definition) is imported eagerly; the engine
-(workspace, models, scout, harness) loads on first use so ``import supercontext_lab``
-stays cheap. Nothing here imports Jupyter: ``%load_ext supercontext_lab`` loads the
-notebook layer lazily.
+Public names load on first use (PEP 562), so ``import supercontext_lab`` stays cheap
+and a script pays only for what it touches. Nothing here imports Jupyter:
+``%load_ext supercontext_lab`` loads the notebook layer lazily.
 """
 
 from __future__ import annotations
@@ -17,30 +16,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
-from .agents.toml_edit import edit_agent_toml, save_agent_files, set_tool_enabled
-from .bundle import (
-    ContextBundle,
-    RecommendedSkill,
-    RecommendedToolCall,
-    bundle_rejection_reason,
-    extract_context_bundle,
-    fit_bundle,
-    parse_context_bundle,
-    parse_has_enough_context,
-    parse_proposed_goal,
-)
-from .config import (
-    FlagStatus,
-    ModelRoute,
-    get_model_route,
-    get_super_context_enabled,
-    lab_home,
-    parse_model_id,
-    set_model_route,
-    set_super_context_enabled,
-    super_context_status,
-)
 from .errors import (
     AgentDefinitionError,
     CacheError,
@@ -55,14 +30,38 @@ from .errors import (
     ToolNotAllowedError,
     WorkspaceError,
 )
-from .gate import (
-    SKIP_REASONS,
-    has_prior_conversation,
-    should_run_super_context,
-    super_context_skip_reason,
-)
 
 if TYPE_CHECKING:
+    from .agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
+    from .agents.toml_edit import edit_agent_toml, save_agent_files, set_tool_enabled
+    from .bundle import (
+        ContextBundle,
+        RecommendedSkill,
+        RecommendedToolCall,
+        bundle_rejection_reason,
+        extract_context_bundle,
+        fit_bundle,
+        parse_context_bundle,
+        parse_has_enough_context,
+        parse_proposed_goal,
+    )
+    from .config import (
+        FlagStatus,
+        ModelRoute,
+        get_model_route,
+        get_super_context_enabled,
+        lab_home,
+        parse_model_id,
+        set_model_route,
+        set_super_context_enabled,
+        super_context_status,
+    )
+    from .gate import (
+        SKIP_REASONS,
+        has_prior_conversation,
+        should_run_super_context,
+        super_context_skip_reason,
+    )
     from .harness import Thread, TurnResult
     from .models.base import ChatModel, Message, ToolCall, ToolSpec
     from .models.offline import OfflineOrchestratorModel, OfflineScoutModel
@@ -71,8 +70,36 @@ if TYPE_CHECKING:
     from .sources.memory import MemoryHit, MemoryTree
     from .sources.workspace import Workspace, demo_workspace_path, open_workspace
 
-# Engine names resolved on first access (PEP 562) to keep the import light.
+# Public name -> the submodule that defines it, imported on first access.
 _LAZY = {
+    "AgentDefinition": "agents.definition",
+    "default_agent_definition": "agents.definition",
+    "load_agent_definition": "agents.definition",
+    "edit_agent_toml": "agents.toml_edit",
+    "save_agent_files": "agents.toml_edit",
+    "set_tool_enabled": "agents.toml_edit",
+    "ContextBundle": "bundle",
+    "RecommendedSkill": "bundle",
+    "RecommendedToolCall": "bundle",
+    "bundle_rejection_reason": "bundle",
+    "extract_context_bundle": "bundle",
+    "fit_bundle": "bundle",
+    "parse_context_bundle": "bundle",
+    "parse_has_enough_context": "bundle",
+    "parse_proposed_goal": "bundle",
+    "FlagStatus": "config",
+    "ModelRoute": "config",
+    "get_model_route": "config",
+    "get_super_context_enabled": "config",
+    "lab_home": "config",
+    "parse_model_id": "config",
+    "set_model_route": "config",
+    "set_super_context_enabled": "config",
+    "super_context_status": "config",
+    "SKIP_REASONS": "gate",
+    "has_prior_conversation": "gate",
+    "should_run_super_context": "gate",
+    "super_context_skip_reason": "gate",
     "ChatModel": "models.base",
     "MemoryHit": "sources.memory",
     "MemoryTree": "sources.memory",

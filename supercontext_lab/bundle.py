@@ -22,9 +22,9 @@ never content.
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -286,6 +286,15 @@ def parse_proposed_goal(envelope: str) -> str | None:
 # ----------------------------------------------------------------------------- parsing
 
 
+def _dedent(lines: list[str]) -> str:
+    """``textwrap.dedent`` for a list of lines, without its regular expressions (the
+    parser runs on every scout output, so this is on the hot path)."""
+    margins = [line[: len(line) - len(line.lstrip())] for line in lines if line.strip()]
+    # Character by character on purpose: margins are whitespace, not paths.
+    cut = len(os.path.commonprefix(margins)) if margins else 0  # noqa: RUF071
+    return "\n".join(line[cut:] if line.strip() else "" for line in lines)
+
+
 @dataclass
 class _Block:
     """A field's text: what follows the key on its line, then its continuation lines."""
@@ -294,8 +303,10 @@ class _Block:
     following: list[str] = field(default_factory=list)
 
     def text(self) -> str:
+        if not self.following:
+            return self.first.strip()
         # Dedent the continuation lines together so pretty JSON keeps its shape.
-        tail = textwrap.dedent("\n".join(self.following))
+        tail = _dedent(self.following)
         return f"{self.first}\n{tail}".strip()
 
 
@@ -461,7 +472,7 @@ def _field_part(key: str, value: str, prefix: str = "", continuation: str = "") 
     that is done only when the line cannot be mistaken for a key.
     """
     first, _, rest = value.partition("\n")
-    unstable = first != first.strip() or (bool(rest) and textwrap.dedent(rest) != rest)
+    unstable = first != first.strip() or (bool(rest) and _dedent(rest.split("\n")) != rest)
     if unstable and not _is_structural(first):
         first, rest = "", value
     head = f"{prefix}{key}: {first}" if first else f"{prefix}{key}:"
