@@ -15,6 +15,7 @@ answered to the model as a tool error.
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,20 @@ GRACE_INSTRUCTION = (
 _PREVIEW_CHARS = 300
 
 Status = Literal["completed", "incomplete", "failed"]
+
+_POOL_LOCK = threading.Lock()
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _tool_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The thread pool that runs tool calls, created on first use."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=16, thread_name_prefix="scout-tool"
+            )
+        return _POOL
 
 
 @dataclass(frozen=True)
@@ -260,39 +275,31 @@ class _Run:
     def run_tools(self, calls: Sequence[ToolCall], iteration: int) -> list[Message]:
         results: dict[int, tuple[ToolResult, bool, float, float]] = {}
         pending: dict[concurrent.futures.Future[ToolResult], tuple[int, float]] = {}
-        # Tool calls of one reply are independent reads, so they run side by side.
-        pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=min(8, max(1, len(calls))), thread_name_prefix="scout-tool"
-        )
-        try:
-            for index, call in enumerate(calls):
-                refusal = self.refusal(call)
-                if refusal is not None:
-                    results[index] = (
-                        ToolResult(ok=False, content=refusal),
-                        True,
-                        self.now_ms(),
-                        0.0,
-                    )
-                    continue
-                future = pool.submit(self.registry.call, call.name, call.arguments)
-                pending[future] = (index, self.now_ms())
-            done, not_done = concurrent.futures.wait(pending, timeout=max(self.remaining(), 0))
-            for future in done:
-                index, started = pending[future]
-                results[index] = (future.result(), False, started, self.now_ms() - started)
-            for future in not_done:
-                index, started = pending[future]
-                name = calls[index].name
-                message = f"tool '{name}' did not finish before the scout's time ran out."
-                results[index] = (
-                    ToolResult(ok=False, content=message),
-                    False,
-                    started,
-                    self.now_ms() - started,
-                )
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        # Tool calls of one reply are independent reads, so they run side by side, on a
+        # pool shared by every run: starting threads per reply cost more than the reads.
+        pool = _tool_pool()
+        for index, call in enumerate(calls):
+            refusal = self.refusal(call)
+            if refusal is not None:
+                results[index] = (ToolResult(ok=False, content=refusal), True, self.now_ms(), 0.0)
+                continue
+            future = pool.submit(self.registry.call, call.name, call.arguments)
+            pending[future] = (index, self.now_ms())
+        done, not_done = concurrent.futures.wait(pending, timeout=max(self.remaining(), 0))
+        for future in done:
+            index, started = pending[future]
+            results[index] = (future.result(), False, started, self.now_ms() - started)
+        for future in not_done:
+            # A read past the deadline is abandoned, not awaited: the run must end on time.
+            future.cancel()
+            index, started = pending[future]
+            message = f"tool '{calls[index].name}' did not finish before the scout's time ran out."
+            results[index] = (
+                ToolResult(ok=False, content=message),
+                False,
+                started,
+                self.now_ms() - started,
+            )
         answers: list[Message] = []
         for index, call in enumerate(calls):
             result, refused, started, duration = results[index]
