@@ -103,6 +103,8 @@ class TurnResult:
     orchestrator_messages: list[Message] = field(default_factory=list, repr=False)
     orchestrator_model: str = ""
     orchestrator_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    """Other things worth knowing about the turn (e.g. an unusable tool catalogue)."""
     usage: Usage = field(default_factory=Usage)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -127,6 +129,7 @@ class TurnResult:
         lines.append(f"  orchestrator tools: {len(self.orchestrator_tools)} offered")
         if self.orchestrator_error:
             lines.append(f"  orchestrator error: {self.orchestrator_error}")
+        lines.extend(f"  note: {note}" for note in self.notes)
         lines.append("Reply:")
         lines.extend("  " + line for line in self.reply.splitlines())
         return "\n".join(lines)
@@ -153,6 +156,7 @@ class TurnResult:
             "orchestrator_tool_calls": list(self.orchestrator_tool_calls),
             "orchestrator_model": self.orchestrator_model,
             "orchestrator_error": self.orchestrator_error,
+            "notes": list(self.notes),
             "tokens": self.usage.total_tokens,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
             "scout": self.scout.to_dict() if self.scout is not None else None,
@@ -345,7 +349,13 @@ class Thread:
             *self.transcript,
             Message(role="user", content=result.sent_message),
         ]
-        specs = self._orchestrator_specs(result.prepared)
+        try:
+            specs = self._orchestrator_specs(result.prepared)
+        except WorkspaceError as exc:
+            # A broken catalogue must not break the turn: the orchestrator goes on without
+            # tools and the turn says why.
+            specs = []
+            result.notes.append(f"no orchestrator tools offered: {exc}")
         result.orchestrator_tools = [spec.name for spec in specs]
         model = self.orchestrator_model
         result.orchestrator_model = model.name

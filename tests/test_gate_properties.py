@@ -21,7 +21,9 @@ FILESYSTEM = "simple_local_filesystem_action"
 
 _edges = st.text(alphabet=string.punctuation + string.whitespace, max_size=12)
 _separators = st.text(alphabet=" ,.!-;:?\t\n", min_size=1, max_size=4)
-_words = st.from_regex(r"[a-zA-Z0-9èàù_]+(?:[-./'][a-zA-Z0-9èàù_]+)?", fullmatch=True)
+# A word starts with a letter or digit: a tail of only "_" is ASCII punctuation, which the
+# normaliser trims from the ends, so it would leave the folder phrase with no words after it.
+_words = st.from_regex(r"[a-zA-Z0-9èàù][a-zA-Z0-9èàù_]*(?:[-./'][a-zA-Z0-9èàù_]+)?", fullmatch=True)
 
 
 @st.composite

@@ -285,3 +285,16 @@ def test_later_turns_keep_the_prepared_context_in_the_history(workspace: Workspa
     assert [m.role for m in history] == ["system", "user", "assistant", "user"]
     assert history[1].content == first.sent_message
     assert CANARY in (history[1].content or "")
+
+
+def test_a_broken_tool_catalogue_does_not_break_the_turn(workspace: Workspace) -> None:
+    (workspace.root / "orchestrator_tools.toml").write_text("[[tool]\nname = ", "utf-8")
+    broken = Workspace(workspace.root)
+    orchestrator = _orchestrator()
+    result = Thread(broken, orchestrator_model=orchestrator, super_context_enabled=True).send(
+        "Help me write the quarterly report"
+    )
+    assert result.reply == "Here is my answer."
+    assert result.orchestrator_tools == []
+    assert any("orchestrator_tools.toml" in note for note in result.notes)
+    assert "orchestrator_tools.toml" in result.describe()

@@ -111,7 +111,7 @@ def test_crash_between_write_and_rename_leaves_old_file_whole(
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", crash_on_target)
-    with pytest.raises(OSError, match="simulated"):
+    with pytest.raises(AgentDefinitionError, match=r"could not save.*simulated crash"):
         save_agent_files(path, edit_agent_toml(before, {"temperature": 1.1}))
     monkeypatch.undo()
     assert path.read_text("utf-8") == before

@@ -104,6 +104,19 @@ def _atomic_write(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Make the rename itself durable; not every platform can open a directory.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def save_agent_files(
@@ -123,9 +136,15 @@ def save_agent_files(
     pairs = [(target, toml_text)]
     if prompt is not None:
         pairs.append((target.with_name("prompt.md"), prompt))
-    for file, text in pairs:
-        if file.exists():
-            _atomic_write(backup_path(file), file.read_text("utf-8"))
-        _atomic_write(file, text)
+    try:
+        for file, text in pairs:
+            if file.exists():
+                _atomic_write(backup_path(file), file.read_text("utf-8"))
+            _atomic_write(file, text)
+    except OSError as exc:
+        raise AgentDefinitionError(
+            f"{target}: could not save ({exc.strerror or exc}); the previous file is "
+            "unchanged or kept in its .bak backup."
+        ) from exc
     del definition  # validated above; reload so the result knows its file and prompt
     return load_agent_definition(target)

@@ -87,6 +87,12 @@ def backoff_seconds(retry: int) -> float:
     return float(min(BACKOFF_START_S * 2 ** min(retry, 16), BACKOFF_CAP_S))
 
 
+def _cause(exc: BaseException, key: str) -> BaseException | None:
+    """``exc`` to chain as the cause, or ``None`` when its message quotes the key (a server
+    echoing it back): a traceback prints the whole chain, so the key must not be in it."""
+    return None if key and key in str(exc) else exc
+
+
 class _Failure(Exception):
     """One failed attempt: what to say if it stays the last one, and whether to retry."""
 
@@ -383,6 +389,15 @@ class OpenAICompatibleModel:
                 f"Is the server running at {self._shown_base}?",
                 retryable=True,
             ) from exc
+        except (httpx.DecodingError, httpx.TooManyRedirects) as exc:
+            # Not transport failures, so not covered above: a body whose Content-Encoding
+            # lies (gzip over plain text) must end the call as a model error, not escape
+            # as an httpx exception that no caller expects. Retrying would get it again.
+            raise ModelError(
+                f"The model server at {self._shown_url} sent a response that cannot be read "
+                f"({type(exc).__name__}: {excerpt(str(exc), secret=key)}). Check that "
+                f"{self._shown_base} is an OpenAI-compatible API."
+            ) from exc
         except httpx.TransportError as exc:
             raise ModelError(
                 f"The request to the model server at {self._shown_url} failed "
@@ -449,6 +464,10 @@ class OpenAICompatibleModel:
         )
 
     def _bad_body(self, status: int, problem: str, body: bytes, key: str) -> ModelError:
+        # ``problem`` may quote the server (an "error" object's message): a server that
+        # echoes the key back must not get it into the exception, so it is masked too.
+        if key:
+            problem = problem.replace(key, "***")
         return ModelError(
             f"The model server at {self._shown_url} answered HTTP {status} with {problem}: "
             f'"{excerpt(body, secret=key)}". Check that {self._shown_base} is an '
@@ -463,7 +482,7 @@ class OpenAICompatibleModel:
         try:
             return completion_from_openai(data, default_model=self.model)
         except ModelError as exc:
-            raise self._bad_body(status, str(exc), body, key) from exc
+            raise self._bad_body(status, str(exc), body, key) from _cause(exc, key)
 
     def _read_stream(
         self,
@@ -501,7 +520,7 @@ class OpenAICompatibleModel:
                 except ModelError as exc:
                     raise self._bad_body(
                         response.status_code, str(exc), data.encode(), key
-                    ) from exc
+                    ) from _cause(exc, key)
                 if delta and on_text is not None:
                     on_text(delta)
         except httpx.TimeoutException as exc:
@@ -528,7 +547,7 @@ class OpenAICompatibleModel:
         try:
             return received.build(default_model=self.model)
         except ModelError as exc:
-            raise self._bad_body(response.status_code, str(exc), b"", key) from exc
+            raise self._bad_body(response.status_code, str(exc), b"", key) from _cause(exc, key)
 
     def _stream_timeout(
         self, received: StreamAccumulator, seconds: float, cause: BaseException | None = None

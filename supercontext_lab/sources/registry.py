@@ -10,6 +10,8 @@ and the problem, so the model can correct itself and the run goes on.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -84,11 +86,18 @@ class Tool:
     @property
     def parameters(self) -> dict[str, Any]:
         """The arguments' JSON schema in the plain shape OpenAI-style APIs expect."""
-        return clean_json_schema(self.args_model.model_json_schema())
+        return copy.deepcopy(_schema_of(self.args_model))
 
     def spec(self) -> ToolSpec:
         """The :class:`ToolSpec` offered to a chat model."""
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_of(args_model: type[BaseModel]) -> dict[str, Any]:
+    # Generating a pydantic JSON schema is slow and every model call of a scout run
+    # offers the same tools: build each schema once (callers get a copy).
+    return clean_json_schema(args_model.model_json_schema())
 
 
 def make_tool(

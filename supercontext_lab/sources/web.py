@@ -1,21 +1,24 @@
 """The web source: a pluggable search provider and a guarded page fetcher.
 
 ``web_fetch`` is reachable by a model that may be reading injected text, so it treats
-every URL as hostile: http/https only, no credentials in the URL, and no connection to
-loopback, private, link-local, cloud-metadata, multicast or reserved addresses unless the
-user allows private addresses. The check runs on the literal host, on every address the
-host name resolves to, and again on each redirect hop (redirects are followed here, at
-most five). The connection then goes to the address that was vetted, with the original
-host name in the ``Host`` header and in TLS SNI, so a DNS answer that changes between the
-check and the connection (DNS rebinding) cannot redirect it. Bodies are streamed and cut
-at ``max_bytes``; a wall-clock deadline bounds the whole fetch.
+every URL as hostile: http/https only, no credentials in the URL, no connection to
+loopback, private, link-local, multicast or reserved addresses unless the user allows
+private addresses, and never one to a cloud-metadata endpoint (it hands out credentials).
+The check runs on the literal host, on every address the host name resolves to, and again
+on each redirect hop (redirects are followed here, at most five). The connection then
+goes to the address that was vetted, with the original host name in the ``Host`` header
+and in TLS SNI, so a DNS answer that changes between the check and the connection (DNS
+rebinding) cannot redirect it. Bodies are streamed and cut at ``max_bytes``; a wall-clock
+deadline bounds the whole fetch.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -249,7 +252,9 @@ def _check_url(raw: str) -> httpx.URL:
 def _vetted_addresses(url: httpx.URL, allow_private: bool) -> list[str]:
     """Addresses ``url``'s host resolves to, all of which passed the policy."""
     host = _ascii_host(url).rstrip(".").lower()
-    if not allow_private and host in _METADATA_HOSTS:
+    # Metadata endpoints hand out cloud credentials; allowing private addresses (to read
+    # an intranet page) must not open them to a model reading injected text.
+    if host in _METADATA_HOSTS:
         raise ToolError(f"refusing to fetch {host}: cloud metadata host.")
     try:
         literal = ipaddress.ip_address(host)
@@ -277,15 +282,17 @@ def _vetted_addresses(url: httpx.URL, allow_private: bool) -> list[str]:
 
 
 def _refuse_if_blocked(host: str, ip: str, allow_private: bool) -> None:
-    if allow_private:
-        return
     category = classify_address(ip)
-    if category is not None:
-        shown = host if host == ip else f"{host} ({ip})"
-        raise ToolError(
-            f"refusing to fetch {shown}: {category.replace('_', '-')} address "
-            "(set web.allow_private_addresses to allow it)."
-        )
+    if category is None or (allow_private and category != "metadata"):
+        return
+    shown = host if host == ip else f"{host} ({ip})"
+    if category == "metadata":
+        # Refused whatever the setting (see _vetted_addresses).
+        raise ToolError(f"refusing to fetch {shown}: cloud metadata address.")
+    raise ToolError(
+        f"refusing to fetch {shown}: {category.replace('_', '-')} address "
+        "(set web.allow_private_addresses to allow it)."
+    )
 
 
 _Response = tuple[int, str, bytes, bool]
@@ -318,6 +325,7 @@ def _request(
             trust_env=False,
             follow_redirects=False,
             timeout=httpx.Timeout(min(timeout, remaining)),
+            verify=_tls_context(),
         ) as client:
             try:
                 request = client.build_request(
@@ -345,6 +353,17 @@ def _request(
     if last_error is not None:
         raise ToolError(f"cannot connect to {url.host}: {last_error}.") from last_error
     raise ToolError(f"{url} timed out after {timeout:g} s.")
+
+
+@functools.lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default verifying TLS context, built once.
+
+    Loading the CA bundle costs about 0.1 s, and every hop gets a fresh client; a context
+    holds settings and certificates, never connections, so sharing it shares nothing
+    between hosts.
+    """
+    return httpx.create_ssl_context(trust_env=False)
 
 
 def _pin(url: httpx.URL, ip: str) -> tuple[httpx.URL, dict[str, str]]:

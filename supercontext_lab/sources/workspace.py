@@ -381,7 +381,19 @@ class Workspace:
 
     @cached_property
     def memory(self) -> MemoryTree:
-        """The memory tree, indexed under ``.supercontext/`` (opened on first use)."""
+        """The memory tree, indexed under ``.supercontext/`` (opened on first use).
+
+        Raises :class:`WorkspaceError` when ``.supercontext`` is a symlink or leads out of
+        the workspace: the index is the one thing the lab writes (and, when damaged,
+        deletes), so a hostile folder must not point it at somebody else's files.
+        """
+        index = self.root / INDEX_DIR_NAME
+        resolved = _resolve(index)
+        if index.is_symlink() or resolved is None or not resolved.is_relative_to(self.root):
+            raise WorkspaceError(
+                f"{INDEX_DIR_NAME} in workspace '{self.root}' is a link; the memory index is "
+                f"only written inside the workspace. Remove the link (or delete {INDEX_DIR_NAME})."
+            )
         return MemoryTree(self.root)
 
     # ------------------------------------------------------------------ files/
@@ -395,8 +407,8 @@ class Workspace:
         folder = self.files_dir
         if not folder.is_dir():
             return None
-        resolved = folder.resolve()
-        if not resolved.is_relative_to(self.root):
+        resolved = _resolve(folder)
+        if resolved is None or not resolved.is_relative_to(self.root):
             raise WorkspaceError(
                 f"files/ in workspace '{self.root}' points outside the workspace; "
                 "make it a real folder."
@@ -420,8 +432,8 @@ class Workspace:
                 if name in _IGNORED_NAMES:
                     continue
                 path = current / name
-                target = path.resolve()
-                if target.is_relative_to(base) and target.is_file():
+                target = _resolve(path)
+                if target is not None and target.is_relative_to(base) and target.is_file():
                     found.append(path.relative_to(base).as_posix())
         return sorted(found)
 
@@ -462,7 +474,11 @@ class Workspace:
         if base is None:
             raise WorkspaceError("this workspace has no files/ folder.")
         candidate = base.joinpath(*[p for p in parts if p not in ("", ".")])
-        target = candidate.resolve()
+        target = _resolve(candidate)
+        if target is None:
+            raise WorkspaceError(
+                f"'{rel}' cannot be resolved (a symlink loop or an invalid name); refused."
+            )
         if not target.is_relative_to(base):
             raise WorkspaceError(f"'{rel}' points outside files/ (through a symlink); refused.")
         if not target.exists():
@@ -498,6 +514,19 @@ class Workspace:
             raise WorkspaceError(
                 f"{self._rel(path)} in '{self.root}' cannot be read ({exc.strerror})."
             ) from exc
+
+
+def _resolve(path: Path) -> Path | None:
+    """``path`` with every symlink resolved, or ``None`` when it cannot be resolved.
+
+    A workspace is untrusted input: ``Path.resolve`` raises ``RuntimeError`` on a symlink
+    loop (before Python 3.13), ``ValueError`` on a NUL byte and ``OSError`` on other
+    failures, none of which may escape from a listing or a read.
+    """
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------------- demo workspace
