@@ -1,0 +1,545 @@
+"""The memory tree: documents, files, sync, recovery and BM25 search."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab.errors import MemoryIndexError
+from supercontext_lab.sources.memory import (
+    MAX_RECALL_LIMIT,
+    MemoryHit,
+    MemoryTree,
+    SyncReport,
+)
+from supercontext_lab.sources.memory_terms import unique_terms
+
+INDEX = Path(".supercontext") / "memory.sqlite3"
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / "memory" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def keys(hits: list[MemoryHit]) -> list[str]:
+    return [hit.key for hit in hits]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Iterator[MemoryTree]:
+    with MemoryTree(tmp_path / "ws") as opened:
+        yield opened
+
+
+# -- adding, replacing, searching ------------------------------------------------------
+
+
+def test_add_recall_and_replace(tree: MemoryTree) -> None:
+    tree.add("global", "lunch", "The team eats lunch at noon near the harbour.")
+    tree.add("global", "deadline", "The grant report is due on Friday.")
+    hits = tree.recall("global", "when is the grant report due")
+    assert keys(hits)[0] == "deadline"
+    assert hits[0] == MemoryHit(
+        namespace="global",
+        key="deadline",
+        content="The grant report is due on Friday.",
+        category="note",
+        score=hits[0].score,
+        created=None,
+    )
+    tree.add("global", "deadline", "The grant report moved to Monday.", "decision")
+    assert tree.count() == 2
+    hits = tree.recall("global", "grant report")
+    assert [(h.key, h.content, h.category) for h in hits] == [
+        ("deadline", "The grant report moved to Monday.", "decision")
+    ]
+    assert tree.recall("global", "Friday") == []
+
+
+def test_namespaces_and_star(tree: MemoryTree) -> None:
+    tree.add("global", "a", "kernel density of seed dispersal")
+    tree.add("skill-maps", "b", "dispersal kernel maps for the atlas")
+    tree.add("zeta", "c", "nothing relevant here")
+    assert tree.namespaces() == ["global", "skill-maps", "zeta"]
+    assert [tree.count(ns) for ns in ("global", "skill-maps", "zeta", "absent")] == [1, 1, 1, 0]
+    assert tree.count() == 3
+    assert keys(tree.recall("global", "dispersal kernel")) == ["a"]
+    assert keys(tree.recall("skill-maps", "dispersal kernel")) == ["b"]
+    assert sorted(keys(tree.recall("*", "dispersal kernel"))) == ["a", "b"]
+    assert tree.recall("absent", "dispersal") == []
+    assert tree.delete("zeta", "c") is True
+    assert tree.delete("zeta", "c") is False
+    assert tree.namespaces() == ["global", "skill-maps"]
+
+
+@pytest.mark.parametrize(
+    ("category", "expected"),
+    [("note", "note"), ("decision", "decision"), ("Profile Fact", "Profile Fact")],
+)
+def test_categories(tree: MemoryTree, category: str, expected: str) -> None:
+    tree.add("global", "k", "the budget is forty thousand euros", category)
+    assert [h.category for h in tree.recall("global", "budget")] == [expected]
+
+
+def test_scores_are_positive_and_best_first(tree: MemoryTree) -> None:
+    tree.add("global", "both", "grant budget renewal")
+    tree.add("global", "budget-only", "budget planning for the lab retreat and the kitchen")
+    tree.add("global", "twice", "budget budget")
+    for i in range(6):
+        tree.add("global", f"filler-{i}", f"unrelated note number {i} about field work")
+    hits = tree.recall("global", "grant budget")
+    assert keys(hits)[0] == "both"
+    assert set(keys(hits)) == {"both", "budget-only", "twice"}
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(s > 0 for s in scores)
+    # A repeated term in a short document outranks one mention in a long one.
+    assert keys(hits).index("twice") < keys(hits).index("budget-only")
+
+
+def test_limit_is_capped_and_validated(tree: MemoryTree) -> None:
+    tree.add_many(
+        {"namespace": "global", "key": f"k{i}", "content": "shared word"} for i in range(20)
+    )
+    assert len(tree.recall("global", "shared", limit=100)) == MAX_RECALL_LIMIT == 8
+    assert len(tree.recall("global", "shared")) == 5
+    assert len(tree.recall("global", "shared", limit=1)) == 1
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="limit must be at least 1"):
+            tree.recall("global", "shared", limit=bad)
+    for wrong in (True, 2.0, "3"):
+        with pytest.raises(ValueError, match="limit must be an integer"):
+            tree.recall("global", "shared", limit=wrong)  # type: ignore[arg-type]
+
+
+def test_canary_fact_is_found_by_a_related_query(tree: MemoryTree) -> None:
+    rng = random.Random(3)
+    words = "data model field sample plot site season survey count team report".split()
+    tree.add_many(
+        {"namespace": "global", "key": f"filler-{i}", "content": " ".join(rng.choices(words, k=12))}
+        for i in range(300)
+    )
+    tree.add("global", "canary", "Project Bluebird's launch code is 4471; keep it private.")
+    hits = tree.recall("*", "What was the launch code for the bluebird project?")
+    assert hits[0].key == "canary"
+    assert "4471" in hits[0].content
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("The deadline is Friday.", "deadlines"),
+        ("Two deadlines this week.", "deadline"),
+        ("Database queries are slow.", "query"),
+        ("Café opening hours", "cafe"),
+        ("naïve résumé parser", "NAIVE resume"),
+        ("ÉCOLE normale", "école"),
+        ("ﬁle formats", "file"),
+        ("ZÜRICH office", "zurich"),
+        ("snake_case_name variable", "case"),
+        ("हिन्दी notes", "हिन्दी"),
+    ],
+)
+def test_stemming_case_and_diacritics(tree: MemoryTree, stored: str, query: str) -> None:
+    tree.add("global", "doc", stored)
+    tree.add("global", "other", "something else entirely")
+    assert keys(tree.recall("global", query)) == ["doc"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "*",
+        "-x",
+        "a:b",
+        "NEAR(a b)",
+        "a AND",
+        "OR",
+        "^x",
+        "((",
+        "",
+        "🙂",
+        "   ",
+        "\x00",
+        "key:deadline",
+        '"unbalanced',
+        "x*",
+        "NOT",
+        "AND OR NOT",
+        "col:",
+        "{a b}",
+        "a + b",
+    ],
+)
+def test_hostile_queries_never_raise(tree: MemoryTree, query: str) -> None:
+    tree.add("global", "a", "a x b OR AND NOT near deadline col")
+    hits = tree.recall("*", query)
+    assert all(isinstance(h, MemoryHit) for h in hits)
+    if not unique_terms(query):
+        assert hits == []
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("NEAR(a b)", ["a"]), ("a AND", ["a"]), ("key:deadline", ["a"]), ("-x", ["a"])],
+)
+def test_operators_are_plain_words(tree: MemoryTree, query: str, expected: list[str]) -> None:
+    tree.add("global", "a", "a x b near deadline key")
+    tree.add("global", "z", "nothing")
+    assert keys(tree.recall("global", query)) == expected
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda t: t.add("", "k", "c"), "namespace must not be empty"),
+        (lambda t: t.add("*", "k", "c"), "reserved"),
+        (lambda t: t.add("ns", " ", "c"), "key must not be empty"),
+        (lambda t: t.add("ns", "k", 3), "content must be a string"),
+        (lambda t: t.add("ns", "k", "c", ""), "category must not be empty"),
+        (lambda t: t.recall("", "q"), "namespace must not be empty"),
+        (lambda t: t.recall("ns", None), "query must be a string"),
+        (lambda t: t.delete("*", "k"), "reserved"),
+        (lambda t: t.count("*"), "reserved"),
+    ],
+)
+def test_bad_arguments(tree: MemoryTree, call: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call(tree)  # type: ignore[operator]
+
+
+def test_add_many_is_one_transaction(tree: MemoryTree) -> None:
+    records = [
+        {"namespace": "global", "key": "a", "content": "alpha", "category": "fact"},
+        {"namespace": "global", "key": "b", "content": "beta", "created": "2024-05-01"},
+        {"namespace": "global", "key": "a", "content": "alpha replaced"},
+    ]
+    assert tree.add_many(iter(records)) == 3
+    assert tree.count() == 2
+    assert [(h.content, h.category) for h in tree.recall("global", "alpha")] == [
+        ("alpha replaced", "note")
+    ]
+    assert [h.created for h in tree.recall("global", "beta")] == ["2024-05-01"]
+    assert tree.add_many([]) == 0
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([{"namespace": "g", "key": "k"}], r"Record 0 has no 'content'"),
+        (
+            [{"namespace": "g", "key": "k", "content": "c"}, {"key": "k", "content": "c"}],
+            r"Record 1 has no 'namespace'",
+        ),
+        ([{"namespace": "g", "content": "c"}], r"Record 0 has no 'key'"),
+        ([["g", "k", "c"]], r"Record 0 is a list, not a mapping"),
+        (
+            [{"namespace": "g", "key": "k", "content": None}],
+            r"Record 0: 'content' must be a string",
+        ),
+        (
+            [{"namespace": "*", "key": "k", "content": "c"}],
+            r"Record 0: 'namespace' '\*' is reserved",
+        ),
+        (
+            [{"namespace": "g", "key": "k", "content": "c", "category": 1}],
+            r"Record 0: 'category' must be a string",
+        ),
+    ],
+)
+def test_add_many_rejects_bad_records_and_writes_nothing(
+    tree: MemoryTree, records: list[object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        tree.add_many(records)  # type: ignore[arg-type]
+    assert tree.count() == 0
+
+
+# -- files and sync ------------------------------------------------------------------
+
+
+def test_files_with_front_matter(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "global/file-name.md",
+        "---\nkey: real-key\ncategory: decision\ncreated: 2024-01-02\n---\nWe chose SQLite.\n",
+    )
+    write(tmp_path, "global/plain.md", "No front matter; the kernel is Gaussian.")
+    write(tmp_path, "skill-x/empty-fm.md", "---\ncategory:\nkey:\n---\nKernel notes for x\n")
+    with MemoryTree(tmp_path) as tree:
+        assert tree.last_sync == SyncReport(added=3)
+        hit = tree.recall("global", "sqlite")[0]
+        assert (hit.key, hit.category, hit.created, hit.content) == (
+            "real-key",
+            "decision",
+            "2024-01-02",
+            "We chose SQLite.",
+        )
+        # Both mention "kernel" once; the shorter document ranks first.
+        assert [(h.namespace, h.key, h.category) for h in tree.recall("*", "kernel")] == [
+            ("skill-x", "empty-fm", "note"),
+            ("global", "plain", "note"),
+        ]
+        assert tree.namespaces() == ["global", "skill-x"]
+
+
+def test_ignored_files(tmp_path: Path) -> None:
+    write(tmp_path, "global/kept.md", "kept marker")
+    write(tmp_path, "global/notes.txt", "marker in a txt file")
+    write(tmp_path, "global/.hidden.md", "marker in a hidden file")
+    write(tmp_path, ".hidden-ns/a.md", "marker in a hidden namespace")
+    write(tmp_path, "global/deeper/nested.md", "marker in a nested folder")
+    (tmp_path / "memory" / "top-level.md").write_text("marker at the top", encoding="utf-8")
+    with MemoryTree(tmp_path) as tree:
+        assert keys(tree.recall("*", "marker")) == ["kept"]
+        assert tree.last_sync == SyncReport(added=1)
+
+
+def test_non_utf8_files_are_read_with_replacement_characters(tmp_path: Path) -> None:
+    write(tmp_path, "global/latin1.md", "caf\xe9 deadline".encode("latin-1"))
+    write(tmp_path, "global/binary.md", bytes(range(256)))
+    with MemoryTree(tmp_path) as tree:
+        hits = tree.recall("global", "deadline")
+        assert [h.content for h in hits] == ["caf\ufffd deadline"]
+        assert tree.count() == 2
+
+
+def test_sync_is_incremental(tmp_path: Path) -> None:
+    a = write(tmp_path, "global/a.md", "alpha original")
+    write(tmp_path, "global/b.md", "beta")
+    write(tmp_path, "other/c.md", "gamma")
+    with MemoryTree(tmp_path) as tree:
+        assert tree.last_sync == SyncReport(added=3)
+        assert tree.sync() == SyncReport(unchanged=3)
+
+        write(tmp_path, "global/d.md", "delta")
+        assert tree.sync() == SyncReport(added=1, unchanged=3)
+        assert keys(tree.recall("*", "delta")) == ["d"]
+
+        a.write_text("alpha changed and longer", encoding="utf-8")
+        assert tree.sync() == SyncReport(updated=1, unchanged=3)
+        assert [h.content for h in tree.recall("*", "alpha")] == ["alpha changed and longer"]
+
+        # Same size, new modification time: still noticed.
+        a.write_text("alpha CHANGED and longer", encoding="utf-8")
+        stat = a.stat()
+        os.utime(a, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        assert tree.sync() == SyncReport(updated=1, unchanged=3)
+        assert [h.content for h in tree.recall("*", "alpha")] == ["alpha CHANGED and longer"]
+
+        (tmp_path / "memory" / "other" / "c.md").unlink()
+        assert tree.sync() == SyncReport(removed=1, unchanged=3)
+        assert tree.recall("*", "gamma") == []
+        assert tree.namespaces() == ["global"]
+
+
+def test_renaming_and_rekeying_files(tmp_path: Path) -> None:
+    a = write(tmp_path, "global/a.md", "alpha")
+    with MemoryTree(tmp_path) as tree:
+        a.rename(a.with_name("renamed.md"))
+        assert tree.sync() == SyncReport(added=1, removed=1)
+        assert keys(tree.recall("*", "alpha")) == ["renamed"]
+        renamed = a.with_name("renamed.md")
+        renamed.write_text("---\nkey: explicit\n---\nalpha again", encoding="utf-8")
+        assert tree.sync() == SyncReport(updated=1)
+        assert keys(tree.recall("*", "alpha")) == ["explicit"]
+        assert tree.count() == 1
+
+
+def test_api_documents_survive_sync(tmp_path: Path) -> None:
+    f = write(tmp_path, "global/file.md", "from a file")
+    with MemoryTree(tmp_path) as tree:
+        tree.add("global", "api", "added through the api")
+        tree.add("global", "file", "api version of the file document")
+        f.unlink()
+        write(tmp_path, "global/new.md", "a new file")
+        assert tree.sync() == SyncReport(added=1, removed=1)
+        assert sorted(keys(tree.recall("*", "api"))) == ["api", "file"]
+        assert tree.count() == 3
+
+
+def test_reopening_an_up_to_date_index_does_no_work(tmp_path: Path) -> None:
+    for i in range(5):
+        write(tmp_path, f"global/n{i}.md", f"note {i}")
+    with MemoryTree(tmp_path) as tree:
+        assert tree.last_sync == SyncReport(added=5)
+        tree.add("global", "api", "api note")
+    with MemoryTree(tmp_path) as tree:
+        assert tree.last_sync == SyncReport(unchanged=5)
+        assert not tree.rebuilt
+        assert tree.count() == 6
+
+
+def test_deleted_file_document_returns_when_the_file_changes(tmp_path: Path) -> None:
+    f = write(tmp_path, "global/f.md", "fern")
+    with MemoryTree(tmp_path) as tree:
+        assert tree.delete("global", "f")
+        assert tree.sync() == SyncReport(unchanged=1)
+        assert tree.recall("*", "fern") == []
+        f.write_text("fern and moss", encoding="utf-8")
+        assert tree.sync() == SyncReport(updated=1)
+        assert keys(tree.recall("*", "fern")) == ["f"]
+
+
+# -- recovery ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda p: p.write_bytes(b"this is not a database" * 100), id="garbage"),
+        pytest.param(lambda p: p.write_bytes(b""), id="empty"),
+        pytest.param(lambda p: p.write_bytes(p.read_bytes()[:1500]), id="truncated"),
+        pytest.param(lambda p: p.unlink(), id="deleted"),
+    ],
+)
+def test_damaged_index_is_rebuilt_from_files(tmp_path: Path, damage: object) -> None:
+    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
+    with MemoryTree(tmp_path) as tree:
+        tree.add("global", "api-only", "the kernel bandwidth is two metres")
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"{INDEX}{suffix}").unlink(missing_ok=True)
+    damage(tmp_path / INDEX)  # type: ignore[operator]
+    with MemoryTree(tmp_path) as tree:
+        assert tree.last_sync == SyncReport(added=1)
+        assert keys(tree.recall("*", "kernel")) == ["kept"]
+
+
+def test_damage_past_the_header_is_repaired_when_found(tmp_path: Path) -> None:
+    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
+    with MemoryTree(tmp_path) as tree:
+        tree.add_many(
+            {"namespace": "global", "key": f"api-{i}", "content": f"kernel filler {i}"}
+            for i in range(300)
+        )
+    index = tmp_path / INDEX
+    data = bytearray(index.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    # Page 1 (the schema) and page 2 (meta) stay intact, so opening sees a good version.
+    data[2 * page :] = b"\xa5" * (len(data) - 2 * page)
+    index.write_bytes(bytes(data))
+    with MemoryTree(tmp_path) as tree:
+        assert tree.rebuilt
+        assert tree.last_sync == SyncReport(added=1)
+        assert keys(tree.recall("*", "kernel")) == ["kept"]
+        assert tree.count() == 1
+
+
+def test_other_schema_version_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
+    with MemoryTree(tmp_path) as tree:
+        tree.add("global", "api-only", "api kernel")
+    conn = sqlite3.connect(tmp_path / INDEX)
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with MemoryTree(tmp_path) as tree:
+        assert tree.rebuilt
+        assert keys(tree.recall("*", "kernel")) == ["kept"]
+    assert "schema version 1" in caplog.text
+    assert "lost" in caplog.text
+
+
+def test_unusable_index_folder_raises(tmp_path: Path) -> None:
+    (tmp_path / ".supercontext").write_text("a file where the folder should be")
+    with pytest.raises(MemoryIndexError, match=r"\.supercontext"):
+        MemoryTree(tmp_path)
+
+
+def test_index_that_cannot_be_replaced_raises(tmp_path: Path) -> None:
+    (tmp_path / INDEX).mkdir(parents=True)
+    (tmp_path / INDEX / "keep").write_text("x")
+    with pytest.raises(MemoryIndexError, match=r"memory\.sqlite3"):
+        MemoryTree(tmp_path)
+
+
+def test_closed_tree_raises(tmp_path: Path) -> None:
+    tree = MemoryTree(tmp_path)
+    tree.close()
+    tree.close()
+    with pytest.raises(MemoryIndexError, match="closed"):
+        tree.recall("*", "x")
+
+
+def test_folder_is_created_and_only_the_index_is_written(tmp_path: Path) -> None:
+    root = tmp_path / "new" / "workspace"
+    write(root, "global/a.md", "alpha")
+    (root / "PROFILE.md").write_text("profile")
+
+    def snapshot() -> dict[str, str]:
+        found = {}
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            if rel.parts[0] == ".supercontext":
+                continue
+            stat = path.stat()
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+            found[str(rel)] = f"{digest}:{stat.st_mtime_ns}"
+        return found
+
+    before = snapshot()
+    with MemoryTree(root) as tree:
+        tree.add("global", "b", "beta")
+        tree.sync()
+        tree.recall("*", "alpha beta")
+        tree.delete("global", "b")
+    assert snapshot() == before
+    assert {p.name for p in (root / ".supercontext").iterdir()} <= {
+        "memory.sqlite3",
+        "memory.sqlite3-wal",
+        "memory.sqlite3-shm",
+    }
+    with MemoryTree(tmp_path / "fresh" / "folder") as fresh:
+        assert fresh.count() == 0
+    assert (tmp_path / "fresh" / "folder" / INDEX).is_file()
+
+
+# -- concurrency ------------------------------------------------------------------------
+
+
+def test_recall_from_worker_threads(tree: MemoryTree) -> None:
+    tree.add_many(
+        {"namespace": "global", "key": f"k{i}", "content": f"topic{i % 7} shared words"}
+        for i in range(200)
+    )
+    expected = {q: keys(tree.recall("*", q, 8)) for q in ("topic1", "topic2 shared", "words")}
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(20):
+                for q, want in expected.items():
+                    assert keys(tree.recall("*", q, 8)) == want
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_a_second_tree_sees_writes_of_the_first(tmp_path: Path) -> None:
+    with MemoryTree(tmp_path) as first, MemoryTree(tmp_path) as second:
+        first.add("global", "a", "alpha")
+        assert keys(second.recall("*", "alpha")) == ["a"]
+        second.add("global", "b", "alpha beta")
+        assert sorted(keys(first.recall("*", "alpha"))) == ["a", "b"]
+        first.delete("global", "a")
+        assert keys(second.recall("*", "alpha")) == ["b"]
