@@ -1,0 +1,233 @@
+"""Run the benchmarks in one process and write the results.
+
+:func:`run_all` is what ``python -m benchmarks`` calls; :class:`Options` holds every size
+and repeat count, so the smoke test can run the very same code at a tiny size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import corpus as corpus_mod
+from .report import Section, machine_info, write_performance_doc, write_results
+
+__all__ = ["BENCHMARKS", "REPO_ROOT", "Options", "RunOutcome", "run_all"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: Names accepted on the command line, in the order ``all`` runs them.
+BENCHMARKS = ("memory", "scaling", "harness", "startup", "eval")
+
+
+@dataclass
+class Options:
+    """Sizes, repeats and output places of one run (defaults: the full benchmark)."""
+
+    docs: int = 50_000
+    corpus_docs: int = 100_000
+    queries: int = 200
+    sizes: tuple[int, ...] = (10_000, 50_000, 200_000)
+    corpus_roots: list[Path] | None = None
+    build_repeats: int = 3
+    update_repeats: int = 30
+    reopen_files: int = 2000
+    reopen_repeats: int = 5
+    scaling_queries: dict[str, int] = field(
+        default_factory=lambda: {"memorytree": 200, "bm25s": 100, "rank-bm25": 40}
+    )
+    turn_repeats: int = 30
+    turn_warmup: int = 3
+    timeit_repeat: int = 7
+    import_repeats: int = 10
+    load_ext_repeats: int = 5
+    eval_cases: int = 200
+    eval_concurrency: int = 16
+    eval_delay_s: float = 0.05
+    eval_concurrent_repeats: int = 2
+    eval_cache_reruns: int = 2
+    results_dir: Path = field(default_factory=lambda: REPO_ROOT / "benchmarks" / "results")
+    #: Where the corpus is cached (kept apart from the results so ``--results`` reuses it).
+    cache_dir: Path = field(default_factory=lambda: REPO_ROOT / "benchmarks" / "results" / "cache")
+    #: Where ``performance.md`` and ``scaling.png`` go; ``None`` writes neither.
+    docs_dir: Path | None = field(default_factory=lambda: REPO_ROOT / "docs")
+    command: str = "python -m benchmarks all"
+
+    @classmethod
+    def quick(cls) -> Options:
+        """A run of well under a minute, for trying changes (not for the published table)."""
+        return cls(
+            docs=5_000,
+            corpus_docs=20_000,
+            queries=100,
+            sizes=(2_000, 5_000, 20_000),
+            build_repeats=2,
+            update_repeats=10,
+            reopen_files=300,
+            turn_repeats=10,
+            import_repeats=5,
+            load_ext_repeats=3,
+            eval_cases=48,
+            eval_concurrent_repeats=2,
+            eval_cache_reruns=2,
+            docs_dir=None,
+            command="python -m benchmarks all --quick",
+        )
+
+
+@dataclass
+class RunOutcome:
+    """What :func:`run_all` produced."""
+
+    sections: list[Section]
+    total_seconds: float
+    json_path: Path
+    markdown_path: Path
+    markdown: str
+    docs_paths: list[Path]
+
+
+@contextlib.contextmanager
+def isolated_lab_home() -> Iterator[Path]:
+    """A private lab home for the run, so no user config or model route leaks in."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith(("OPENHUMAN_", "SUPERCONTEXT_"))}
+    for name in saved:
+        del os.environ[name]
+    home = Path(tempfile.mkdtemp(prefix="scl-bench-home-"))
+    os.environ["SUPERCONTEXT_LAB_HOME"] = str(home)
+    try:
+        yield home
+    finally:
+        os.environ.pop("SUPERCONTEXT_LAB_HOME", None)
+        os.environ.update(saved)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_all(
+    options: Options,
+    names: Sequence[str] = BENCHMARKS,
+    *,
+    log: Callable[[str], None] = _stderr,
+) -> RunOutcome:
+    """Run the named benchmarks, write the results and (for a full run) the docs."""
+    unknown = sorted(set(names) - set(BENCHMARKS))
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {', '.join(unknown)}; choose from {BENCHMARKS}")
+    started = time.perf_counter()
+    load_at_start = machine_info()["load_average"]
+    sections: list[Section] = []
+    docs_paths: list[Path] = []
+    cache_dir = options.cache_dir
+    with isolated_lab_home(), tempfile.TemporaryDirectory(prefix="scl-bench-") as tmp:
+        work = Path(tmp)
+        corpus: corpus_mod.Corpus | None = None
+        docs: list[str] = []
+        queries: list[str] = []
+        runs: dict[str, Any] = {}
+        if "memory" in names or "scaling" in names:
+            log(f"corpus: loading or building {options.corpus_docs} docstring paragraphs")
+            corpus = corpus_mod.load_corpus(
+                cache_dir, options.corpus_docs, roots=options.corpus_roots, progress=log
+            )
+            log(
+                f"corpus: {len(corpus.docs)} paragraphs from {corpus.files_parsed} files "
+                f"in {corpus.build_seconds:.1f} s ({'cache' if corpus.cached else 'parsed'})"
+            )
+            docs = corpus_mod.resize_docs(corpus.docs, options.docs)
+            queries = corpus_mod.make_queries(docs, options.queries)
+        if "memory" in names:
+            from . import memory_recall
+
+            t0 = time.perf_counter()
+            section, runs = memory_recall.run(
+                docs,
+                queries,
+                work / "memory",
+                build_repeats=options.build_repeats,
+                update_repeats=options.update_repeats,
+                reopen_files=options.reopen_files,
+                reopen_repeats=options.reopen_repeats,
+                log=log,
+            )
+            section.seconds = time.perf_counter() - t0
+            assert corpus is not None
+            section.data["corpus"] = corpus.describe()
+            section.data["tokenizer"] = corpus_mod.tokenizer_name()
+            section.data["sample_queries"] = queries[:10]
+            sections.append(section)
+        if "scaling" in names:
+            from . import scaling
+
+            assert corpus is not None
+            t0 = time.perf_counter()
+            section, points = scaling.run(
+                corpus.docs,
+                queries,
+                work / "scaling",
+                options.sizes,
+                reuse=runs,
+                query_counts=options.scaling_queries,
+                log=log,
+            )
+            section.seconds = time.perf_counter() - t0
+            sections.append(section)
+            if options.docs_dir is not None:
+                docs_paths.append(scaling.plot(points, options.docs_dir / "scaling.png"))
+        if "harness" in names:
+            from . import harness_overhead
+
+            t0 = time.perf_counter()
+            section = harness_overhead.run(
+                repeats=options.turn_repeats,
+                warmup=options.turn_warmup,
+                timeit_repeat=options.timeit_repeat,
+                log=log,
+            )
+            section.seconds = time.perf_counter() - t0
+            sections.append(section)
+        if "startup" in names:
+            from . import import_time
+
+            t0 = time.perf_counter()
+            section = import_time.run(
+                import_repeats=options.import_repeats,
+                load_ext_repeats=options.load_ext_repeats,
+                log=log,
+            )
+            section.seconds = time.perf_counter() - t0
+            sections.append(section)
+        if "eval" in names:
+            from . import eval_throughput
+
+            t0 = time.perf_counter()
+            section = eval_throughput.run(
+                cases=options.eval_cases,
+                concurrency=options.eval_concurrency,
+                delay_s=options.eval_delay_s,
+                concurrent_repeats=options.eval_concurrent_repeats,
+                cache_reruns=options.eval_cache_reruns,
+                log=log,
+            )
+            section.seconds = time.perf_counter() - t0
+            sections.append(section)
+    total = time.perf_counter() - started
+    info = {**machine_info(), "load_average_at_start": load_at_start}
+    json_path, md_path, markdown = write_results(
+        options.results_dir, sections, total_seconds=total, command=options.command, info=info
+    )
+    if options.docs_dir is not None:
+        perf = options.docs_dir / "performance.md"
+        write_performance_doc(perf, markdown, command=options.command, plot_name="scaling.png")
+        docs_paths.append(perf)
+    return RunOutcome(sections, total, json_path, md_path, markdown, docs_paths)

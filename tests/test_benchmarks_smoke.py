@@ -1,0 +1,303 @@
+"""The benchmarks run end to end at a tiny size, so the scripts cannot rot.
+
+The figures measured here mean nothing; what is checked is that every benchmark runs,
+judges its targets and writes well-formed results, and that the helpers it relies on
+(statistics, corpus extraction, query drawing, the bundle generator) are right.
+"""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from benchmarks import corpus
+from benchmarks.eval_throughput import make_cases
+from benchmarks.harness_overhead import make_bundle
+from benchmarks.import_time import heaviest_imports
+from benchmarks.memory_recall import overlap
+from benchmarks.report import MISS, PASS, PENDING, judge
+from benchmarks.runner import Options, run_all
+from benchmarks.stats import fmt_bytes, fmt_ms, percentile, summarize
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+STATUSES = {PASS, MISS, PENDING}
+
+
+def tiny_options(tmp: Path) -> Options:
+    return Options(
+        docs=300,
+        corpus_docs=600,
+        queries=12,
+        sizes=(150, 300),
+        corpus_roots=[STDLIB / "json", STDLIB / "email", STDLIB / "logging"],
+        build_repeats=2,
+        update_repeats=3,
+        reopen_files=12,
+        reopen_repeats=2,
+        scaling_queries={"memorytree": 12, "bm25s": 8, "rank-bm25": 4},
+        turn_repeats=2,
+        turn_warmup=1,
+        timeit_repeat=2,
+        import_repeats=1,
+        load_ext_repeats=1,
+        eval_cases=4,
+        eval_concurrency=2,
+        eval_delay_s=0.01,
+        eval_concurrent_repeats=1,
+        eval_cache_reruns=1,
+        results_dir=tmp / "results",
+        cache_dir=tmp / "cache",
+        docs_dir=tmp / "docs",
+        command="pytest smoke",
+    )
+
+
+def _quiet(message: str) -> None:
+    del message
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("bench")
+
+
+def _load(options: Options) -> dict[str, object]:
+    data = json.loads((options.results_dir / "latest.json").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_memory_and_scaling_run_and_write_docs(workdir: Path) -> None:
+    options = tiny_options(workdir)
+    outcome = run_all(options, ["memory", "scaling"], log=_quiet)
+    data = _load(options)
+    targets = data["targets"]
+    assert isinstance(targets, list) and len(targets) == 6
+    assert {t["status"] for t in targets} <= STATUSES
+    memory = data["sections"]["memory_recall"]  # type: ignore[index]
+    assert memory["documents"] == 300
+    assert set(memory["engines"]) == {"memorytree", "bm25s", "bm25s-scores", "rank-bm25"}
+    assert memory["engines"]["bm25s-scores"]["same_index_as"] == "bm25s"
+    for engine in memory["engines"].values():
+        assert engine["build_s"]["n"] == 2
+        assert engine["peak_rss_growth_bytes"] is not None
+        assert engine["query_ms"]["n"] == engine["queries"] * engine["query_passes"]
+    # All three rank by BM25 over the same terms, so their top 8 largely agree.
+    for name in ("memorytree", "bm25s", "bm25s-scores"):
+        assert memory["overlap_vs_rank_bm25"][name]["recall_at_8"] >= 0.6
+    assert memory["updates"]["count_unchanged"] is True
+    assert sum(memory["reopen"]["warm_changes"]) == 0
+    assert memory["reopen"]["cold_added"] == 12
+    points = data["sections"]["scaling"]["points"]  # type: ignore[index]
+    assert sorted({p["documents"] for p in points}) == [150, 300]
+    assert len(points) == 8
+    png = workdir / "docs" / "scaling.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (workdir / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert "| Area | Target |" in page and "scaling.png" in page
+    assert outcome.markdown.count("Memory recall |") == 6
+
+
+def test_harness_startup_and_eval_run(workdir: Path) -> None:
+    options = tiny_options(workdir / "rest")
+    options.docs_dir = None
+    run_all(options, ["harness", "startup", "eval"], log=_quiet)
+    data = _load(options)
+    sections = data["sections"]
+    assert isinstance(sections, dict)
+    harness = sections["harness_overhead"]
+    assert harness["preparation_statuses"] == {"prepared": 2}
+    assert harness["parse_ok"] is True and harness["bundle_chars"] == 5000
+    startup = sections["startup"]
+    assert startup["import"]["added_ms"]["n"] == 1
+    assert startup["load_ext"]["status"] in {"measured", "pending"}
+    evaluation = sections["eval_throughput"]
+    assert evaluation["sequential"]["statuses"] == {"completed": 4}
+    if evaluation["cache"]["status"] == "measured":
+        assert evaluation["cache"]["rerun_misses"] == 0
+        assert evaluation["cache"]["rerun_hits"] > 0
+    assert evaluation["server_requests"] > 0
+    statuses = {t["area"]: t["status"] for t in data["targets"]}  # type: ignore[attr-defined]
+    assert set(statuses) == {"Harness overhead", "Start-up", "Evaluation throughput"}
+    assert not (options.results_dir.parent / "docs").exists()
+
+
+@pytest.mark.parametrize(
+    ("values", "q", "expected"),
+    [
+        ([1.0], 50, 1.0),
+        ([1.0, 3.0], 50, 2.0),
+        ([4.0, 1.0, 3.0, 2.0], 0, 1.0),
+        ([4.0, 1.0, 3.0, 2.0], 100, 4.0),
+        ([1.0, 2.0, 3.0, 4.0, 5.0], 25, 2.0),
+        ([0.0, 10.0], 95, 9.5),
+    ],
+)
+def test_percentile_interpolates_like_numpy(values: list[float], q: float, expected: float) -> None:
+    assert percentile(values, q) == pytest.approx(expected)
+
+
+def test_summary_orders_its_figures() -> None:
+    s = summarize([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (s.min, s.q1, s.median, s.q3, s.max, s.n) == (1.0, 2.0, 3.0, 4.0, 5.0, 5)
+    assert s.p5 < s.q1 and s.q3 < s.p95
+    assert s.scaled(1000.0).median == 3000.0
+    with pytest.raises(ValueError, match="empty"):
+        summarize([])
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0.0005, "500 µs"), (0.00123, "1.23 ms"), (0.0456, "45.6 ms"), (2.5, "2.50 s")],
+)
+def test_fmt_ms(seconds: float, text: str) -> None:
+    assert fmt_ms(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [(None, "n/a"), (512, "512 B"), (2048, "2.0 KiB"), (3 * 1024**2, "3.0 MiB")],
+)
+def test_fmt_bytes(size: int | None, text: str) -> None:
+    assert fmt_bytes(size) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "at_most", "status"),
+    [
+        (4.9, 5.0, True, PASS),
+        (5.1, 5.0, True, MISS),
+        (25.0, 20.0, False, PASS),
+        (19.0, 20.0, False, MISS),
+    ],
+)
+def test_judge(value: float, limit: float, at_most: bool, status: str) -> None:
+    assert judge(value, limit, at_most=at_most) == status
+
+
+def test_extract_file_keeps_prose_paragraphs_only(tmp_path: Path) -> None:
+    source = tmp_path / "sample.py"
+    source.write_text(
+        '"""Module summary that is long enough to be kept as a paragraph here.\n\n'
+        '>>> print("a doctest is code, not prose")\n"""\n\n'
+        "class Thing:\n"
+        '    """A thing that keeps its docstring paragraph for the search corpus.\n\n'
+        '    short\n    """\n\n'
+        "    def method(self):\n"
+        '        """The method explains in plain words what it does for callers."""\n'
+        "if True:\n"
+        "    def nested():\n"
+        '        """A function inside an if block is still found by the walker."""\n',
+        encoding="utf-8",
+    )
+    found = corpus.extract_file(str(source), "sample.py")
+    assert [origin for _, origin in found] == [
+        "sample.py",
+        "sample.py:Thing",
+        "sample.py:Thing.method",
+        "sample.py:nested",
+    ]
+    assert all(">>>" not in text and text != "short" for text, _ in found)
+
+
+def test_extract_file_ignores_broken_source(tmp_path: Path) -> None:
+    source = tmp_path / "broken.py"
+    source.write_text("def oops(:\n", encoding="utf-8")
+    assert corpus.extract_file(str(source), "broken.py") == []
+
+
+def test_corpus_is_cached_and_deterministic(tmp_path: Path) -> None:
+    roots = [STDLIB / "json"]
+    first = corpus.load_corpus(tmp_path, 50, roots=roots)
+    again = corpus.load_corpus(tmp_path, 50, roots=roots)
+    assert not first.cached and again.cached
+    assert first.docs == again.docs and len(first.docs) > 10
+    assert len({d.casefold() for d in first.docs}) == len(first.docs)
+
+
+def test_queries_are_seeded_distinct_content_words() -> None:
+    docs = [
+        "The memory tree ranks documents with BM25 scoring over SQLite full text search.",
+        "Parsing untrusted envelopes never raises and keeps the closing tag intact.",
+    ]
+    queries = corpus.make_queries(docs, 6, seed=3)
+    assert queries == corpus.make_queries(docs, 6, seed=3)
+    assert len(set(queries)) == 6
+    for query in queries:
+        words = query.split()
+        assert len(words) == 3 and len(set(words)) == 3
+        assert any(all(w in doc.lower() for w in words) for doc in docs)
+    with pytest.raises(ValueError, match="distinct"):
+        corpus.make_queries(["one two three four"], 5)
+
+
+@pytest.mark.parametrize(
+    ("size", "expected_min", "expected_max"), [(3, 1, 1), (10, 2, 2), (11, 2, 3)]
+)
+def test_resize_docs_samples_or_repeats(size: int, expected_min: int, expected_max: int) -> None:
+    docs = [f"doc {i}" for i in range(5)]
+    out = corpus.resize_docs(docs, size)
+    assert len(out) == size
+    counts = [out.count(d) for d in set(out)]
+    assert (min(counts), max(counts)) == (expected_min, expected_max)
+    assert set(out) <= set(docs)
+    if size >= len(docs):
+        assert set(out) == set(docs)
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "recall", "jaccard"),
+    [
+        ([[1, 2], [3]], [[1, 2], [3]], 1.0, 1.0),
+        ([[1, 2]], [[2, 3]], 0.5, 1 / 3),
+        ([[]], [[]], 1.0, 1.0),
+        ([[1]], [[]], 0.0, 0.0),
+    ],
+)
+def test_overlap(
+    mine: list[list[int]], theirs: list[list[int]], recall: float, jaccard: float
+) -> None:
+    result = overlap(mine, theirs)
+    assert result["recall_at_8"] == pytest.approx(recall, abs=1e-4)
+    assert result["jaccard"] == pytest.approx(jaccard, abs=1e-4)
+
+
+@pytest.mark.parametrize("chars", [1500, 5000, 12000])
+def test_make_bundle_has_exact_size_and_parses(chars: int) -> None:
+    from supercontext_lab import parse_context_bundle
+
+    text = make_bundle(chars)
+    assert len(text) == chars
+    bundle = parse_context_bundle(text)
+    assert bundle is not None
+    assert bundle.recommended_tool_calls[0].tool == "file_read"
+    assert len(bundle.recommended_skills) == 4 and bundle.has_enough_context is True
+
+
+def test_make_cases_are_distinct() -> None:
+    cases = make_cases(450)
+    assert len(set(cases)) == 450
+
+
+def test_heaviest_imports_reads_only_the_package_subtree() -> None:
+    stderr = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:       100 |        900 |   certifi",
+            "import time:       200 |       1200 | site",
+            "import time:       300 |       5000 |     pydantic_core",
+            "import time:       400 |       7000 |   pydantic",
+            "import time:      6000 |      14000 |   supercontext_lab.agents.definition",
+            "import time:       500 |       1500 |   json",
+            "import time:       700 |      23000 | supercontext_lab",
+        ]
+    )
+    found = {item["module"]: item["ms"] for item in heaviest_imports(stderr)}
+    assert found == {
+        "pydantic": 7.0,
+        "supercontext_lab.agents.definition": 6.0,
+        "json": 1.5,
+    }
