@@ -26,6 +26,7 @@ STOPWORDS = frozenset(
     yourself yourselves help us know tell give show find thing things something anything
     ok okay hi hello hey thanks thank yes lot really let's i'm i've it's that's what's
     per il lo la le gli un una uno di da del della che e è in con su mi ti ci puoi
+    one two three four five week weeks day days month months year years
     """.split()
 )
 
