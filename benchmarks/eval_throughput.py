@@ -1,31 +1,39 @@
 """Evaluation throughput against an OpenAI-compatible server that answers after 50 ms.
 
 The offline scout model is served over real HTTP on 127.0.0.1 by
-:class:`supercontext_lab.testing.OpenAITestServer` with an artificial delay, and the
-evaluated variant's route points at it, so each scout run makes real requests and waits
-like it would on a remote model. The same distinct cases run sequentially and then at a
-concurrency of 16 (several times; each concurrent pass is cheap), and the ratio of wall
-times is the speed-up.
+:class:`supercontext_lab.testing.OpenAITestServer` with an artificial delay, in a process
+of its own (``python -m benchmarks.eval_throughput serve DELAY``): a real model server is
+never inside the client's process, and one that was would share its interpreter lock and
+slow the client's threads down. The evaluated variant's route points at it, so each scout
+run makes real requests and waits like it would on a remote model. The same distinct cases
+run sequentially and then at a concurrency of 16 (several times; each concurrent pass is
+cheap), and the ratio of wall times is the speed-up.
 
 The cases go through ``supercontext_lab.eval.evaluate`` (``executor="sequential"``, then
-``executor="local", concurrency=16``), whose response cache
-(:class:`supercontext_lab.models.cache.CachedModel`) makes the reruns: one run fills an
-empty cache at concurrency 16, and reruns with the filled cache are timed against it.
+``executor="local", concurrency=16``), whose caches make the reruns: one run fills an
+empty cache at concurrency 16 (the model's replies and the finished results), and reruns
+with the filled cache, which reuse every result without running anything, are timed
+against it.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO, Any
 
 from .report import MISS, PENDING, Section, Target, judge, markdown_table
 from .stats import Summary, fmt_ms, summarize
 
-__all__ = ["eval_api", "make_cases", "run"]
+__all__ = ["ServerProcess", "eval_api", "make_cases", "run", "serve"]
 
 TARGET_CONCURRENCY_SPEEDUP = 10.0
 TARGET_CACHE_SPEEDUP = 50.0
@@ -79,6 +87,105 @@ def make_cases(count: int) -> list[str]:
     return cases
 
 
+_SERVER_START_S = 60.0
+_SERVER_STOP_S = 10.0
+
+
+def _read_line(stream: IO[str], timeout: float) -> str | None:
+    """One line from ``stream`` within ``timeout`` seconds (``None`` when none came)."""
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return box[0] if box else None
+
+
+class ServerProcess:
+    """The offline scout model served with a delay by a child process on 127.0.0.1.
+
+    The child prints ``{"port": N}`` once it listens, serves until its stdin closes, then
+    prints ``{"requests": N, "errors": N}`` and exits; :meth:`close` closes its stdin,
+    reads those counts and kills the child if it has not ended by then.
+    """
+
+    def __init__(self, delay_s: float) -> None:
+        root = Path(__file__).resolve().parent.parent
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.eval_throughput", "serve", repr(delay_s)],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.stats: dict[str, int] = {"requests": 0, "errors": 0}
+        try:
+            assert self._proc.stdout is not None
+            line = _read_line(self._proc.stdout, _SERVER_START_S)
+            if not line:
+                raise RuntimeError(
+                    f"the model server process did not start within {_SERVER_START_S:g} s "
+                    f"(exit status {self._proc.poll()})"
+                )
+            self.port = int(json.loads(line)["port"])
+        except BaseException:
+            self._proc.kill()
+            self._proc.wait()
+            raise
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def close(self) -> None:
+        """Stop the child, keeping its request counts (idempotent)."""
+        if self._proc.returncode is not None:
+            return
+        try:
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+            if self._proc.stdout is not None:
+                line = _read_line(self._proc.stdout, _SERVER_STOP_S)
+                if line:
+                    self.stats = {k: int(v) for k, v in json.loads(line).items()}
+            self._proc.wait(timeout=_SERVER_STOP_S)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            pass
+        finally:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def serve(delay_s: float) -> None:
+    """The child's side of :class:`ServerProcess`."""
+    from supercontext_lab import OfflineScoutModel
+    from supercontext_lab.testing import OpenAITestServer
+
+    with OpenAITestServer(model=OfflineScoutModel(), delay_s=delay_s) as server:
+        print(json.dumps({"port": server.port}), flush=True)
+        sys.stdin.read()
+        stats = {"requests": len(server.requests), "errors": len(server.errors)}
+    print(json.dumps(stats), flush=True)
+
+
 def eval_api() -> tuple[Any, Any] | str:
     """``(evaluate, CachedModel)`` when the evaluation package is importable, else why not."""
     try:
@@ -126,6 +233,7 @@ def _evaluate_call(
         "statuses": statuses,
         "cache_hits": sum(r.cache_hits for r in report.results),
         "cache_misses": sum(r.cache_misses for r in report.results),
+        "reused": sum(1 for r in report.results if getattr(r, "from_cache", False)),
     }
 
 
@@ -156,10 +264,7 @@ def run(
     cache_reruns: int = 2,
     log: Callable[[str], None] = print,
 ) -> Section:
-    """Time the cases sequentially, concurrently and from the response cache."""
-    from supercontext_lab import OfflineScoutModel
-    from supercontext_lab.testing import OpenAITestServer
-
+    """Time the cases sequentially, concurrently and from the caches."""
     messages = make_cases(cases)
     api = eval_api()
     data: dict[str, Any] = {
@@ -167,9 +272,10 @@ def run(
         "concurrency": concurrency,
         "server_delay_s": delay_s,
         "driver": "eval.evaluate",
+        "server": "separate process",
     }
     targets: list[Target] = []
-    with OpenAITestServer(model=OfflineScoutModel(), delay_s=delay_s) as server:
+    with ServerProcess(delay_s) as server:
         if isinstance(api, str):
             # Without the evaluation package there is nothing to measure yet.
             for target in (
@@ -199,8 +305,8 @@ def run(
                 targets=targets,
                 log=log,
             )
-        data["server_requests"] = len(server.requests)
-        data["server_errors"] = len(server.errors)
+    data["server_requests"] = server.stats["requests"]
+    data["server_errors"] = server.stats["errors"]
     if not all_ok:
         targets = [
             Target(
@@ -265,7 +371,9 @@ def _run_evaluate(
             "Evaluation throughput",
             f"cached rerun ≥ {TARGET_CACHE_SPEEDUP:g}× faster than the first run",
             f"rerun {fmt_ms(rerun.median)} (min–max {fmt_ms(rerun.min)}–{fmt_ms(rerun.max)}, "
-            f"n={rerun.n}; {reruns[0]['cache_hits']} hits, {reruns[0]['cache_misses']} misses)",
+            f"n={rerun.n}; {reruns[0]['reused']} of {n} results reused, "
+            f"{reruns[0]['cache_hits']} replies not asked for, "
+            f"{reruns[0]['cache_misses']} misses)",
             f"first run {first['wall_s']:.2f} s at concurrency {concurrency}",
             f"{speedup:.1f}× faster",
             judge(speedup, TARGET_CACHE_SPEEDUP, at_most=False) if served else MISS,
@@ -291,6 +399,7 @@ def _run_evaluate(
         "rerun_s": rerun.to_dict(),
         "rerun_hits": reruns[0]["cache_hits"],
         "rerun_misses": reruns[0]["cache_misses"],
+        "rerun_reused": reruns[0]["reused"],
     }
     runs = [seq, *concurrent, first, *reruns]
     return all(r["statuses"].get("completed", 0) == n for r in runs)
@@ -325,6 +434,14 @@ def _detail_table(data: dict[str, Any]) -> str:
     table = markdown_table(("Mode", "Wall time", "Spread"), rows)
     return (
         f"{data['cases']} distinct scout runs through {data['driver']}, offline scout model "
-        f"served over HTTP on 127.0.0.1 with a {data['server_delay_s'] * 1000:.0f} ms delay "
-        f"per answer ({data.get('server_requests', 0)} requests).\n\n{table}"
+        f"served over HTTP on 127.0.0.1 by a separate process with a "
+        f"{data['server_delay_s'] * 1000:.0f} ms delay per answer "
+        f"({data.get('server_requests', 0)} requests).\n\n{table}"
     )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "serve":
+        serve(float(sys.argv[2]))
+    else:
+        sys.exit("usage: python -m benchmarks.eval_throughput serve DELAY_S")

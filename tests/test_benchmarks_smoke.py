@@ -119,7 +119,11 @@ def test_harness_startup_and_eval_run(workdir: Path) -> None:
     if evaluation["cache"]["status"] == "measured":
         assert evaluation["cache"]["rerun_misses"] == 0
         assert evaluation["cache"]["rerun_hits"] > 0
+        assert evaluation["cache"]["rerun_reused"] == 4
+    # The model server ran in a child process, which reported its request count on exit.
+    assert evaluation["server"] == "separate process"
     assert evaluation["server_requests"] > 0
+    assert evaluation["server_errors"] == 0
     statuses = {t["area"]: t["status"] for t in data["targets"]}  # type: ignore[attr-defined]
     assert set(statuses) == {"Harness overhead", "Start-up", "Evaluation throughput"}
     assert not (options.results_dir.parent / "docs").exists()

@@ -7,18 +7,23 @@ import email.utils
 import json
 import logging
 import re
+import ssl
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import certifi
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from supercontext_lab.errors import ConfigError, ModelError, ModelTimeoutError
+from supercontext_lab.models import openai as openai_module
 from supercontext_lab.models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.models.openai import (
     OpenAICompatibleModel,
@@ -27,6 +32,7 @@ from supercontext_lab.models.openai import (
     reply_to_openai,
     reply_to_sse_chunks,
     retry_after_seconds,
+    shared_ssl_context,
 )
 from supercontext_lab.models.sse import StreamAccumulator, sse_data
 from supercontext_lab.models.wire import (
@@ -1134,3 +1140,98 @@ def test_injected_client_is_used_and_left_open() -> None:
     assert len(recorder.requests) == 1
     assert not client.is_closed
     client.close()
+
+
+# --- the shared TLS context -----------------------------------------------------------
+
+
+@pytest.fixture
+def ssl_builds(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[object]]:
+    """A fresh context cache; counts the contexts built and records each client's verify."""
+    monkeypatch.setattr(openai_module, "_SSL_CONTEXTS", {})
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    built: list[int] = []
+    verify: list[object] = []
+    real_build = httpx.create_ssl_context
+
+    def counting_build() -> ssl.SSLContext:
+        built.append(1)
+        time.sleep(0.01)  # widen the window in which racing threads could build twice
+        return real_build()
+
+    class RecordingClient(httpx.Client):
+        def __init__(self, **options: Any) -> None:
+            verify.append(options.get("verify"))
+            super().__init__(**options)
+
+    monkeypatch.setattr(httpx, "create_ssl_context", counting_build)
+    monkeypatch.setattr(httpx, "Client", RecordingClient)
+    return built, verify
+
+
+def test_models_share_one_verifying_tls_context(
+    ssl_builds: tuple[list[int], list[object]],
+) -> None:
+    built, verify = ssl_builds
+    models: list[OpenAICompatibleModel] = []
+    lock = threading.Lock()
+
+    def build() -> None:
+        model = OpenAICompatibleModel(base_url="https://llm.test/v1", model="m")
+        with lock:
+            models.append(model)
+
+    threads = [threading.Thread(target=build) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    context = shared_ssl_context()
+    assert len(built) == 1
+    assert len(verify) == 8 and all(item is context for item in verify)
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.get_ca_certs(), "the default trust store holds certificates"
+    for model in models:
+        model.close()
+
+
+def test_an_injected_transport_or_client_builds_no_context(
+    ssl_builds: tuple[list[int], list[object]],
+) -> None:
+    built, verify = ssl_builds
+    recorder = Recorder(ok())
+    with OpenAICompatibleModel(
+        base_url=BASE, model="m", transport=httpx.MockTransport(recorder)
+    ) as model:
+        assert model.complete(USER).message.content == "ok"
+    client = httpx.Client(transport=httpx.MockTransport(recorder))
+    with OpenAICompatibleModel(base_url=BASE, model="m", client=client) as model:
+        assert model.complete(USER).message.content == "ok"
+    client.close()
+    assert built == []
+    assert verify == [None, None]
+    assert len(recorder.requests) == 2
+
+
+def test_a_new_cert_variable_gets_its_own_context(
+    ssl_builds: tuple[list[int], list[object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built, _ = ssl_builds
+    default = shared_ssl_context()
+    assert shared_ssl_context() is default
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    changed = shared_ssl_context()
+    assert changed is not default and shared_ssl_context() is changed
+    assert len(built) == 2
+
+
+def test_unreadable_certificates_are_a_config_error(
+    ssl_builds: tuple[list[int], list[object]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no-such-bundle.pem"
+    monkeypatch.setenv("SSL_CERT_FILE", str(missing))
+    with pytest.raises(ConfigError, match=r"SSL_CERT_FILE=.*no-such-bundle\.pem.*unset it"):
+        OpenAICompatibleModel(base_url="https://llm.test/v1", model="m")

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import http.server
 import itertools
+import json
+import ssl
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from supercontext_lab.errors import ModelError, ModelTimeoutError
+from supercontext_lab.models import openai as openai_module
 from supercontext_lab.models.base import Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.testing import (
@@ -376,3 +381,94 @@ def test_scripted_reply_helper_round_trip() -> None:
         model, _ = client_for(server)
         got = model.complete(USER)
     assert got == ModelReply(reply.message, reply.usage, reply.finish_reason, "test-model")
+
+
+# A self-signed certificate for localhost and 127.0.0.1 (valid 2000-2199), made for these
+# tests only: no trust store holds it, so a client that verifies must refuse it.
+TEST_CERT = """-----BEGIN CERTIFICATE-----
+MIIBXDCCAQGgAwIBAgIUPCpbV9CzFhWv4JgBHsz3HSgXdo4wCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTAwMDEwMTAwMDAwMFoYDzIxOTkxMjMx
+MDAwMDAwWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAAQm9iDWH8MQxJUPWUvdFSrZs+wCugefMFpurcZDphXxf9+fiZNcWL2x
+hMOer8ZIiA/yMykzYgqVM4x2IrkyRAQboy8wLTAaBgNVHREEEzARgglsb2NhbGhv
+c3SHBH8AAAEwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNJADBGAiEA2H3h
+LR0/gGDAyfgOi5/fC410bZayxBpWDqILUUCCrMUCIQC4p5HXxtpLGk0yXCxORhg0
+HQIc7uCgn8iPgexkke87NQ==
+-----END CERTIFICATE-----
+"""
+TEST_KEY = """-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgFbPYeXLDQzE7cgWR
+J5albdpUimGwVvZn/B0Kk/DTgcChRANCAAQm9iDWH8MQxJUPWUvdFSrZs+wCugef
+MFpurcZDphXxf9+fiZNcWL2xhMOer8ZIiA/yMykzYgqVM4x2IrkyRAQb
+-----END PRIVATE KEY-----
+"""
+
+
+class _TLSHandler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        body = json.dumps(
+            {
+                "model": "test-model",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "over TLS"},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        del format, args
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """An HTTPS server on 127.0.0.1 with the self-signed certificate; yields its base URL
+    and the certificate's file. The shared TLS contexts start empty and are put back."""
+    monkeypatch.setattr(openai_module, "_SSL_CONTEXTS", {})
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.write_text(TEST_CERT, encoding="ascii")
+    key.write_text(TEST_KEY, encoding="ascii")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TLSHandler)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{httpd.server_address[1]}/v1", cert
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def test_https_verifies_the_server_certificate(tls_server: tuple[str, Path]) -> None:
+    base_url, _ = tls_server
+    with (
+        OpenAICompatibleModel(base_url=base_url, model="m", max_retries=0) as model,
+        pytest.raises(ModelError, match="CERTIFICATE_VERIFY_FAILED"),
+    ):
+        model.complete(USER)
+
+
+def test_https_trusts_the_certificate_named_by_ssl_cert_file(
+    tls_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base_url, cert = tls_server
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    with OpenAICompatibleModel(base_url=base_url, model="m", max_retries=0) as first:
+        assert first.complete(USER).message.content == "over TLS"
+    with OpenAICompatibleModel(base_url=base_url, model="m", max_retries=0) as second:
+        assert second.complete(USER).message.content == "over TLS"
+    assert len(openai_module._SSL_CONTEXTS) == 1

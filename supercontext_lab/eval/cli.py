@@ -122,7 +122,11 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "name": variant.name,
                 "metrics": variant.metrics,
                 **({"spread": variant.spread} if variant.spread else {}),
-                "cache": {"hits": variant.cache_hits, "misses": variant.cache_misses},
+                "cache": {
+                    "hits": variant.cache_hits,
+                    "misses": variant.cache_misses,
+                    "reused_runs": variant.reused_runs,
+                },
             }
             for variant in report.variants
         ],
@@ -137,6 +141,7 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "model_calls": result.model_calls,
                 "tokens": result.tokens,
                 "elapsed_ms": round(result.elapsed_ms, 3),
+                "from_cache": result.from_cache,
             }
             for result in report.results
         ],
@@ -176,6 +181,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         print(report.to_text())
         print(
             f"{len(report.results)} runs in {report.wall_s:.2f} s ({args.executor}); "
-            f"response cache: {report.cache_hits} hits, {report.cache_misses} misses"
+            f"response cache: {report.cache_hits} hits, {report.cache_misses} misses; "
+            f"{report.reused_runs} results reused without a run"
         )
     return 0 if any(result.ok for result in report.results) else 1

@@ -40,12 +40,12 @@ class _NoBar:
         pass
 
 
-def _bar(total: int, enabled: bool, description: str) -> Any:
+def _bar(total: int, enabled: bool, description: str, done: int = 0) -> Any:
     if not enabled:
         return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=description, unit="run", leave=True)
+    return tqdm(total=total + done, initial=done, desc=description, unit="run", leave=True)
 
 
 def _sequential(fn: Callable[[T], R], tasks: Sequence[T], bar: Any) -> list[R]:
@@ -136,15 +136,17 @@ def run_tasks(
     progress: bool = True,
     dask_address: Any = None,
     description: str = "scout eval",
+    done: int = 0,
 ) -> list[R]:
     """Apply ``fn`` to every task with the chosen executor; results in task order.
 
-    The first task that raises stops the run and its exception propagates (remaining
-    tasks are cancelled where the executor allows it).
+    ``done`` counts work finished before (results served from a cache): the progress bar
+    starts there. The first task that raises stops the run and its exception propagates
+    (remaining tasks are cancelled where the executor allows it).
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}")
-    bar = _bar(len(tasks), progress, description)
+    bar = _bar(len(tasks), progress, description, done)
     try:
         if executor == "sequential" or not tasks:
             return _sequential(fn, tasks, bar)

@@ -56,6 +56,7 @@ CASE_COLUMNS = (
     "elapsed_ms",
     "envelope_chars",
     "cache_hits",
+    "from_cache",
     "problems",
 )
 
@@ -73,7 +74,12 @@ def format_value(value: float | int | None) -> str:
 
 @dataclass(frozen=True)
 class VariantReport:
-    """One variant's metrics (over every run), their spread across repeats and provenance."""
+    """One variant's metrics (over every run), their spread across repeats and provenance.
+
+    ``cache_hits`` counts model replies that did not reach the model (a result reused from
+    the result cache counts each of its model calls); ``reused_runs`` counts the results
+    reused whole.
+    """
 
     name: str
     metrics: dict[str, float | int]
@@ -84,12 +90,17 @@ class VariantReport:
     definition_hash: str = ""
     source: str = ""
     model: str = ""
+    reused_runs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,
             "metrics": dict(self.metrics),
-            "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
+            "cache": {
+                "hits": self.cache_hits,
+                "misses": self.cache_misses,
+                "reused_runs": self.reused_runs,
+            },
             "definition_hash": self.definition_hash,
             "source": self.source,
             "model": self.model,
@@ -142,6 +153,11 @@ class EvalReport:
     def cache_misses(self) -> int:
         return sum(variant.cache_misses for variant in self.variants)
 
+    @property
+    def reused_runs(self) -> int:
+        """How many results came whole from the result cache (nothing was run for them)."""
+        return sum(variant.reused_runs for variant in self.variants)
+
     def best(self, metric: str) -> set[str]:
         """Names of the variants with the best value of ``metric`` (empty when the metric
         has no direction, or when every variant ties)."""
@@ -191,6 +207,7 @@ class EvalReport:
                 "elapsed_ms": round(result.elapsed_ms, 3),
                 "envelope_chars": len(result.envelope) if result.envelope is not None else None,
                 "cache_hits": result.cache_hits,
+                "from_cache": result.from_cache,
                 "problems": " | ".join(result.problems),
             }
             for column in CASE_COLUMNS:
@@ -268,7 +285,7 @@ class EvalReport:
             f"{len(self.results)} runs in {self.wall_s:.2f} s with the "
             f"{self.settings.get('executor', '?')} executor; response cache "
             f"{self.settings.get('cache', '?')}: {self.cache_hits} hits, "
-            f"{self.cache_misses} misses"
+            f"{self.cache_misses} misses; {self.reused_runs} results reused without a run"
         )
 
     def to_html(self) -> str:

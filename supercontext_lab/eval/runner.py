@@ -5,6 +5,15 @@ plain, picklable data — and hands them to an executor (:mod:`.executors`). Eac
 the scout once through the explicit path (:func:`~supercontext_lab.scout.run_scout`, no
 gate) on the case's workspace and returns a :class:`CaseResult`. Results come back in task
 order whatever the executor, so reports do not depend on scheduling.
+
+Two caches make a rerun cheap, both in one SQLite file and both switched by ``cache``:
+
+* the response cache (:mod:`supercontext_lab.models.cache`) serves the model's replies;
+* the result cache (:mod:`.result_cache`) serves whole runs: a task whose inputs are all
+  unchanged (definition, model, message, focus, workspace content, repeat, package code)
+  gets its stored result back, rescored against the case's current expectations, and
+  nothing runs at all. Such a result says ``from_cache=True`` and keeps the latency it was
+  measured with.
 """
 
 from __future__ import annotations
@@ -16,16 +25,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import ModelRoute
 from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CachedModel, CacheMode, ResponseCache, default_cache_path
-from ..scout import DEFAULT_SCOUT_TIMEOUT_S, run_scout, trace_summary
-from ..sources.workspace import Workspace, demo_workspace_path
+from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, run_scout, trace_summary
+from ..sources.workspace import demo_workspace_path
 from .dataset import EvalCase, load_dataset
 from .executors import EXECUTORS, ExecutorName, run_tasks
 from .metrics import CaseScores, RunMeasure, aggregate, score_case, spread
 from .report import EvalReport, VariantReport
+from .result_cache import (
+    OUTSIDE_TOOLS,
+    case_result_key,
+    definition_fingerprint,
+    model_identity,
+    workspace_fingerprint,
+)
+from .session import EvalSession, session_for
 from .variants import Variant, VariantSpec, baseline
 
 __all__ = ["CaseResult", "CaseTask", "evaluate", "run_case_task"]
@@ -35,7 +51,11 @@ CacheSetting = bool | Literal["readwrite", "replay", "off"]
 
 @dataclass(frozen=True)
 class CaseTask:
-    """One scout run to do: a case, a variant, a repeat, where and how to cache."""
+    """One scout run to do: a case, a variant, a repeat, where and how to cache.
+
+    ``session`` names the evaluation's :class:`EvalSession`; ``result_key`` is the run's
+    key in the result cache (``None``: not cached at that level).
+    """
 
     index: int
     case: EvalCase
@@ -46,6 +66,8 @@ class CaseTask:
     cache_path: str | None
     cache_mode: CacheMode
     timeout_s: float
+    session: str = ""
+    result_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +91,9 @@ class CaseResult:
     cache_hits: int = 0
     cache_misses: int = 0
     workspace: str = ""
+    from_cache: bool = False
+    """True when the result came from the result cache instead of a run (its latency and
+    trace are those of the run that was stored)."""
 
     @property
     def ok(self) -> bool:
@@ -103,74 +128,144 @@ class CaseResult:
             "definition_hash": self.definition_hash,
             "cache_hits": self.cache_hits,
             "cache_misses": self.cache_misses,
+            "from_cache": self.from_cache,
         }
 
 
-def _workspace_for(task: CaseTask) -> Workspace:
-    # A worker on another machine does not have the client's copy of the demo workspace;
-    # it makes its own (the content is the same shipped folder).
-    if task.demo and not Path(task.workspace).is_dir():
-        return Workspace(demo_workspace_path())
-    return Workspace(task.workspace)
+def _storable(run: ScoutRun) -> bool:
+    """Whether a run's result may be reused: it ended the way the same inputs would end it
+    again (not on a model error or a timeout, which a rerun may not meet), and it did not
+    read the web, whose answers the key cannot see."""
+    if run.status == "failed" or (run.reason or "").startswith("timeout"):
+        return False
+    return not any(
+        step.kind == "tool" and step.tool in OUTSIDE_TOOLS and not step.refused
+        for step in run.trace
+    )
 
 
-def _model_for(spec: VariantSpec) -> tuple[ChatModel, bool]:
-    """The variant's model and whether this task owns it (and must close it)."""
-    if spec.model_factory is not None:
-        return spec.model_factory(), False
-    from ..models.routing import model_for_route
+def _record(result: CaseResult) -> dict[str, Any]:
+    """What the result cache stores of a run: everything but what the task supplies (id,
+    variant, repeat, workspace) and what is recomputed (scores, cache counts)."""
+    return {
+        "status": result.status,
+        "envelope": result.envelope,
+        "bundle": result.bundle,
+        "problems": list(result.problems),
+        "trace_summary": dict(result.trace_summary),
+        "elapsed_ms": result.elapsed_ms,
+        "tokens": result.tokens,
+        "model_calls": result.model_calls,
+        "model_name": result.model_name,
+        "definition_hash": result.definition_hash,
+    }
 
-    route = ModelRoute.model_validate(spec.route or {})
-    return model_for_route(route, role="scout"), True
+
+def _typed(record: dict[str, Any], key: str, *kinds: type) -> Any:
+    value = record[key]
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        names = " or ".join(kind.__name__ for kind in kinds)
+        raise TypeError(f"{key} is {type(value).__name__}, not {names}")
+    return value
+
+
+def _from_record(
+    task: CaseTask, record: dict[str, Any], cache: ResponseCache, workspace: str
+) -> CaseResult:
+    """A stored run as the task's result, scored against the task's (current) expectations.
+    Each model call of the stored run counts as a cache hit: none reached the model."""
+    try:
+        envelope = _typed(record, "envelope", str, type(None))
+        bundle = _typed(record, "bundle", dict, type(None))
+        problems = _typed(record, "problems", list)
+        model_calls = _typed(record, "model_calls", int)
+        result = CaseResult(
+            id=task.case.id,
+            variant=task.variant.name,
+            repeat=task.repeat,
+            status=_typed(record, "status", str),
+            envelope=envelope,
+            bundle=bundle,
+            problems=[str(problem) for problem in problems],
+            trace_summary=_typed(record, "trace_summary", dict),
+            elapsed_ms=float(_typed(record, "elapsed_ms", int, float)),
+            tokens=_typed(record, "tokens", int),
+            model_calls=model_calls,
+            model_name=_typed(record, "model_name", str),
+            definition_hash=_typed(record, "definition_hash", str),
+            scores=score_case(task.case.expect, envelope, bundle),
+            cache_hits=model_calls,
+            cache_misses=0,
+            workspace=workspace,
+            from_cache=True,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise cache.damaged(task.result_key or "", exc) from exc
+    return result
 
 
 def run_case_task(task: CaseTask) -> CaseResult:
-    """Run and score one task. Module-level and fed plain data so Dask can ship it."""
-    definition = task.variant.definition()
-    workspace = _workspace_for(task)
-    model, owned = _model_for(task.variant)
-    cache: ResponseCache | None = None
-    cached: CachedModel | None = None
+    """Run and score one task. Module-level and fed plain data so Dask can ship it.
+
+    In the process that called :func:`evaluate` the task uses that call's
+    :class:`~supercontext_lab.eval.session.EvalSession`; elsewhere a session of its own.
+    """
+    session, owned = session_for(
+        task.session, cache_path=task.cache_path, cache_mode=task.cache_mode
+    )
     try:
-        runner: ChatModel = model
-        if task.cache_mode != "off":
-            cache = ResponseCache(task.cache_path)
-            cached = CachedModel(model, cache=cache, mode=task.cache_mode, sample=task.repeat)
-            runner = cached
+        definition = task.variant.definition()
+        workspace = session.workspace(task.workspace, task.demo)
+        model: ChatModel = session.model(task.variant)
+        cached: CachedModel | None = None
+        if session.cache is not None:
+            cached = CachedModel(
+                model, cache=session.cache, mode=task.cache_mode, sample=task.repeat
+            )
+            model = cached
         run = run_scout(
             task.case.message,
             workspace=workspace,
-            model=runner,
+            model=model,
             definition=definition,
             focus=task.case.focus,
             timeout_s=task.timeout_s,
         )
+        bundle = run.bundle.to_dict() if run.bundle is not None else None
+        result = CaseResult(
+            id=task.case.id,
+            variant=task.variant.name,
+            repeat=task.repeat,
+            status=run.status,
+            envelope=run.envelope,
+            bundle=bundle,
+            problems=list(run.problems),
+            trace_summary=trace_summary(run.trace),
+            elapsed_ms=run.elapsed_ms,
+            tokens=run.usage.total_tokens,
+            model_calls=run.model_calls,
+            model_name=run.model_name,
+            definition_hash=run.definition_hash,
+            scores=score_case(task.case.expect, run.envelope, bundle),
+            cache_hits=cached.hits if cached is not None else 0,
+            cache_misses=cached.misses if cached is not None else 0,
+            workspace=str(workspace.root),
+        )
+        if (
+            task.result_key is not None
+            and task.cache_mode == "readwrite"
+            and session.cache is not None
+            and _storable(run)
+        ):
+            session.cache.put_result(
+                task.result_key,
+                _record(result),
+                label=f"{task.case.id} / {task.variant.name} / repeat {task.repeat}",
+            )
     finally:
-        if cache is not None:
-            cache.close()
-        close = getattr(model, "close", None)
-        if owned and callable(close):
-            close()
-    bundle = run.bundle.to_dict() if run.bundle is not None else None
-    return CaseResult(
-        id=task.case.id,
-        variant=task.variant.name,
-        repeat=task.repeat,
-        status=run.status,
-        envelope=run.envelope,
-        bundle=bundle,
-        problems=list(run.problems),
-        trace_summary=trace_summary(run.trace),
-        elapsed_ms=run.elapsed_ms,
-        tokens=run.usage.total_tokens,
-        model_calls=run.model_calls,
-        model_name=run.model_name,
-        definition_hash=run.definition_hash,
-        scores=score_case(task.case.expect, run.envelope, bundle),
-        cache_hits=cached.hits if cached is not None else 0,
-        cache_misses=cached.misses if cached is not None else 0,
-        workspace=str(workspace.root),
-    )
+        if owned:
+            session.close()
+    return result
 
 
 def _cache_mode(cache: CacheSetting) -> CacheMode:
@@ -181,12 +276,6 @@ def _cache_mode(cache: CacheSetting) -> CacheMode:
     if cache in ("readwrite", "replay", "off"):
         return cache
     raise ValueError(f"cache must be True, False, 'readwrite', 'replay' or 'off', not {cache!r}")
-
-
-def _warm_workspaces(paths: Sequence[str]) -> None:
-    # Build each memory index once, here, before workers open the same folder side by side.
-    for path in dict.fromkeys(paths):
-        Workspace(path).memory  # noqa: B018
 
 
 def _variant_list(variants: Variant | Sequence[Variant] | None) -> list[Variant]:
@@ -206,6 +295,76 @@ def _variant_list(variants: Variant | Sequence[Variant] | None) -> list[Variant]
             raise ValueError(f"two variants are named {item.name!r}; give each a unique name")
         seen.add(item.name)
     return items
+
+
+def _plan(
+    session: EvalSession,
+    cases: Sequence[EvalCase],
+    specs: Sequence[VariantSpec],
+    *,
+    repeats: int,
+    default_workspace: tuple[str, bool],
+    cache_path: str | None,
+    timeout_s: float,
+) -> list[CaseTask]:
+    """Every task, with its result-cache key; opens and reads each workspace once."""
+    fingerprints: dict[str, str] = {}
+    tasks: list[CaseTask] = []
+    for spec in specs:
+        # A factory's model cannot be identified from outside: no result caching for it.
+        keyed = session.cache is not None and spec.model_factory is None
+        definition = definition_fingerprint(spec.definition()) if keyed else ""
+        model = model_identity(spec.route or {}) if keyed else {}
+        for repeat in range(repeats):
+            for case in cases:
+                own = case.workspace is not None
+                path = str(case.workspace) if own else default_workspace[0]
+                demo = not own and default_workspace[1]
+                workspace = session.workspace(path, demo, warm=True)
+                key = None
+                if keyed:
+                    if path not in fingerprints:
+                        fingerprints[path] = workspace_fingerprint(workspace.root)
+                    key = case_result_key(
+                        definition=definition,
+                        model=model,
+                        message=case.message,
+                        focus=case.focus,
+                        workspace=fingerprints[path],
+                        repeat=repeat,
+                    )
+                tasks.append(
+                    CaseTask(
+                        index=len(tasks),
+                        case=case,
+                        variant=spec,
+                        repeat=repeat,
+                        workspace=path,
+                        demo=demo,
+                        cache_path=cache_path,
+                        cache_mode=session.cache_mode,
+                        timeout_s=timeout_s,
+                        session=session.id,
+                        result_key=key,
+                    )
+                )
+    return tasks
+
+
+def _stored_results(session: EvalSession, tasks: Sequence[CaseTask]) -> dict[int, CaseResult]:
+    """The tasks the result cache can answer, by task index."""
+    cache = session.cache
+    served: dict[int, CaseResult] = {}
+    if cache is None:
+        return served
+    for task in tasks:
+        if task.result_key is None:
+            continue
+        record = cache.get_result(task.result_key)
+        if record is not None:
+            root = str(session.workspace(task.workspace, task.demo).root)
+            served[task.index] = _from_record(task, record, cache, root)
+    return served
 
 
 def evaluate(
@@ -229,8 +388,10 @@ def evaluate(
     ``"local"`` (threads, at most ``concurrency`` at once) or ``"dask"`` (a Dask cluster:
     ``dask_address`` is a scheduler address or a ``distributed.Client``; ``None`` starts a
     local cluster of ``concurrency`` single-threaded worker processes). ``cache`` is
-    ``True`` (read and write the response cache), ``False``, or ``"replay"`` (recorded
-    responses only; a missing one raises :class:`~supercontext_lab.errors.CacheError`).
+    ``True`` (read and write the result and response caches), ``False`` (neither), or
+    ``"replay"`` (recorded results and responses only; a run that needs a reply that was
+    never recorded raises :class:`~supercontext_lab.errors.CacheError`); ``cache_path``
+    is their SQLite file (default under the lab home).
     ``workspace`` is used for cases that name none (default: the demo workspace).
     Results are in a deterministic order whatever the executor.
     """
@@ -255,36 +416,34 @@ def evaluate(
     else:
         default_ws, default_is_demo = "", False
     store = str(Path(cache_path) if cache_path is not None else default_cache_path())
-    specs = [variant.spec() for variant in chosen]
-    tasks: list[CaseTask] = []
-    for spec in specs:
-        for repeat in range(repeats):
-            for case in cases:
-                own = case.workspace is not None
-                tasks.append(
-                    CaseTask(
-                        index=len(tasks),
-                        case=case,
-                        variant=spec,
-                        repeat=repeat,
-                        workspace=str(case.workspace) if own else default_ws,
-                        demo=not own and default_is_demo,
-                        cache_path=store if mode != "off" else None,
-                        cache_mode=mode,
-                        timeout_s=timeout_s,
-                    )
-                )
-    _warm_workspaces([task.workspace for task in tasks])
-    started = time.perf_counter()
-    results: list[CaseResult] = run_tasks(
-        run_case_task,
-        tasks,
-        executor=executor,
-        concurrency=concurrency,
-        progress=progress,
-        dask_address=dask_address,
-    )
-    wall_s = time.perf_counter() - started
+    with EvalSession(cache_path=store, cache_mode=mode) as session:
+        tasks = _plan(
+            session,
+            cases,
+            [variant.spec() for variant in chosen],
+            repeats=repeats,
+            default_workspace=(default_ws, default_is_demo),
+            cache_path=store if mode != "off" else None,
+            timeout_s=timeout_s,
+        )
+        started = time.perf_counter()
+        served = _stored_results(session, tasks)
+        pending = [task for task in tasks if task.index not in served]
+        ran: list[CaseResult] = run_tasks(
+            run_case_task,
+            pending,
+            executor=executor,
+            concurrency=concurrency,
+            progress=progress,
+            dask_address=dask_address,
+            done=len(served),
+        )
+        by_index = {
+            **served,
+            **{task.index: result for task, result in zip(pending, ran, strict=True)},
+        }
+        results = [by_index[task.index] for task in tasks]
+        wall_s = time.perf_counter() - started
     reports = []
     for variant in chosen:
         mine = [result for result in results if result.variant == variant.name]
@@ -300,6 +459,7 @@ def evaluate(
                 per_repeat=per_repeat if repeats > 1 else [],
                 cache_hits=sum(r.cache_hits for r in mine),
                 cache_misses=sum(r.cache_misses for r in mine),
+                reused_runs=sum(1 for r in mine if r.from_cache),
                 definition_hash=variant.definition.definition_hash(),
                 source=variant.definition.source,
                 model=variant.model_label(),

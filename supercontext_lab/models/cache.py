@@ -14,6 +14,10 @@ Modes:
   so a notebook rerun is exactly the recorded one and never reaches a model;
 * ``"off"``: call the model every time; nothing is read or written.
 
+The same file holds a second table, ``case_results``: whole evaluation results stored by
+:mod:`supercontext_lab.eval` under keys of its own (:meth:`ResponseCache.get_result`,
+:meth:`ResponseCache.put_result`), so an unchanged case is not even run again.
+
 The SQLite file runs in WAL mode with a busy timeout, and each :class:`ResponseCache`
 serialises its connection with a lock, so threads and processes can share one file.
 """
@@ -46,6 +50,7 @@ __all__ = [
     "default_cache_path",
     "reply_from_json",
     "reply_to_json",
+    "strip_userinfo",
 ]
 
 CacheMode = Literal["readwrite", "replay", "off"]
@@ -55,15 +60,29 @@ CACHE_MODES: tuple[CacheMode, ...] = ("readwrite", "replay", "off")
 _KEY_VERSION = 1
 _BUSY_TIMEOUT_S = 30.0
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS responses(
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    base_url TEXT NOT NULL,
-    reply TEXT NOT NULL,
-    created REAL NOT NULL
-) WITHOUT ROWID
-"""
+_TABLES = {
+    "responses": """
+        CREATE TABLE IF NOT EXISTS responses(
+            key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            reply TEXT NOT NULL,
+            created REAL NOT NULL
+        ) WITHOUT ROWID
+    """,
+    "case_results": """
+        CREATE TABLE IF NOT EXISTS case_results(
+            key TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            result TEXT NOT NULL,
+            created REAL NOT NULL
+        ) WITHOUT ROWID
+    """,
+}
+_COLUMNS = {
+    "responses": ["key", "model", "base_url", "reply", "created"],
+    "case_results": ["key", "label", "result", "created"],
+}
 
 
 def default_cache_path() -> Path:
@@ -75,8 +94,9 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _strip_userinfo(url: str) -> str:
-    # Credentials pasted into a URL must not become part of a key stored on disk.
+def strip_userinfo(url: str) -> str:
+    """``url`` without ``user:password@``: credentials pasted into a URL must not become
+    part of a key stored on disk."""
     if "@" not in url:
         return url
     parts = urlsplit(url)
@@ -98,7 +118,7 @@ def cache_key(
     payload = {
         "v": _KEY_VERSION,
         "model": model,
-        "base_url": _strip_userinfo(base_url),
+        "base_url": strip_userinfo(base_url),
         "messages": [message.to_openai() for message in messages],
         "tools": [tool.to_openai() for tool in tools] if tools else None,
         "tool_choice": tool_choice,
@@ -190,10 +210,11 @@ class ResponseCache:
         try:
             conn.execute("PRAGMA journal_mode=WAL").fetchone()
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(_SCHEMA)
-            columns = [row[1] for row in conn.execute("PRAGMA table_info(responses)")]
-            if columns != ["key", "model", "base_url", "reply", "created"]:
-                raise sqlite3.DatabaseError("the responses table has an unexpected layout")
+            for table, schema in _TABLES.items():
+                conn.execute(schema)
+                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+                if columns != _COLUMNS[table]:
+                    raise sqlite3.DatabaseError(f"the {table} table has an unexpected layout")
         except BaseException:
             conn.close()
             raise
@@ -235,10 +256,7 @@ class ResponseCache:
         try:
             return reply_from_json(str(row[0]))
         except ValueError as exc:
-            raise CacheError(
-                f"The response cache {self.path} holds a damaged entry {key} ({exc}); delete "
-                "that file to start a fresh cache, or turn the cache off."
-            ) from exc
+            raise self.damaged(key, exc) from exc
 
     def put(self, key: str, reply: ModelReply, *, model: str, base_url: str) -> None:
         """Store ``reply`` under ``key`` (replacing an older entry)."""
@@ -249,9 +267,63 @@ class ResponseCache:
                 lambda: conn.execute(
                     "INSERT OR REPLACE INTO responses(key, model, base_url, reply, created) "
                     "VALUES (?, ?, ?, ?, ?)",
-                    (key, model, _strip_userinfo(base_url), text, time.time()),
+                    (key, model, strip_userinfo(base_url), text, time.time()),
                 )
             )
+
+    def get_result(self, key: str) -> dict[str, Any] | None:
+        """The stored case result (a JSON object) for ``key``, or ``None``."""
+        with self._lock:
+            conn = self._connection()
+            row = self._guard(
+                lambda: conn.execute(
+                    "SELECT result FROM case_results WHERE key = ?", (key,)
+                ).fetchone()
+            )
+        if row is None:
+            return None
+        try:
+            record = json.loads(str(row[0]))
+        except ValueError as exc:
+            raise self.damaged(key, exc) from exc
+        if not isinstance(record, dict):
+            raise self.damaged(key, ValueError("not a JSON object"))
+        return record
+
+    def put_result(self, key: str, record: Mapping[str, Any], *, label: str = "") -> None:
+        """Store a case result (JSON-ready) under ``key``; ``label`` says what it is, for
+        anyone reading the file."""
+        text = _canonical(dict(record))
+        with self._lock:
+            conn = self._connection()
+            self._guard(
+                lambda: conn.execute(
+                    "INSERT OR REPLACE INTO case_results(key, label, result, created) "
+                    "VALUES (?, ?, ?, ?)",
+                    (key, label, text, time.time()),
+                )
+            )
+
+    def result_count(self) -> int:
+        """How many case results are stored."""
+        with self._lock:
+            conn = self._connection()
+            row = self._guard(lambda: conn.execute("SELECT count(*) FROM case_results").fetchone())
+        return int(row[0])
+
+    def clear_results(self) -> int:
+        """Delete every stored case result (the replies stay); returns how many there were."""
+        with self._lock:
+            conn = self._connection()
+            cursor = self._guard(lambda: conn.execute("DELETE FROM case_results"))
+        return int(cursor.rowcount)
+
+    def damaged(self, key: str, problem: BaseException) -> CacheError:
+        """The error for an entry that cannot be read back (it names the file)."""
+        return CacheError(
+            f"The response cache {self.path} holds a damaged entry {key} ({problem}); delete "
+            "that file to start a fresh cache, or turn the cache off."
+        )
 
     def __len__(self) -> int:
         with self._lock:
@@ -270,10 +342,11 @@ class ResponseCache:
         return row is not None
 
     def clear(self) -> int:
-        """Delete every entry; returns how many there were."""
+        """Delete every reply and case result; returns how many replies there were."""
         with self._lock:
             conn = self._connection()
             cursor = self._guard(lambda: conn.execute("DELETE FROM responses"))
+            self._guard(lambda: conn.execute("DELETE FROM case_results"))
         return int(cursor.rowcount)
 
     def close(self) -> None:

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab.agents import default_agent_toml, set_tool_enabled
-from supercontext_lab.eval import EvalCase, Variant, demo_dataset_path, load_dataset
+from supercontext_lab.eval import (
+    CaseResult,
+    EvalCase,
+    Variant,
+    demo_dataset_path,
+    load_dataset,
+)
 
 # A handful of shipped cases covering memory facts, a greeting, tools and skills.
 SMALL_IDS = (
@@ -43,3 +49,10 @@ def write_variant(folder: Path, tool: str, enabled: bool = False) -> Path:
 def no_memory_variant(tmp_path: Path) -> Variant:
     path = write_variant(tmp_path / "no_memory_recall", "memory_recall")
     return Variant.from_path("no_memory_recall", path)
+
+
+def stored_whole(result: CaseResult) -> bool:
+    """Whether the result cache keeps this demo-workspace run: runs that call a web tool
+    are never kept, and in the demo (no search provider configured) a web search is the
+    only tool call that fails."""
+    return int(result.trace_summary["tool_errors"]) == 0

@@ -7,6 +7,9 @@ import pytest
 from supercontext_lab import CacheError
 from supercontext_lab.eval import EvalCase, Variant, baseline, evaluate
 from supercontext_lab.eval.metrics import TIMING_METRICS
+from supercontext_lab.models.cache import ResponseCache, default_cache_path
+
+from .conftest import stored_whole
 
 distributed = pytest.importorskip("distributed")
 
@@ -20,6 +23,9 @@ def test_dask_metrics_equal_sequential_metrics(
 ) -> None:
     variants = [baseline(), no_memory_variant]
     sequential = evaluate(small_cases, variants, progress=False)
+    # Results reused whole would never reach the cluster: keep only the recorded replies.
+    with ResponseCache(default_cache_path()) as cache:
+        assert cache.clear_results() == sum(stored_whole(r) for r in sequential.results)
     # No address: the executor starts a LocalCluster of two single-threaded worker
     # processes (they inherit this test's lab home) and closes it afterwards.
     on_dask = evaluate(small_cases, variants, executor="dask", concurrency=2, progress=False)
@@ -32,6 +38,12 @@ def test_dask_metrics_equal_sequential_metrics(
     assert on_dask.cache_misses == 0
     assert on_dask.cache_hits == sum(r.model_calls for r in on_dask.results)
     assert {r.workspace for r in on_dask.results} == {r.workspace for r in sequential.results}
+    assert not any(r.from_cache for r in on_dask.results)
+    # The workers stored the results they ran: the next evaluation reuses them.
+    again = evaluate(small_cases, variants, executor="dask", concurrency=2, progress=False)
+    assert [r.from_cache for r in again.results] == [stored_whole(r) for r in on_dask.results]
+    assert again.reused_runs > 0
+    assert [r.envelope for r in again.results] == [r.envelope for r in sequential.results]
 
 
 def test_a_client_or_an_address_reaches_a_running_cluster(small_cases: list[EvalCase]) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,12 +23,15 @@ from supercontext_lab.eval import (
     demo_dataset_path,
     evaluate,
 )
+from supercontext_lab.eval import session as eval_session
 from supercontext_lab.eval.metrics import TIMING_METRICS
 from supercontext_lab.models.cache import default_cache_path
 from supercontext_lab.models.offline import OfflineScoutModel
-from supercontext_lab.testing import ScriptedModel
+from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import OpenAITestServer, ScriptedModel
 
-from .conftest import write_variant
+from .conftest import stored_whole, write_variant
 
 
 def _stable(metrics: dict[str, float | int]) -> dict[str, float | int]:
@@ -59,8 +64,13 @@ def test_memory_recall_makes_the_difference_and_a_rerun_is_cached(
         assert fact not in (first.result(case_id, "no_memory_recall").envelope or "")
         assert fact.casefold() in first.result(case_id, "no_memory_recall").scores.missed_mentions
 
-    # The first run filled the cache; the second was served from it entirely.
+    # The first run filled the cache; the second was served from it entirely: results were
+    # reused whole (each model call of theirs counts as a hit), except the runs that
+    # searched the web, which ran again on recorded replies.
     assert first.cache_misses == sum(r.model_calls for r in first.results)
+    assert first.reused_runs == 0
+    assert [r.from_cache for r in second.results] == [stored_whole(r) for r in first.results]
+    assert 0 < len(second.results) - second.reused_runs < 10
     assert second.cache_misses == 0
     assert second.cache_hits == sum(r.model_calls for r in second.results) == first.cache_misses
     assert [r.envelope for r in second.results] == [r.envelope for r in first.results]
@@ -264,3 +274,41 @@ def test_a_model_route_on_the_variant_is_used(small_cases: list[EvalCase]) -> No
     variant = Variant("offline-route", default_agent_definition(), route=ModelRoute(kind="offline"))
     report = evaluate(small_cases[:1], [variant], progress=False, cache=False)
     assert report.results[0].model_name == OfflineScoutModel().name
+
+
+@pytest.mark.parametrize(("executor", "threads"), [("sequential", 1), ("local", 3)])
+def test_one_model_per_thread_and_one_workspace_per_folder(
+    small_cases: list[EvalCase], monkeypatch: pytest.MonkeyPatch, executor: str, threads: int
+) -> None:
+    models: list[tuple[str, OpenAICompatibleModel]] = []
+    opened: list[Path] = []
+    build = OpenAICompatibleModel.from_route
+
+    def recording_build(route: Any, **options: Any) -> OpenAICompatibleModel:
+        model = build(route, **options)
+        models.append((threading.current_thread().name, model))
+        return model
+
+    class RecordingWorkspace(Workspace):
+        def __init__(self, root: Any) -> None:
+            super().__init__(root)
+            opened.append(self.root)
+
+    monkeypatch.setattr(OpenAICompatibleModel, "from_route", recording_build)
+    monkeypatch.setattr(eval_session, "Workspace", RecordingWorkspace)
+    with OpenAITestServer(model=OfflineScoutModel()) as server:
+        route = ModelRoute(kind="openai", base_url=server.base_url, model="m", timeout_s=10.0)
+        report = evaluate(
+            small_cases,
+            [Variant("served", default_agent_definition(), route=route)],
+            executor=executor,  # type: ignore[arg-type]
+            concurrency=threads,
+            progress=False,
+            cache=False,
+        )
+    assert report.metrics("served")["valid_rate"] == 1.0
+    assert len(opened) == 1
+    assert 1 <= len(models) <= threads
+    assert len({thread for thread, _ in models}) == len(models)
+    # The session closed every client it made.
+    assert all(model._client.is_closed for _, model in models)

@@ -1,0 +1,153 @@
+"""Keys of the case-level result cache: when nothing a run depends on has changed, the
+stored result is reused instead of running the scout again.
+
+A case's key is the sha256 of the canonical JSON of everything that decides its run:
+
+* the variant's agent definition, prompt included (:func:`definition_fingerprint`);
+* the model's identity: the route's kind, base URL (without credentials), model name and
+  the settings that change what the server is asked (``native_tool_calling``,
+  ``stream``) — never the API key nor the name of its variable;
+* the case's ``message`` and ``focus`` (not its id, not its expectations: scores are
+  recomputed from the stored bundle, so editing expectations needs no rerun);
+* the workspace's content (:func:`workspace_fingerprint`);
+* the repeat number (repeat *n* is a sample of its own);
+* the package's own source (:func:`package_revision`), so a code change reruns everything.
+
+Only route-based variants get keys: a ``model_factory`` is arbitrary code whose model
+cannot be identified from outside, so its runs go through the response cache only.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..agents.definition import AgentDefinition
+from ..models.cache import strip_userinfo
+from ..sources.workspace import INDEX_DIR_NAME
+
+__all__ = [
+    "OUTSIDE_TOOLS",
+    "case_result_key",
+    "definition_fingerprint",
+    "model_identity",
+    "package_revision",
+    "workspace_fingerprint",
+]
+
+# Bumped whenever the key payload or the stored record changes shape.
+_KEY_VERSION = 1
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+OUTSIDE_TOOLS = frozenset({"web_fetch", "web_search_tool"})
+"""Tools whose answers come from outside the workspace: a run that called one is not
+stored, because its key cannot tell whether the web has changed since."""
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=1)
+def package_revision() -> str:
+    """The sha256 of every ``.py`` file of the installed package (relative path and bytes);
+    computed once per process."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE_ROOT.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        digest.update(path.relative_to(_PACKAGE_ROOT).as_posix().encode("utf-8") + b"\0")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def definition_fingerprint(definition: AgentDefinition) -> str:
+    """The full sha256 of a definition and its prompt (``definition_hash`` is a 12-digit
+    prefix of the same idea, fine for display but short for a cache key)."""
+    payload = _canonical(definition.model_dump(mode="json")) + "\0" + definition.prompt
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:
+    """What names the model a route reaches and how it is asked (no key, no key variable;
+    the timeout only decides whether a run fails, and failed runs are never stored)."""
+    kind = route.get("kind", "offline")
+    if kind == "offline":
+        return {"kind": "offline"}
+    return {
+        "kind": kind,
+        "base_url": strip_userinfo(str(route.get("base_url") or "")),
+        "model": route.get("model"),
+        "native_tool_calling": bool(route.get("native_tool_calling", True)),
+        "stream": bool(route.get("stream", False)),
+    }
+
+
+def _walk(folder: str, prefix: str, out: list[tuple[str, int, int]], top: bool) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if top and entry.name == INDEX_DIR_NAME:
+            continue
+        rel = prefix + entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                _walk(entry.path, rel + "/", out, False)
+                continue
+            info = entry.stat(follow_symlinks=True)
+        except OSError:
+            # A dangling link or a file that vanished: its absence is part of the content.
+            out.append((rel, -1, -1))
+            continue
+        out.append((rel, info.st_size, info.st_mtime_ns))
+
+
+def workspace_fingerprint(root: str | os.PathLike[str]) -> str:
+    """The sha256 of a workspace folder's name and of every file's relative path, size and
+    modification time (``.supercontext/``, the lab's own index, left out).
+
+    Linked folders are not entered, as the workspace's readers do not enter them; a linked
+    file counts with its target's size and time.
+    """
+    path = Path(root)
+    files: list[tuple[str, int, int]] = []
+    _walk(str(path), "", files, True)
+    digest = hashlib.sha256(path.name.encode("utf-8") + b"\0")
+    for rel, size, mtime_ns in sorted(files):
+        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def case_result_key(
+    *,
+    definition: str,
+    model: Mapping[str, Any],
+    message: str,
+    focus: str | None,
+    workspace: str,
+    repeat: int,
+) -> str:
+    """The key of one run: ``definition`` from :func:`definition_fingerprint`, ``model``
+    from :func:`model_identity`, ``workspace`` from :func:`workspace_fingerprint`."""
+    payload = {
+        "v": _KEY_VERSION,
+        "package": package_revision(),
+        "definition": definition,
+        "model": dict(model),
+        "message": message,
+        "focus": focus,
+        "workspace": workspace,
+        "repeat": repeat,
+    }
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
