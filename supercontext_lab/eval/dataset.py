@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._json import json_type_name
 from ..errors import DatasetError
 
 __all__ = [
@@ -91,22 +92,6 @@ class EvalCase:
         return out
 
 
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 class _Line:
     """Error helper bound to one line of one file."""
 
@@ -123,7 +108,7 @@ def _required_text(where: _Line, data: Mapping[str, Any], key: str) -> str:
         raise where.error(f'"{key}" is missing; every case needs "id" and "message".')
     value = data[key]
     if not isinstance(value, str):
-        raise where.error(f'"{key}" must be a string, not {_type_name(value)}.')
+        raise where.error(f'"{key}" must be a string, not {json_type_name(value)}.')
     if not value.strip():
         raise where.error(f'"{key}" is empty; give the case a non-empty {key}.')
     return value
@@ -132,13 +117,13 @@ def _required_text(where: _Line, data: Mapping[str, Any], key: str) -> str:
 def _optional_text(where: _Line, data: Mapping[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
-        raise where.error(f'"{key}" must be a string or null, not {_type_name(value)}.')
+        raise where.error(f'"{key}" must be a string or null, not {json_type_name(value)}.')
     return value
 
 
 def _expectations(where: _Line, raw: object) -> Expectations:
     if not isinstance(raw, dict):
-        raise where.error(f'"expect" must be an object, not {_type_name(raw)}.')
+        raise where.error(f'"expect" must be an object, not {json_type_name(raw)}.')
     unknown = sorted(set(raw) - set(EXPECT_KEYS))
     if unknown:
         raise where.error(
@@ -151,7 +136,7 @@ def _expectations(where: _Line, raw: object) -> Expectations:
         items = raw[key]
         if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
             raise where.error(
-                f'"expect.{key}" must be an array of strings, not {_type_name(items)}'
+                f'"expect.{key}" must be an array of strings, not {json_type_name(items)}'
                 + (" with other items." if isinstance(items, list) else ".")
             )
         cleaned = tuple(item.strip() for item in items)
@@ -162,7 +147,9 @@ def _expectations(where: _Line, raw: object) -> Expectations:
         if key not in raw:
             continue
         if not isinstance(raw[key], bool):
-            raise where.error(f'"expect.{key}" must be true or false, not {_type_name(raw[key])}.')
+            raise where.error(
+                f'"expect.{key}" must be true or false, not {json_type_name(raw[key])}.'
+            )
         values[key] = raw[key]
     return Expectations(**values)
 
@@ -186,7 +173,7 @@ def _case(where: _Line, text: str, base: Path | None) -> EvalCase:
     except ValueError as exc:
         raise where.error(f"invalid JSON ({exc}); write one JSON object per line.") from exc
     if not isinstance(data, dict):
-        raise where.error(f"a case must be a JSON object, not {_type_name(data)}.")
+        raise where.error(f"a case must be a JSON object, not {json_type_name(data)}.")
     unknown = sorted(set(data) - set(CASE_KEYS))
     if unknown:
         raise where.error(f'unknown key "{unknown[0]}"; a case has {", ".join(CASE_KEYS)}.')

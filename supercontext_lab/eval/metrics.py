@@ -32,6 +32,7 @@ __all__ = [
     "HIGHER_IS_BETTER",
     "LOWER_IS_BETTER",
     "METRIC_NAMES",
+    "RATE_METRICS",
     "TIMING_METRICS",
     "CaseScores",
     "RunMeasure",
@@ -42,7 +43,7 @@ __all__ = [
     "spread",
 ]
 
-METRIC_NAMES: tuple[str, ...] = (
+RATE_METRICS: tuple[str, ...] = (
     "valid_rate",
     "skill_precision",
     "skill_recall",
@@ -52,6 +53,11 @@ METRIC_NAMES: tuple[str, ...] = (
     "has_enough_accuracy",
     "mention_rate",
     "forbidden_mention_rate",
+)
+"""The quality metrics: rates between 0 and 1."""
+
+METRIC_NAMES: tuple[str, ...] = (
+    *RATE_METRICS,
     "model_calls_mean",
     "latency_mean_ms",
     "latency_p50_ms",

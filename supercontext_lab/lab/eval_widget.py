@@ -25,6 +25,7 @@ import ipywidgets as widgets
 
 from ..bundle import ContextBundle, parse_context_bundle
 from ..eval.dataset import EvalCase
+from ..eval.metrics import RATE_METRICS
 from ..eval.report import EvalReport
 from ..eval.runner import CaseResult
 from .widgets import bundle_diff_html
@@ -32,17 +33,7 @@ from .widgets.html import badge, escape, note, pre, section, table
 
 __all__ = ["CHART_METRICS", "EvalComparison", "chart_png"]
 
-CHART_METRICS: tuple[str, ...] = (
-    "valid_rate",
-    "skill_precision",
-    "skill_recall",
-    "tool_precision",
-    "tool_recall",
-    "goal_accuracy",
-    "has_enough_accuracy",
-    "mention_rate",
-    "forbidden_mention_rate",
-)
+CHART_METRICS: tuple[str, ...] = RATE_METRICS
 """The metrics drawn in the chart: all rates between 0 and 1."""
 
 # Okabe-Ito: distinguishable with every common form of colour blindness.

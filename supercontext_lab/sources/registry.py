@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .._json import json_type_name
 from ..errors import SupercontextError, ToolError
 from ..models.base import ToolSpec
 
@@ -263,22 +264,8 @@ def _parse_arguments(arguments: str | Mapping[str, Any]) -> dict[str, Any] | str
     except json.JSONDecodeError as exc:
         return f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     if not isinstance(value, dict):
-        return f"expected a JSON object, got {_json_kind(value)}"
+        return f"expected a JSON object, got {json_type_name(value)}"
     return value
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
 
 
 def build_scout_registry(
