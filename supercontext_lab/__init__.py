@@ -47,12 +47,8 @@ if TYPE_CHECKING:
     )
     from .config import (
         FlagStatus,
-        ModelRoute,
-        get_model_route,
         get_super_context_enabled,
         lab_home,
-        parse_model_id,
-        set_model_route,
         set_super_context_enabled,
         super_context_status,
     )
@@ -66,6 +62,7 @@ if TYPE_CHECKING:
     from .models.base import ChatModel, Message, ToolCall, ToolSpec
     from .models.offline import OfflineOrchestratorModel, OfflineScoutModel
     from .models.openai import OpenAICompatibleModel
+    from .routes import ModelRoute, get_model_route, parse_model_id, set_model_route
     from .scout import ScoutRun, TraceStep, run_scout
     from .sources.memory import MemoryHit, MemoryTree
     from .sources.workspace import Workspace, demo_workspace_path, open_workspace
@@ -88,12 +85,12 @@ _LAZY = {
     "parse_has_enough_context": "bundle",
     "parse_proposed_goal": "bundle",
     "FlagStatus": "config",
-    "ModelRoute": "config",
-    "get_model_route": "config",
+    "ModelRoute": "routes",
+    "get_model_route": "routes",
     "get_super_context_enabled": "config",
     "lab_home": "config",
-    "parse_model_id": "config",
-    "set_model_route": "config",
+    "parse_model_id": "routes",
+    "set_model_route": "routes",
     "set_super_context_enabled": "config",
     "super_context_status": "config",
     "SKIP_REASONS": "gate",

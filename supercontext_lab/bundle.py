@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import string
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,7 +145,9 @@ class ContextBundle(BaseModel):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Plain text for terminals and nbval, escaped markdown for notebooks."""
-        data = {"text/plain": _render_plain(self), "text/markdown": _render_markdown(self)}
+        from .bundle_render import render_markdown, render_plain
+
+        data = {"text/plain": render_plain(self), "text/markdown": render_markdown(self)}
         if include:
             data = {mime: text for mime, text in data.items() if mime in include}
         if exclude:
@@ -608,97 +609,3 @@ def _shorten(extracted: str, max_chars: int) -> str:
         parts += [skills_header, *skills[:n_skills]]
     parts += [TRUNCATION_MARKER, CLOSE_TAG]
     return "\n".join(parts)
-
-
-# ---------------------------------------------------------------------------- rendering
-
-
-def _plain_value(value: str, indent: str) -> str:
-    return value.replace("\n", "\n" + indent)
-
-
-def _render_plain(bundle: ContextBundle) -> str:
-    enough = {True: "true", False: "false", None: "unknown"}[bundle.has_enough_context]
-    out = [
-        "ContextBundle",
-        f"  has_enough_context: {enough}",
-        f"  proposed_goal: {bundle.proposed_goal if bundle.proposed_goal is not None else 'none'}",
-    ]
-    if bundle.summary:
-        out.append("  summary:")
-        out.append("    " + _plain_value(bundle.summary, "    "))
-    else:
-        out.append("  summary: (empty)")
-    out.append(f"  recommended_tool_calls: {len(bundle.recommended_tool_calls)}")
-    for number, call in enumerate(bundle.recommended_tool_calls, start=1):
-        out.append(f"    {number}. {call.tool}")
-        if call.args:
-            out.append("       args: " + _plain_value(call.args, "         "))
-        if call.why:
-            out.append("       why: " + _plain_value(call.why, "         "))
-    out.append(f"  recommended_skills: {len(bundle.recommended_skills)}")
-    for number, skill in enumerate(bundle.recommended_skills, start=1):
-        state = {True: "installed", False: "not installed", None: "installed: unknown"}
-        out.append(f"    {number}. {skill.skill} ({state[skill.installed]})")
-        if skill.why:
-            out.append("       why: " + _plain_value(skill.why, "         "))
-    return "\n".join(out)
-
-
-# HTML-significant characters become entities; every other ASCII punctuation character is
-# backslash-escaped (CommonMark allows it for all of them), so untrusted text can open no
-# link, emphasis, heading, list, table, autolink or raw HTML.
-_MD_ESCAPES = {ord(ch): "\\" + ch for ch in string.punctuation}
-_MD_ESCAPES.update({ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"})
-
-
-def _md_inline(text: str) -> str:
-    """Escape untrusted text for one markdown line (whitespace runs collapse)."""
-    return " ".join(text.split()).translate(_MD_ESCAPES)
-
-
-def _md_block(text: str) -> str:
-    """Escape untrusted multi-line text, keeping line breaks and blank-line paragraphs."""
-    paragraphs: list[list[str]] = [[]]
-    for line in text.splitlines():
-        if line.strip():
-            paragraphs[-1].append(_md_inline(line))
-        elif paragraphs[-1]:
-            paragraphs.append([])
-    return "\n\n".join("\\\n".join(lines) for lines in paragraphs if lines)
-
-
-def _render_markdown(bundle: ContextBundle) -> str:
-    enough = {True: "yes", False: "no", None: "unknown"}[bundle.has_enough_context]
-    goal = "*none*" if bundle.proposed_goal is None else _md_inline(bundle.proposed_goal)
-    out = [
-        f"**Context bundle** · has enough context: **{enough}**",
-        "",
-        f"**Proposed goal:** {goal}",
-        "",
-        "**Summary**",
-        "",
-        _md_block(bundle.summary) or "*empty*",
-        "",
-        "**Recommended tool calls**",
-        "",
-    ]
-    for number, call in enumerate(bundle.recommended_tool_calls, start=1):
-        line = f"{number}. **{_md_inline(call.tool)}**"
-        if call.why:
-            line += f" — {_md_inline(call.why)}"
-        if call.args:
-            line += f"\\\n   args: {_md_inline(call.args)}"
-        out.append(line)
-    if not bundle.recommended_tool_calls:
-        out.append("*none*")
-    out += ["", "**Recommended skills**", ""]
-    for number, skill in enumerate(bundle.recommended_skills, start=1):
-        state = {True: "installed", False: "not installed", None: "installed: unknown"}
-        line = f"{number}. **{_md_inline(skill.skill)}** ({state[skill.installed]})"
-        if skill.why:
-            line += f" — {_md_inline(skill.why)}"
-        out.append(line)
-    if not bundle.recommended_skills:
-        out.append("*none*")
-    return "\n".join(out)

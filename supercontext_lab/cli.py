@@ -53,6 +53,7 @@ def _read_input(source: str) -> str:
 
 def _cmd_bundle_check(args: argparse.Namespace) -> int:
     from .bundle import bundle_rejection_reason, parse_context_bundle
+    from .bundle_render import render_plain
 
     output = _read_input(args.file)
     bundle = parse_context_bundle(output)
@@ -66,7 +67,7 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"valid": True, "bundle": bundle.to_dict()}, ensure_ascii=False))
     else:
-        print(bundle._repr_mimebundle_()["text/plain"])
+        print(render_plain(bundle))
     return 0
 
 
@@ -107,8 +108,8 @@ def _definition(path: str | None) -> AgentDefinition:
 
 
 def _scout_model(args: argparse.Namespace, definition: AgentDefinition) -> ChatModel:
-    from .config import parse_model_id
     from .models.routing import model_for_route, resolve_model
+    from .routes import parse_model_id
 
     if args.model is None:
         if args.base_url is not None or args.api_key_env is not None:

@@ -20,23 +20,25 @@ from supercontext_lab.config import (
     ENV_LAB_HOME,
     ENV_SUPER_CONTEXT,
     ENV_SUPER_CONTEXT_LONG,
-    PROVIDER_BASE_URLS,
     FlagStatus,
-    ModelRoute,
     config_path,
-    get_model_route,
     get_setting,
     get_super_context_enabled,
     lab_home,
     load_config,
-    parse_model_id,
-    set_model_route,
     set_setting,
     set_super_context_enabled,
     super_context_status,
     update_config,
 )
 from supercontext_lab.errors import ConfigError
+from supercontext_lab.routes import (
+    PROVIDER_BASE_URLS,
+    ModelRoute,
+    get_model_route,
+    parse_model_id,
+    set_model_route,
+)
 
 TRUE_SPELLINGS = ["1", "true", "yes", "on", "TRUE", "True", " yes ", "\tOn\n", " 1 ", "YeS"]
 FALSE_SPELLINGS = ["0", "false", "no", "off", "FALSE", "False", " no ", "\tOFF\n", " 0 ", "oFf"]

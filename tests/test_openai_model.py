@@ -1125,8 +1125,9 @@ def test_from_route_rejects_unusable_routes(fields: dict[str, Any], problem: str
 
 
 def test_from_route_with_the_config_model_route() -> None:
-    config = pytest.importorskip("supercontext_lab.config")
-    route = config.ModelRoute(kind="openai", base_url=BASE, model="m", timeout_s=5.0)
+    from supercontext_lab.routes import ModelRoute
+
+    route = ModelRoute(kind="openai", base_url=BASE, model="m", timeout_s=5.0)
     model = OpenAICompatibleModel.from_route(route)
     assert (model.base_url, model.model, model.timeout_s, model.stream) == (BASE, "m", 5.0, False)
     model.close()

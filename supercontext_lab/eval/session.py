@@ -21,10 +21,10 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from ..config import ModelRoute
 from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CacheMode, ResponseCache
+from ..routes import ModelRoute
 from ..sources.workspace import Workspace, demo_workspace_path
 from .variants import VariantSpec
 

@@ -18,8 +18,8 @@ from typing import Any
 import tomlkit
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
-from ..config import ModelRoute, get_model_route
 from ..models.base import ChatModel
+from ..routes import ModelRoute, get_model_route
 
 __all__ = [
     "BASELINE",

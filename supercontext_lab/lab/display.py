@@ -18,13 +18,13 @@ environment at call time and nothing here looks at them.
 from __future__ import annotations
 
 import html
-import string
 from collections import Counter
 from collections.abc import Collection, Mapping
 from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..bundle_render import md_block, md_inline
 from ..harness import TurnResult
 from ..models.base import ChatModel, Usage
 from ..scout import ScoutRun, TraceStep
@@ -48,13 +48,6 @@ METADATA_KEY = "supercontext_lab"
 """The display-metadata key holding a display's provenance."""
 
 MimeBundle = tuple[dict[str, Any], dict[str, Any]]
-
-# HTML-significant characters become entities; every other ASCII punctuation character is
-# backslash-escaped (CommonMark allows it for all of them), so untrusted text can open no
-# link, emphasis, heading, list, table, autolink or raw HTML.
-_MD_ESCAPES = {ord(ch): "\\" + ch for ch in string.punctuation}
-_MD_ESCAPES.update({ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"})
-
 
 # --------------------------------------------------------------------------- provenance
 
@@ -165,22 +158,6 @@ def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + line if line else line for line in text.splitlines()]
 
 
-def _md_inline(text: str) -> str:
-    """Escape untrusted text for one markdown line (whitespace runs collapse)."""
-    return _one_line(text).translate(_MD_ESCAPES)
-
-
-def _md_block(text: str) -> str:
-    """Escape untrusted multi-line text, keeping line breaks and blank-line paragraphs."""
-    paragraphs: list[list[str]] = [[]]
-    for line in text.splitlines():
-        if line.strip():
-            paragraphs[-1].append(_md_inline(line))
-        elif paragraphs[-1]:
-            paragraphs.append([])
-    return "\n\n".join("\\\n".join(lines) for lines in paragraphs if lines)
-
-
 def _tools_used(trace: list[TraceStep]) -> str:
     """``memory_recall ×2, list_workflows ×1``, sorted by name so it is stable."""
     counts = Counter(step.tool for step in trace if step.kind == "tool")
@@ -213,9 +190,9 @@ def _run_plain(run: ScoutRun, prefix: str = "") -> list[str]:
 
 
 def _run_markdown(run: ScoutRun) -> list[str]:
-    lines = [f"**Scout run:** {_md_inline(run.status)}", ""]
+    lines = [f"**Scout run:** {md_inline(run.status)}", ""]
     if run.reason:
-        lines += [f"**Reason:** {_md_inline(run.reason)}", ""]
+        lines += [f"**Reason:** {md_inline(run.reason)}", ""]
     if run.bundle is not None:
         lines += [run.bundle._repr_mimebundle_()["text/markdown"], ""]
     else:
@@ -223,10 +200,10 @@ def _run_markdown(run: ScoutRun) -> list[str]:
     problems = _extra_problems(run)
     if problems:
         lines += ["**Problems**", ""]
-        lines += [f"- {_md_inline(problem)}" for problem in problems]
+        lines += [f"- {md_inline(problem)}" for problem in problems]
         lines.append("")
     lines.append(
-        f"*Trace:* {run.model_calls} model calls; tools: {_md_inline(_tools_used(run.trace))}"
+        f"*Trace:* {run.model_calls} model calls; tools: {md_inline(_tools_used(run.trace))}"
     )
     return lines
 
@@ -344,16 +321,16 @@ class TurnDisplay(_Display):
         turn = self.turn
         lines: list[str] = []
         if turn.first_turn:
-            lines += [f"**Turn (first turn):** {_md_inline(turn.preparation)}", ""]
+            lines += [f"**Turn (first turn):** {md_inline(turn.preparation)}", ""]
             if turn.reason:
-                lines += [f"**Reason:** {_md_inline(turn.reason)}", ""]
+                lines += [f"**Reason:** {md_inline(turn.reason)}", ""]
             if turn.goal:
-                lines += [f"**Thread goal:** {_md_inline(turn.goal)}", ""]
+                lines += [f"**Thread goal:** {md_inline(turn.goal)}", ""]
             if turn.scout is not None:
                 lines += [*_run_markdown(turn.scout), ""]
-        lines += ["**Reply**", "", _md_block(turn.reply) or "*none*"]
+        lines += ["**Reply**", "", md_block(turn.reply) or "*none*"]
         if turn.orchestrator_error:
-            lines += ["", f"**Orchestrator error:** {_md_inline(turn.orchestrator_error)}"]
+            lines += ["", f"**Orchestrator error:** {md_inline(turn.orchestrator_error)}"]
         return "\n".join(lines)
 
     def _make_widget(self) -> Any:

@@ -28,10 +28,11 @@ from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 from traitlets import Unicode
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
-from ..config import parse_model_id, set_super_context_enabled, super_context_status
+from ..config import set_super_context_enabled, super_context_status
 from ..errors import ConfigError, ScoutError, SupercontextError
 from ..harness import Thread, TurnResult
 from ..models.base import ChatModel
+from ..routes import parse_model_id
 from ..scout import ScoutRun
 from ..sources.workspace import Workspace, open_workspace
 from .display import ScoutDisplay, TurnDisplay, run_provenance, turn_provenance

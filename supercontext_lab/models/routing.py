@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..config import ModelRoute, get_model_route
+from ..routes import ModelRoute, get_model_route
 from .base import ChatModel
 from .offline import OfflineOrchestratorModel, OfflineScoutModel
 from .openai import OpenAICompatibleModel

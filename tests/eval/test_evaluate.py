@@ -12,7 +12,6 @@ import pytest
 
 from supercontext_lab import AgentDefinitionError, CacheError, WorkspaceError
 from supercontext_lab.agents import default_agent_definition
-from supercontext_lab.config import ModelRoute
 from supercontext_lab.eval import (
     BASELINE,
     METRIC_NAMES,
@@ -28,6 +27,7 @@ from supercontext_lab.eval.metrics import TIMING_METRICS
 from supercontext_lab.models.cache import default_cache_path
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.routes import ModelRoute
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import OpenAITestServer, ScriptedModel
 

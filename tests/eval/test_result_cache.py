@@ -15,7 +15,6 @@ import pytest
 
 from supercontext_lab import CacheError
 from supercontext_lab.agents import default_agent_definition
-from supercontext_lab.config import ModelRoute
 from supercontext_lab.eval import EvalCase, EvalReport, Expectations, Variant, evaluate
 from supercontext_lab.eval.result_cache import (
     case_result_key,
@@ -25,6 +24,7 @@ from supercontext_lab.eval.result_cache import (
 )
 from supercontext_lab.models.cache import ResponseCache
 from supercontext_lab.models.offline import OfflineScoutModel
+from supercontext_lab.routes import ModelRoute
 from supercontext_lab.sources.registry import ToolRegistry
 from supercontext_lab.sources.workspace import demo_workspace_path
 from supercontext_lab.testing import OpenAITestServer, ScriptedResponse, envelope

@@ -14,13 +14,13 @@ import pytest
 
 from supercontext_lab.config import (
     config_path,
-    get_model_route,
     get_setting,
     get_super_context_enabled,
     set_super_context_enabled,
 )
 from supercontext_lab.errors import ConfigError, MemoryIndexError
 from supercontext_lab.harness import Thread
+from supercontext_lab.routes import get_model_route
 from supercontext_lab.sources import web
 from supercontext_lab.sources.memory import MemoryTree
 

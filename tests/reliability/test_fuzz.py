@@ -34,13 +34,7 @@ from supercontext_lab.bundle import (
     fit_bundle,
     parse_context_bundle,
 )
-from supercontext_lab.config import (
-    ModelRoute,
-    config_path,
-    get_model_route,
-    get_setting,
-    get_super_context_enabled,
-)
+from supercontext_lab.config import config_path, get_setting, get_super_context_enabled
 from supercontext_lab.errors import (
     AgentDefinitionError,
     ConfigError,
@@ -52,6 +46,7 @@ from supercontext_lab.harness import Thread
 from supercontext_lab.models.base import ModelReply
 from supercontext_lab.models.sse import StreamAccumulator
 from supercontext_lab.models.wire import completion_from_openai, parse_tool_call_blocks
+from supercontext_lab.routes import ModelRoute, get_model_route
 from supercontext_lab.sources import web
 from supercontext_lab.sources.memory import MAX_RECALL_LIMIT, MemoryHit, MemoryTree
 from supercontext_lab.sources.registry import ToolResult, build_scout_registry

@@ -23,11 +23,11 @@ import pytest
 
 from supercontext_lab.agents.definition import default_agent_definition
 from supercontext_lab.bundle import CLOSE_TAG, OPEN_TAG, extract_context_bundle
-from supercontext_lab.config import ModelRoute, set_model_route
 from supercontext_lab.harness import build_prepared_message
 from supercontext_lab.models import routing
 from supercontext_lab.models.base import ChatModel
 from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.routes import ModelRoute, set_model_route
 from supercontext_lab.testing import (
     OpenAITestServer,
     ScriptedModel,

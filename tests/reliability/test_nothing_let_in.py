@@ -18,11 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from supercontext_lab.bundle import parse_context_bundle
-from supercontext_lab.config import ModelRoute, config_path, get_model_route, set_setting
+from supercontext_lab.config import config_path, set_setting
 from supercontext_lab.errors import ConfigError, ModelError, WorkspaceError
 from supercontext_lab.harness import TurnResult
 from supercontext_lab.models.base import Message
 from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.routes import ModelRoute, get_model_route
 from supercontext_lab.sources import web
 from supercontext_lab.sources.registry import build_scout_registry
 from supercontext_lab.sources.workspace import Workspace

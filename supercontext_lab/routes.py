@@ -1,0 +1,271 @@
+"""Model routes: which chat model each hint (``burst``, ``agentic``) runs on.
+
+Routes live in ``config.toml`` as ``[models.<hint>]`` tables; every hint defaults to the
+embedded offline models. ``parse_model_id`` turns the ``provider:model`` ids that
+jupyter-ai users know (``ollama:qwen2.5``) into routes with the usual local base URLs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import tomlkit
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from tomlkit.items import Table
+
+from .config import (
+    _MODELS_TABLE,
+    _ensure_table,
+    _one_line,
+    config_path,
+    load_config,
+    update_config,
+)
+from .errors import ConfigError
+
+__all__ = [
+    "PROVIDER_BASE_URLS",
+    "ModelRoute",
+    "get_model_route",
+    "parse_model_id",
+    "set_model_route",
+]
+
+_OPENAI_KEY_ENV = "OPENAI_API_KEY"
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+PROVIDER_BASE_URLS: Mapping[str, str] = MappingProxyType(
+    {
+        "ollama": "http://localhost:11434/v1",
+        "llamacpp": "http://localhost:8080/v1",
+        "vllm": "http://localhost:8000/v1",
+        "lmstudio": "http://localhost:1234/v1",
+        "openai": "https://api.openai.com/v1",
+    }
+)
+"""Default OpenAI-compatible base URL of each provider prefix accepted by parse_model_id."""
+
+
+class ModelRoute(BaseModel):
+    """Where a model hint sends its chat requests: the offline model or an OpenAI-compatible
+    server. Stored in config.toml as a ``[models.<hint>]`` table."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        use_attribute_docstrings=True,
+        # A key pasted where its variable's name belongs must not reach logs or tracebacks.
+        hide_input_in_errors=True,
+    )
+
+    kind: Literal["offline", "openai"] = "offline"
+    """``"offline"`` (the embedded model, no network) or ``"openai"`` (an OpenAI-compatible
+    ``/v1/chat/completions`` server)."""
+    base_url: str | None = None
+    """Server URL including the API version, e.g. ``http://localhost:11434/v1``; requests go to
+    ``base_url + "/chat/completions"``. A trailing slash is removed."""
+    model: str | None = None
+    """Model name sent in each request; required for ``kind = "openai"``."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key (never the key itself); no key
+    means no Authorization header."""
+    timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    """Seconds bounding each request attempt; must be positive."""
+    native_tool_calling: bool = True
+    """Whether the server supports OpenAI-style ``tools`` natively."""
+    stream: bool = False
+    """Whether to request server-sent-event streaming."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = value.strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(
+                f"base_url {value!r} must be an http:// or https:// URL such as "
+                "http://localhost:11434/v1"
+            )
+        if "/v1" not in parts.path:
+            raise ValueError(
+                f"base_url {value!r} must include the API version path /v1, e.g. {url}/v1"
+            )
+        return url
+
+    @field_validator("model")
+    @classmethod
+    def _check_model(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        name = value.strip()
+        if not name:
+            raise ValueError("model must not be empty")
+        return name
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_api_key_env(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not _ENV_NAME_RE.fullmatch(value):
+            # Never echo the value: it may be a pasted key.
+            raise ValueError(
+                "api_key_env must be the NAME of an environment variable holding the key "
+                "(letters, digits and underscores, e.g. OPENAI_API_KEY), not the key itself"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check_kind(self) -> ModelRoute:
+        if self.kind == "openai":
+            missing = [name for name in ("base_url", "model") if getattr(self, name) is None]
+            if missing:
+                raise ValueError(f"kind 'openai' requires {' and '.join(missing)}")
+        return self
+
+
+def _describe_validation_error(exc: ValidationError) -> str:
+    """Render pydantic's errors as one line: ``field: reason; field: reason``."""
+    parts = []
+    for error in exc.errors():
+        message = str(error["msg"]).removeprefix("Value error, ")
+        where = ".".join(str(item) for item in error["loc"])
+        parts.append(f"{where}: {message}" if where else message)
+    return _one_line("; ".join(parts))
+
+
+def _check_hint(hint: str) -> None:
+    if not isinstance(hint, str) or not hint.strip():
+        raise ValueError(f"A model hint must be a non-empty string, not {hint!r}.")
+
+
+def get_model_route(hint: str) -> ModelRoute:
+    """Return the route of a model hint from ``[models.<hint>]``; the offline route when the
+    table is absent. Invalid table contents raise ConfigError naming the file and table."""
+    _check_hint(hint)
+    path = config_path()
+    table = load_config().get(_MODELS_TABLE, {}).get(hint)
+    if table is None:
+        return ModelRoute()
+    try:
+        return ModelRoute.model_validate(table)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"Config file {path} has an invalid [{_MODELS_TABLE}.{hint}] table: "
+            f"{_describe_validation_error(exc)}; fix or delete that table in {path}."
+        ) from exc
+
+
+def set_model_route(hint: str, route: ModelRoute | None) -> None:
+    """Write ``[models.<hint>]`` from ``route``, or remove the table when ``route`` is None.
+
+    An existing table is edited in place so comments inside it survive.
+    """
+    _check_hint(hint)
+    if route is not None and not isinstance(route, ModelRoute):
+        raise TypeError(f"route must be a ModelRoute or None, not {type(route).__name__}.")
+    values = route.model_dump(exclude_none=True) if route is not None else None
+
+    def mutate(document: tomlkit.TOMLDocument) -> None:
+        if values is None:
+            models = document.get(_MODELS_TABLE)
+            if models is not None and hint in models:
+                del models[hint]
+            return
+        models = _ensure_table(document, _MODELS_TABLE, super_table=True)
+        existing = models.get(hint)
+        if not isinstance(existing, Table):
+            if existing is not None:
+                del models[hint]
+            models[hint] = tomlkit.table()
+            existing = models[hint]
+        for key in [key for key in existing if key not in values]:
+            del existing[key]
+        for key, value in values.items():
+            existing[key] = value
+
+    update_config(mutate)
+
+
+def parse_model_id(
+    model_id: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    timeout_s: float | None = None,
+    stream: bool | None = None,
+) -> ModelRoute:
+    """Resolve a ``provider:model`` id (jupyter-ai style) to a ModelRoute.
+
+    ``offline`` / ``offline:<name>`` give the offline route; ``ollama:``, ``llamacpp:``,
+    ``vllm:``, ``lmstudio:`` and ``openai:`` give an OpenAI-compatible route at the
+    provider's default URL (see PROVIDER_BASE_URLS; ``openai`` reads its key from
+    ``OPENAI_API_KEY`` unless ``api_key_env`` says otherwise). A bare model name needs
+    ``base_url``. An explicit ``base_url`` always wins. Problems raise ConfigError.
+    """
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise ConfigError(
+            "A model id is required: use 'offline', a provider prefix such as "
+            "'ollama:llama3.1', or a model name together with --base-url."
+        )
+    text = model_id.strip()
+    prefix, sep, rest = text.partition(":")
+    provider = prefix.strip().lower() if sep else ""
+    options: dict[str, Any] = {}
+    if timeout_s is not None:
+        options["timeout_s"] = timeout_s
+    if stream is not None:
+        options["stream"] = stream
+
+    if text.lower() == "offline" or provider == "offline":
+        if base_url is not None or api_key_env is not None:
+            raise ConfigError(
+                f"The offline model {text!r} uses no server: drop --base-url and "
+                "--api-key-env, or name a provider such as 'ollama:llama3.1'."
+            )
+        name = rest.strip() if sep else ""
+        return _build_route(text, kind="offline", model=name or None, **options)
+
+    if provider in PROVIDER_BASE_URLS:
+        name = rest.strip()
+        if not name:
+            raise ConfigError(
+                f"Model id {text!r} names no model after '{provider}:'; "
+                f"write it as '{provider}:<model name>'."
+            )
+        default_key = _OPENAI_KEY_ENV if provider == "openai" else None
+        return _build_route(
+            text,
+            kind="openai",
+            base_url=base_url if base_url is not None else PROVIDER_BASE_URLS[provider],
+            model=name,
+            api_key_env=api_key_env if api_key_env is not None else default_key,
+            **options,
+        )
+
+    if base_url is None:
+        known = ", ".join(f"'{name}:'" for name in ("offline", *PROVIDER_BASE_URLS))
+        raise ConfigError(
+            f"Model id {text!r} has no provider prefix, so the server is unknown; "
+            f"pass --base-url (e.g. http://localhost:11434/v1) or use a provider prefix "
+            f"({known})."
+        )
+    return _build_route(
+        text, kind="openai", base_url=base_url, model=text, api_key_env=api_key_env, **options
+    )
+
+
+def _build_route(model_id: str, **fields: Any) -> ModelRoute:
+    try:
+        return ModelRoute(**fields)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"Cannot use model {model_id!r}: {_describe_validation_error(exc)}."
+        ) from exc
