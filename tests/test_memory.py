@@ -543,3 +543,19 @@ def test_a_second_tree_sees_writes_of_the_first(tmp_path: Path) -> None:
         assert sorted(keys(first.recall("*", "alpha"))) == ["a", "b"]
         first.delete("global", "a")
         assert keys(second.recall("*", "alpha")) == ["b"]
+
+
+@pytest.mark.parametrize("linked", [".supercontext", ".supercontext/memory.sqlite3"])
+def test_a_linked_index_location_is_refused_and_nothing_is_written_there(
+    tmp_path: Path, linked: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "ws"
+    link = root / linked
+    link.parent.mkdir(parents=True)
+    target = elsewhere if linked == ".supercontext" else elsewhere / "memory.sqlite3"
+    link.symlink_to(target)
+    with pytest.raises(MemoryIndexError, match="symbolic link"):
+        MemoryTree(root)
+    assert list(elsewhere.iterdir()) == []

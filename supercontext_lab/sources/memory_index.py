@@ -275,6 +275,14 @@ def open_index(root: Path, damaged: str | None = None) -> tuple[sqlite3.Connecti
     """
     folder = root / INDEX_DIR
     db_path = folder / INDEX_FILE
+    # The index folder is the only place the lab writes (and deletes damaged files) in
+    # a workspace, so it must not lead anywhere else through a link.
+    for link in (folder, db_path):
+        if link.is_symlink():
+            raise MemoryIndexError(
+                f"{link} is a symbolic link; the memory index must live inside the folder. "
+                "Remove the link and the index is rebuilt from memory/."
+            )
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
