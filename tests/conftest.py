@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,3 +24,27 @@ def lab_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     home = tmp_path_factory.mktemp("labhome")
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A fresh ``InteractiveShell`` with ``%load_ext supercontext_lab`` already run.
+
+    IPython's own folder and history live in the test's temp folder, so nothing touches
+    the user's profile. IPython is imported here, not at the top, so the core tests never
+    load it.
+    """
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    InteractiveShell.clear_instance()
+    ip = InteractiveShell.instance(config=config)
+    ip.run_line_magic("load_ext", "supercontext_lab")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "supercontext_lab")
+        InteractiveShell.clear_instance()

@@ -223,25 +223,22 @@ def score_case(
     """Score one run: ``bundle`` is ``ContextBundle.to_dict()`` (``None`` when invalid)."""
     valid = envelope is not None and bundle is not None
     values: dict[str, Any] = {"valid": valid}
-    if expect.skills is not None:
-        skills = [str(s.get("skill", "")) for s in (bundle or {}).get("recommended_skills", [])]
-        matched, got, want, missed, extra = _match(skills, expect.skills)
+    for kind, section, key, expected in (
+        ("skills", "recommended_skills", "skill", expect.skills),
+        ("tools", "recommended_tool_calls", "tool", expect.tools),
+    ):
+        if expected is None:
+            continue
+        names = [str(item.get(key, "")) for item in (bundle or {}).get(section, [])]
+        matched, got, want, missed, extra = _match(names, expected)
         values.update(
-            skills_matched=matched,
-            skills_recommended=got,
-            skills_expected=want,
-            missed_skills=missed,
-            unexpected_skills=extra,
-        )
-    if expect.tools is not None:
-        tools = [str(t.get("tool", "")) for t in (bundle or {}).get("recommended_tool_calls", [])]
-        matched, got, want, missed, extra = _match(tools, expect.tools)
-        values.update(
-            tools_matched=matched,
-            tools_recommended=got,
-            tools_expected=want,
-            missed_tools=missed,
-            unexpected_tools=extra,
+            {
+                f"{kind}_matched": matched,
+                f"{kind}_recommended": got,
+                f"{kind}_expected": want,
+                f"missed_{kind}": missed,
+                f"unexpected_{kind}": extra,
+            }
         )
     if expect.has_goal is not None:
         values["goal_correct"] = valid and (

@@ -20,6 +20,7 @@ refused.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import json
@@ -541,10 +542,23 @@ def _shipped_files(source: Path) -> list[Path]:
 
 
 def _tree_hash(source: Path) -> str:
+    # Hashing reads every shipped file; a stat signature of the tree decides whether the
+    # last hash still holds, so opening the demo again costs a few stats, not a re-read.
+    files = _shipped_files(source)
+    signature = tuple(
+        (path.relative_to(source).as_posix(), stat.st_size, stat.st_mtime_ns)
+        for path in files
+        for stat in (path.stat(),)
+    )
+    return _hash_files(source, signature)
+
+
+@functools.lru_cache(maxsize=8)
+def _hash_files(source: Path, signature: tuple[tuple[str, int, int], ...]) -> str:
     digest = hashlib.sha256()
-    for path in _shipped_files(source):
-        rel = path.relative_to(source).as_posix().encode()
-        content = path.read_bytes()
+    for rel_text, _size, _mtime in signature:
+        rel = rel_text.encode()
+        content = (source / rel_text).read_bytes()
         digest.update(len(rel).to_bytes(8, "big") + rel)
         digest.update(len(content).to_bytes(8, "big") + content)
     return digest.hexdigest()

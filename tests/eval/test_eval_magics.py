@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from supercontext_lab.eval import EvalCase, EvalReport, demo_variant_path
 from supercontext_lab.lab.eval_widget import EvalComparison
-
-
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    InteractiveShell.clear_instance()
-    ip = InteractiveShell.instance(config=config)
-    ip.run_line_magic("load_ext", "supercontext_lab")
-    try:
-        yield ip
-    finally:
-        ip.run_line_magic("unload_ext", "supercontext_lab")
-        InteractiveShell.clear_instance()
 
 
 @pytest.fixture

@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
-
-
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    """A fresh ``InteractiveShell`` with ``%load_ext supercontext_lab`` already run.
-
-    IPython's own folder and history live in the test's temp folder, so nothing touches
-    the user's profile.
-    """
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    InteractiveShell.clear_instance()
-    ip = InteractiveShell.instance(config=config)
-    ip.run_line_magic("load_ext", "supercontext_lab")
-    try:
-        yield ip
-    finally:
-        ip.run_line_magic("unload_ext", "supercontext_lab")
-        InteractiveShell.clear_instance()
 
 
 @pytest.fixture
