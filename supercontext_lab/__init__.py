@@ -64,8 +64,9 @@ if TYPE_CHECKING:
     from .models.openai import OpenAICompatibleModel
     from .routes import ModelRoute, get_model_route, parse_model_id, set_model_route
     from .scout import ScoutRun, TraceStep, run_scout
+    from .sources.demo import demo_workspace_path, open_workspace
     from .sources.memory import MemoryHit, MemoryTree
-    from .sources.workspace import Workspace, demo_workspace_path, open_workspace
+    from .sources.workspace import Workspace
 
 # Public name -> the submodule that defines it, imported on first access.
 _LAZY = {
@@ -111,8 +112,8 @@ _LAZY = {
     "TraceStep": "scout",
     "TurnResult": "harness",
     "Workspace": "sources.workspace",
-    "demo_workspace_path": "sources.workspace",
-    "open_workspace": "sources.workspace",
+    "demo_workspace_path": "sources.demo",
+    "open_workspace": "sources.demo",
     "run_scout": "scout",
 }
 

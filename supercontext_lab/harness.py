@@ -28,7 +28,8 @@ from .gate import has_prior_conversation, should_run_super_context, super_contex
 from .models.base import ChatModel, Message, ToolCall, ToolSpec, Usage
 from .models.routing import ORCHESTRATOR_HINT, resolve_model
 from .scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, TraceStep, run_scout
-from .sources.workspace import Workspace, open_workspace
+from .sources.demo import open_workspace
+from .sources.workspace import Workspace
 
 __all__ = [
     "AGENT_CONTEXT_STATUS_HEADER",

@@ -30,10 +30,11 @@ from .bundle import (
     fit_bundle,
     parse_context_bundle,
 )
-from .errors import ModelError, ModelTimeoutError
+from .errors import ModelError, ModelTimeoutError, ToolNotAllowedError
 from .models.base import ChatModel, Message, ToolCall, Usage
-from .sources.registry import ToolRegistry, ToolResult, build_scout_registry
 from .sources.workspace import Workspace
+from .tools.base import ToolRegistry, ToolResult
+from .tools.catalogue import build_scout_registry
 
 __all__ = [
     "DEFAULT_SCOUT_TIMEOUT_S",
@@ -260,16 +261,10 @@ class _Run:
         return message
 
     def refusal(self, call: ToolCall) -> str | None:
-        if call.name not in self.definition.tools.named:
-            return (
-                f"tool '{call.name}' is not allowed: it is not in this scout's read-only "
-                f"allowlist ({', '.join(self.allowed) or 'no tools'})."
-            )
-        tool = self.registry.get(call.name)
-        if tool is None:
-            return f"tool '{call.name}' is not allowed: no such tool is available here."
-        if not tool.read_only:
-            return f"tool '{call.name}' is not allowed: it is not read-only."
+        try:
+            self.registry.check_allowed(call.name, self.definition.tools.named)
+        except ToolNotAllowedError as exc:
+            return str(exc)
         return None
 
     def run_tools(self, calls: Sequence[ToolCall], iteration: int) -> list[Message]:

@@ -11,7 +11,8 @@ from supercontext_lab.bundle import ContextBundle
 from supercontext_lab.models.base import Message
 from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineScoutModel
 from supercontext_lab.scout import ScoutRun, run_scout
-from supercontext_lab.sources.workspace import Workspace, demo_workspace_path
+from supercontext_lab.sources.demo import demo_workspace_path
+from supercontext_lab.sources.workspace import Workspace
 
 UNRELATED = ("sourdough", "lofoten", "brake")
 

@@ -22,8 +22,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from supercontext_lab import _http as http_helpers
+from supercontext_lab._http import tls_context
 from supercontext_lab.errors import ConfigError, ModelError, ModelTimeoutError
-from supercontext_lab.models import openai as openai_module
 from supercontext_lab.models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.models.openai import (
     OpenAICompatibleModel,
@@ -32,7 +33,6 @@ from supercontext_lab.models.openai import (
     reply_to_openai,
     reply_to_sse_chunks,
     retry_after_seconds,
-    shared_ssl_context,
 )
 from supercontext_lab.models.sse import StreamAccumulator, sse_data
 from supercontext_lab.models.wire import (
@@ -1149,7 +1149,7 @@ def test_injected_client_is_used_and_left_open() -> None:
 @pytest.fixture
 def ssl_builds(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[object]]:
     """A fresh context cache; counts the contexts built and records each client's verify."""
-    monkeypatch.setattr(openai_module, "_SSL_CONTEXTS", {})
+    monkeypatch.setattr(http_helpers, "_SSL_CONTEXTS", {})
     for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
         monkeypatch.delenv(name, raising=False)
     built: list[int] = []
@@ -1188,7 +1188,7 @@ def test_models_share_one_verifying_tls_context(
         thread.start()
     for thread in threads:
         thread.join()
-    context = shared_ssl_context()
+    context = tls_context()
     assert len(built) == 1
     assert len(verify) == 8 and all(item is context for item in verify)
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
@@ -1219,11 +1219,11 @@ def test_a_new_cert_variable_gets_its_own_context(
     ssl_builds: tuple[list[int], list[object]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built, _ = ssl_builds
-    default = shared_ssl_context()
-    assert shared_ssl_context() is default
+    default = tls_context()
+    assert tls_context() is default
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
-    changed = shared_ssl_context()
-    assert changed is not default and shared_ssl_context() is changed
+    changed = tls_context()
+    assert changed is not default and tls_context() is changed
     assert len(built) == 2
 
 

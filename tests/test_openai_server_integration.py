@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
+from supercontext_lab import _http as http_helpers
 from supercontext_lab.errors import ModelError, ModelTimeoutError
-from supercontext_lab.models import openai as openai_module
 from supercontext_lab.models.base import Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.testing import (
@@ -433,7 +433,7 @@ class _TLSHandler(http.server.BaseHTTPRequestHandler):
 def tls_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
     """An HTTPS server on 127.0.0.1 with the self-signed certificate; yields its base URL
     and the certificate's file. The shared TLS contexts start empty and are put back."""
-    monkeypatch.setattr(openai_module, "_SSL_CONTEXTS", {})
+    monkeypatch.setattr(http_helpers, "_SSL_CONTEXTS", {})
     for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
         monkeypatch.delenv(name, raising=False)
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
@@ -471,4 +471,4 @@ def test_https_trusts_the_certificate_named_by_ssl_cert_file(
         assert first.complete(USER).message.content == "over TLS"
     with OpenAICompatibleModel(base_url=base_url, model="m", max_retries=0) as second:
         assert second.complete(USER).message.content == "over TLS"
-    assert len(openai_module._SSL_CONTEXTS) == 1
+    assert len(http_helpers._SSL_CONTEXTS) == 1

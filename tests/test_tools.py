@@ -14,21 +14,12 @@ from pydantic import BaseModel, ConfigDict
 
 from supercontext_lab.agents.known_tools import READ_ONLY_TOOLS
 from supercontext_lab.errors import ToolError
-from supercontext_lab.sources.registry import (
-    Tool,
-    ToolRegistry,
-    ToolResult,
-    build_scout_registry,
-    clean_json_schema,
-    make_tool,
-)
-from supercontext_lab.sources.tools import (
-    FLAVOUR_FACETS,
-    normalise_facet,
-    rank_registry,
-)
-from supercontext_lab.sources.web import WebResult
-from supercontext_lab.sources.workspace import RegistryEntry, Workspace
+from supercontext_lab.sources.flavour import FLAVOUR_FACETS, normalise_facet
+from supercontext_lab.sources.skills import RegistryEntry, rank_registry
+from supercontext_lab.sources.web_search import WebResult
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.tools import Tool, ToolRegistry, ToolResult, build_scout_registry, make_tool
+from supercontext_lab.tools.base import clean_json_schema
 
 REGISTRY = [
     {
@@ -469,7 +460,7 @@ def test_remote_registry_is_merged_once(
     [
         (500, b"[]", "cannot be reached"),
         (200, b"<html>", "did not answer JSON"),
-        (200, b'[{"id": "x"}]', "entry 0: field 'name'"),
+        (200, b'[{"id": "x"}]', "entry 0: name: Field required"),
         (200, b'{"skills": []}', "must hold a JSON list"),
     ],
 )

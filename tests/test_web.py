@@ -21,14 +21,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from supercontext_lab import config
-from supercontext_lab.sources import web
-from supercontext_lab.sources.web import (
-    WebResult,
-    classify_address,
-    html_to_text,
-    web_fetch,
-    web_search_tool,
-)
+from supercontext_lab.sources import address_guard
+from supercontext_lab.sources.address_guard import classify_address
+from supercontext_lab.sources.html_text import html_to_text
+from supercontext_lab.sources.web_search import WebResult
+from supercontext_lab.tools.web import web_fetch, web_search_tool
 
 PAGE = (
     "<!doctype html><html><head><title>Seed  dispersal</title>"
@@ -204,12 +201,12 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch) -> FakeDNS:
 @pytest.fixture
 def loopback_is_public(monkeypatch: pytest.MonkeyPatch) -> None:
     """Treat 127.0.0.1 as a public address, so the default policy can be exercised."""
-    real = web.classify_address
+    real = address_guard.classify_address
 
     def classify(ip: str) -> str | None:
         return None if ip == "127.0.0.1" else real(ip)
 
-    monkeypatch.setattr(web, "classify_address", classify)
+    monkeypatch.setattr(address_guard, "classify_address", classify)
 
 
 def _payload(result: Any) -> dict[str, Any]:

@@ -13,20 +13,17 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab.errors import WorkspaceError
-from supercontext_lab.sources import workspace as workspace_module
+from supercontext_lab.sources import demo as demo_module
+from supercontext_lab.sources.demo import demo_workspace_path, open_workspace
+from supercontext_lab.sources.skills import InstalledSkill, RegistryEntry, parse_registry_entries
 from supercontext_lab.sources.workspace import (
     DEFAULT_ORCHESTRATOR_TOOLS,
-    InstalledSkill,
     Integration,
     OrchestratorTool,
-    RegistryEntry,
     Workspace,
-    demo_workspace_path,
-    open_workspace,
-    parse_registry_entries,
 )
 
-SHIPPED_DEMO = Path(workspace_module.__file__).resolve().parent.parent / "demo" / "workspace"
+SHIPPED_DEMO = Path(demo_module.__file__).resolve().parent.parent / "demo" / "workspace"
 
 REGISTRY = [
     {
@@ -224,12 +221,12 @@ def test_root_must_be_an_existing_folder(tmp_path: Path, kind: str) -> None:
         ("{not json", r"registry\.json is not valid JSON"),
         ('{"id": "x"}', r"registry\.json must hold a JSON list"),
         ('[{"id": "a", "name": "A"}, 3]', r"registry\.json entry 1 must be a JSON object"),
-        ('[{"name": "A"}]', r"registry\.json entry 0: field 'id'"),
-        ('[{"id": "a", "name": "A"}, {"id": "b"}]', r"registry\.json entry 1: field 'name'"),
-        ('[{"id": " ", "name": "A"}]', r"registry\.json entry 0: field 'id'"),
-        ('[{"id": "a", "name": "A", "tags": "x"}]', r"registry\.json entry 0: field 'tags'"),
-        ('[{"id": "a", "name": "A", "tags": [1]}]', r"registry\.json entry 0: field 'tags\.0'"),
-        ('[{"id": "a", "name": 5}]', r"registry\.json entry 0: field 'name'"),
+        ('[{"name": "A"}]', r"registry\.json entry 0: id:"),
+        ('[{"id": "a", "name": "A"}, {"id": "b"}]', r"registry\.json entry 1: name:"),
+        ('[{"id": " ", "name": "A"}]', r"registry\.json entry 0: id:"),
+        ('[{"id": "a", "name": "A", "tags": "x"}]', r"registry\.json entry 0: tags:"),
+        ('[{"id": "a", "name": "A", "tags": [1]}]', r"registry\.json entry 0: tags\.0:"),
+        ('[{"id": "a", "name": 5}]', r"registry\.json entry 0: name:"),
         ('[{"id": "a", "name": "A"}, {"id": "a", "name": "B"}]', r"entry 1: duplicate id 'a'"),
     ],
 )
@@ -240,7 +237,7 @@ def test_malformed_registry(tmp_path: Path, content: str, message: str) -> None:
 
 
 def test_parse_registry_entries_names_its_source() -> None:
-    with pytest.raises(WorkspaceError, match=r"^https://reg\.example/x entry 0: field 'id'"):
+    with pytest.raises(WorkspaceError, match=r"^https://reg\.example/x entry 0: id:"):
         parse_registry_entries([{"name": "n"}], "https://reg.example/x")
 
 
@@ -250,10 +247,10 @@ def test_parse_registry_entries_names_its_source() -> None:
         ("integrations.toml", "[[integration]\n", "integrations", r"integrations\.toml is not valid TOML"),
         ("integrations.toml", 'integration = "x"\n', "integrations", r"integrations\.toml: 'integration' must be an array"),
         ("integrations.toml", "integration = [1]\n", "integrations", r"integrations\.toml integration 0 must be a table"),
-        ("integrations.toml", "[[integration]]\ndescription = 'x'\n", "integrations", r"integrations\.toml integration 0: field 'toolkit'"),
-        ("integrations.toml", "[[integration]]\ntoolkit = 'a'\nconnected = 'yes'\n", "integrations", r"integrations\.toml integration 0: field 'connected'"),
+        ("integrations.toml", "[[integration]]\ndescription = 'x'\n", "integrations", r"integrations\.toml integration 0: toolkit:"),
+        ("integrations.toml", "[[integration]]\ntoolkit = 'a'\nconnected = 'yes'\n", "integrations", r"integrations\.toml integration 0: connected:"),
         ("orchestrator_tools.toml", "tool = [", "orchestrator_tools", r"orchestrator_tools\.toml is not valid TOML"),
-        ("orchestrator_tools.toml", "[[tool]]\ndescription = 'x'\n", "orchestrator_tools", r"orchestrator_tools\.toml tool 0: field 'name'"),
+        ("orchestrator_tools.toml", "[[tool]]\ndescription = 'x'\n", "orchestrator_tools", r"orchestrator_tools\.toml tool 0: name:"),
     ],
 )  # fmt: skip
 def test_malformed_toml(tmp_path: Path, name: str, content: str, part: str, message: str) -> None:
@@ -438,7 +435,7 @@ def test_demo_workspace_is_recopied_when_the_shipped_content_changes(
 ) -> None:
     shipped = tmp_path / "shipped"
     shutil.copytree(SHIPPED_DEMO, shipped)
-    monkeypatch.setattr(workspace_module, "_SHIPPED_DEMO", shipped)
+    monkeypatch.setattr(demo_module, "_SHIPPED_DEMO", shipped)
     path = demo_workspace_path()
     marker = (path / ".supercontext" / "demo-source.sha256").read_text()
     write(shipped, "MEMORY.md", "- new release\n")
@@ -448,7 +445,7 @@ def test_demo_workspace_is_recopied_when_the_shipped_content_changes(
 
 
 def test_missing_shipped_demo_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(workspace_module, "_SHIPPED_DEMO", tmp_path / "gone")
+    monkeypatch.setattr(demo_module, "_SHIPPED_DEMO", tmp_path / "gone")
     with pytest.raises(WorkspaceError, match="shipped demo workspace is missing"):
         demo_workspace_path()
 

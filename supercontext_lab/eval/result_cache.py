@@ -29,7 +29,7 @@ from typing import Any
 
 from ..agents.definition import AgentDefinition
 from ..models.cache import strip_userinfo
-from ..sources.workspace import INDEX_DIR_NAME
+from ..sources.memory_index import INDEX_DIR
 
 __all__ = [
     "OUTSIDE_TOOLS",
@@ -98,7 +98,7 @@ def _walk(folder: str, prefix: str, out: list[tuple[str, int, int]], top: bool) 
     except OSError:
         return
     for entry in entries:
-        if top and entry.name == INDEX_DIR_NAME:
+        if top and entry.name == INDEX_DIR:
             continue
         rel = prefix + entry.name
         try:

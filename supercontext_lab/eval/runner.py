@@ -29,7 +29,7 @@ from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CachedModel, CacheMode, ResponseCache, default_cache_path
 from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, run_scout, trace_summary
-from ..sources.workspace import demo_workspace_path
+from ..sources.demo import demo_workspace_path
 from .dataset import EvalCase, load_dataset
 from .executors import EXECUTORS, ExecutorName, run_tasks
 from .metrics import CaseScores, RunMeasure, aggregate, score_case, spread

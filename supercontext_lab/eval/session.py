@@ -25,7 +25,8 @@ from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CacheMode, ResponseCache
 from ..routes import ModelRoute
-from ..sources.workspace import Workspace, demo_workspace_path
+from ..sources.demo import demo_workspace_path
+from ..sources.workspace import Workspace
 from .variants import VariantSpec
 
 __all__ = ["EvalSession", "open_task_workspace", "session_for"]

@@ -34,7 +34,8 @@ from ..harness import Thread, TurnResult
 from ..models.base import ChatModel
 from ..routes import parse_model_id
 from ..scout import ScoutRun
-from ..sources.workspace import Workspace, open_workspace
+from ..sources.demo import open_workspace
+from ..sources.workspace import Workspace
 from .display import ScoutDisplay, TurnDisplay, run_provenance, turn_provenance
 
 __all__ = ["SupercontextMagics"]

@@ -17,8 +17,6 @@ import logging
 import math
 import os
 import re
-import ssl
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -26,6 +24,7 @@ from typing import Any, NoReturn
 
 import httpx
 
+from .._http import read_body, tls_context
 from .._version import __version__
 from ..errors import ConfigError, ModelError, ModelTimeoutError
 from .base import Message, ModelReply, ToolSpec
@@ -48,7 +47,6 @@ __all__ = [
     "reply_to_openai",
     "reply_to_sse_chunks",
     "retry_after_seconds",
-    "shared_ssl_context",
 ]
 
 logger = logging.getLogger(__name__)
@@ -58,40 +56,6 @@ BACKOFF_CAP_S = 8.0
 RETRY_AFTER_CAP_S = 30.0
 CONNECT_CAP_S = 10.0
 _USERINFO = re.compile(r"//[^/@]*@")
-
-
-_SSL_LOCK = threading.Lock()
-_SSL_CONTEXTS: dict[tuple[str, str], ssl.SSLContext] = {}
-_SSL_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR")
-
-
-def shared_ssl_context() -> ssl.SSLContext:
-    """The TLS context every model's own HTTP client verifies servers with.
-
-    It trusts what httpx trusts by default (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``, else
-    certifi's bundle), verifies certificates and host names, and is built once per process
-    and per value of those two variables: loading a certificate store takes about 20 ms of
-    CPU, which an evaluation creating a model per run would otherwise pay every time. An
-    ``ssl.SSLContext`` is safe to share between connections and threads. Raises
-    :class:`ConfigError` when the certificates named by those variables cannot be loaded.
-    """
-    env = (os.environ.get(_SSL_ENV[0], ""), os.environ.get(_SSL_ENV[1], ""))
-    with _SSL_LOCK:
-        context = _SSL_CONTEXTS.get(env)
-        if context is None:
-            try:
-                context = httpx.create_ssl_context()
-            except (OSError, ssl.SSLError) as exc:
-                named = [
-                    f"{name}={value}" for name, value in zip(_SSL_ENV, env, strict=True) if value
-                ]
-                source = ", ".join(named) if named else "certifi's bundle"
-                raise ConfigError(
-                    f"Cannot load the TLS certificates from {source} ({exc}); point the "
-                    "variable at a readable PEM file or folder, or unset it."
-                ) from exc
-            _SSL_CONTEXTS[env] = context
-        return context
 
 
 def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
@@ -169,7 +133,7 @@ class OpenAICompatibleModel:
     ``Authorization`` header is sent. ``timeout_s`` bounds each attempt; the caller's
     ``timeout`` bounds the whole call, retries included. ``client``/``transport`` let tests
     inject an ``httpx.Client`` or ``httpx.MockTransport``; ``sleep`` is the pause between
-    retries. A client the model creates itself verifies TLS with :func:`shared_ssl_context`,
+    retries. A client the model creates itself verifies TLS with :func:`~supercontext_lab._http.tls_context`,
     so creating a model is cheap.
     """
 
@@ -224,7 +188,7 @@ class OpenAICompatibleModel:
         elif transport is not None:
             self._client = httpx.Client(transport=transport)
         else:
-            self._client = httpx.Client(verify=shared_ssl_context())
+            self._client = httpx.Client(verify=tls_context())
 
     @classmethod
     def from_route(
@@ -459,14 +423,10 @@ class OpenAICompatibleModel:
         )
 
     def _read_body(self, response: httpx.Response, ends: float, seconds: float) -> bytes:
-        # Each read is bounded by httpx's read timeout; the deadline bounds the whole body,
-        # so a server trickling bytes cannot hold an attempt past its time.
-        parts: list[bytes] = []
-        for part in response.iter_bytes():
-            parts.append(part)
-            if time.monotonic() > ends:
-                raise self._timeout_failure(seconds)
-        return b"".join(parts)
+        body, _ = read_body(
+            response, deadline=ends, on_deadline=lambda: self._timeout_failure(seconds)
+        )
+        return body
 
     def _status_failure(
         self, status: int, headers: httpx.Headers, body: bytes, key: str

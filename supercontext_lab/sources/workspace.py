@@ -19,71 +19,37 @@ refused.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import hashlib
 import importlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..config import lab_home
+from .._text import describe_validation_error
 from ..errors import WorkspaceError
 from .frontmatter import parse_front_matter
 from .memory import MemoryTree
+from .memory_index import INDEX_DIR
+from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
 # tomllib (3.11+) and its backport tomli share one API.
 tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
 
 __all__ = [
     "DEFAULT_ORCHESTRATOR_TOOLS",
-    "INDEX_DIR_NAME",
-    "InstalledSkill",
+    "IGNORED_NAMES",
     "Integration",
     "OrchestratorTool",
-    "RegistryEntry",
     "Workspace",
-    "demo_workspace_path",
-    "open_workspace",
-    "parse_registry_entries",
 ]
 
-INDEX_DIR_NAME = ".supercontext"
-_DEMO_DIR_NAME = "demo-workspace"
-_DEMO_MARKER = "demo-source.sha256"
-_SHIPPED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "workspace"
-_IGNORED_NAMES = frozenset({INDEX_DIR_NAME, "__pycache__", ".DS_Store", ".ipynb_checkpoints"})
-
-
-@dataclass(frozen=True)
-class InstalledSkill:
-    """An installed skill; ``dir_name`` (its folder slug) is the id it runs by."""
-
-    dir_name: str
-    name: str
-    description: str
-    tags: tuple[str, ...]
-    body: str
-
-
-@dataclass(frozen=True)
-class RegistryEntry:
-    """One installable skill in the registry; ``id`` is what an install resolves."""
-
-    id: str
-    name: str
-    description: str
-    tags: tuple[str, ...]
-    category: str
-    source: str
+#: Names a listing of the workspace (or a copy of the demo) passes over.
+IGNORED_NAMES = frozenset({INDEX_DIR, "__pycache__", ".DS_Store", ".ipynb_checkpoints"})
 
 
 @dataclass(frozen=True)
@@ -155,24 +121,6 @@ DEFAULT_ORCHESTRATOR_TOOLS: tuple[OrchestratorTool, ...] = (
 """The orchestrator catalogue used when a workspace has no ``orchestrator_tools.toml``."""
 
 
-class _RegistryEntryIn(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    id: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    description: str = ""
-    tags: list[str] = Field(default_factory=list)
-    category: str = ""
-    source: str = ""
-
-    @field_validator("id", "name")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value.strip()
-
-
 class _IntegrationIn(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
@@ -186,51 +134,6 @@ class _ToolIn(BaseModel):
 
     name: str = Field(min_length=1)
     description: str = ""
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    location = ".".join(str(part) for part in error.get("loc", ()))
-    message = str(error.get("msg", "invalid value"))
-    return f"field '{location}': {message}" if location else message
-
-
-def parse_registry_entries(data: Any, source: str) -> list[RegistryEntry]:
-    """Validate a decoded registry (a JSON list of entry objects) read from ``source``.
-
-    Each entry needs ``id`` and ``name``; ``description``, ``tags`` (a list of strings),
-    ``category`` and ``source`` are optional; other keys are ignored. Problems raise
-    :class:`WorkspaceError` naming ``source`` and the entry's index.
-    """
-    if not isinstance(data, list):
-        raise WorkspaceError(
-            f"{source} must hold a JSON list of skill entries, not {type(data).__name__}."
-        )
-    entries: list[RegistryEntry] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(data):
-        if not isinstance(raw, dict):
-            raise WorkspaceError(
-                f"{source} entry {index} must be a JSON object, not {type(raw).__name__}."
-            )
-        try:
-            item = _RegistryEntryIn.model_validate(raw)
-        except ValidationError as exc:
-            raise WorkspaceError(f"{source} entry {index}: {_first_error(exc)}.") from exc
-        if item.id in seen:
-            raise WorkspaceError(f"{source} entry {index}: duplicate id '{item.id}'.")
-        seen.add(item.id)
-        entries.append(
-            RegistryEntry(
-                id=item.id,
-                name=item.name,
-                description=item.description,
-                tags=tuple(item.tags),
-                category=item.category,
-                source=item.source,
-            )
-        )
-    return entries
 
 
 class Workspace:
@@ -375,7 +278,9 @@ class Workspace:
             try:
                 items.append(model.model_validate(item))
             except ValidationError as exc:
-                raise WorkspaceError(f"{file_name} {table} {index}: {_first_error(exc)}.") from exc
+                raise WorkspaceError(
+                    f"{file_name} {table} {index}: {describe_validation_error(exc, first_only=True)}."
+                ) from exc
         return items
 
     # ------------------------------------------------------------------ memory
@@ -388,12 +293,12 @@ class Workspace:
         the workspace: the index is the one thing the lab writes (and, when damaged,
         deletes), so a hostile folder must not point it at somebody else's files.
         """
-        index = self.root / INDEX_DIR_NAME
+        index = self.root / INDEX_DIR
         resolved = _resolve(index)
         if index.is_symlink() or resolved is None or not resolved.is_relative_to(self.root):
             raise WorkspaceError(
-                f"{INDEX_DIR_NAME} in workspace '{self.root}' is a link; the memory index is "
-                f"only written inside the workspace. Remove the link (or delete {INDEX_DIR_NAME})."
+                f"{INDEX_DIR} in workspace '{self.root}' is a link; the memory index is "
+                f"only written inside the workspace. Remove the link (or delete {INDEX_DIR})."
             )
         return MemoryTree(self.root)
 
@@ -428,9 +333,9 @@ class Workspace:
         found: list[str] = []
         for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
             current = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_NAMES)
+            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES)
             for name in filenames:
-                if name in _IGNORED_NAMES:
+                if name in IGNORED_NAMES:
                     continue
                 path = current / name
                 target = _resolve(path)
@@ -528,105 +433,3 @@ def _resolve(path: Path) -> Path | None:
         return path.resolve()
     except (OSError, RuntimeError, ValueError):
         return None
-
-
-# ---------------------------------------------------------------------- demo workspace
-
-
-def _shipped_files(source: Path) -> list[Path]:
-    files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(source):
-        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_NAMES)
-        files.extend(Path(dirpath) / name for name in filenames if name not in _IGNORED_NAMES)
-    return sorted(files)
-
-
-def _tree_hash(source: Path) -> str:
-    # Hashing reads every shipped file; a stat signature of the tree decides whether the
-    # last hash still holds, so opening the demo again costs a few stats, not a re-read.
-    files = _shipped_files(source)
-    signature = tuple(
-        (path.relative_to(source).as_posix(), stat.st_size, stat.st_mtime_ns)
-        for path in files
-        for stat in (path.stat(),)
-    )
-    return _hash_files(source, signature)
-
-
-@functools.lru_cache(maxsize=8)
-def _hash_files(source: Path, signature: tuple[tuple[str, int, int], ...]) -> str:
-    digest = hashlib.sha256()
-    for rel_text, _size, _mtime in signature:
-        rel = rel_text.encode()
-        content = (source / rel_text).read_bytes()
-        digest.update(len(rel).to_bytes(8, "big") + rel)
-        digest.update(len(content).to_bytes(8, "big") + content)
-    return digest.hexdigest()
-
-
-def _marker_hash(folder: Path) -> str | None:
-    try:
-        return (folder / INDEX_DIR_NAME / _DEMO_MARKER).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-
-
-def demo_workspace_path(refresh: bool = False) -> Path:
-    """The demo workspace, copied from the package into ``lab_home()/demo-workspace/``.
-
-    The copy is made on first use and again when the shipped content changes (its hash is
-    kept in ``.supercontext/demo-source.sha256``) or when ``refresh`` is true. It is built in
-    a temporary folder and renamed into place, so a half-made copy is never used, and the
-    installed package is never written to.
-    """
-    source = _SHIPPED_DEMO
-    if not source.is_dir():
-        raise WorkspaceError(
-            f"the shipped demo workspace is missing at '{source}'; reinstall supercontext-lab."
-        )
-    expected = _tree_hash(source)
-    home = lab_home()
-    target = home / _DEMO_DIR_NAME
-    if not refresh and target.is_dir() and _marker_hash(target) == expected:
-        return target
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".demo-workspace-", dir=home))
-    except OSError as exc:
-        raise WorkspaceError(f"cannot create the demo workspace in '{home}' ({exc}).") from exc
-    try:
-        fresh = staging / "workspace"
-        for path in _shipped_files(source):
-            dest = fresh / path.relative_to(source)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest)
-        (fresh / INDEX_DIR_NAME).mkdir(parents=True, exist_ok=True)
-        (fresh / INDEX_DIR_NAME / _DEMO_MARKER).write_text(expected + "\n", encoding="utf-8")
-        _swap_into_place(fresh, target, staging)
-    except OSError as exc:
-        raise WorkspaceError(f"cannot copy the demo workspace to '{target}' ({exc}).") from exc
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-def _swap_into_place(fresh: Path, target: Path, staging: Path) -> None:
-    """Rename ``fresh`` to ``target``, moving an older copy aside first."""
-    if target.exists():
-        # Moved into the staging folder so it is removed with it; another process may
-        # have moved it first.
-        with contextlib.suppress(FileNotFoundError):
-            target.rename(staging / "previous")
-    try:
-        fresh.rename(target)
-    except OSError:
-        # Another process put its copy in place between the two renames; it is as good.
-        if not target.is_dir():
-            raise
-
-
-def open_workspace(path: str | os.PathLike[str] | None) -> Workspace:
-    """The workspace at ``path``, or the demo workspace when ``path`` is ``None``."""
-    if path is None:
-        return Workspace(demo_workspace_path())
-    return Workspace(path)

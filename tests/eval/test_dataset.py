@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from supercontext_lab import DatasetError
 from supercontext_lab.eval import EvalCase, Expectations, load_dataset, parse_dataset
 from supercontext_lab.eval.dataset import CASE_KEYS, EXPECT_KEYS
-from supercontext_lab.sources.workspace import Workspace, demo_workspace_path
+from supercontext_lab.sources.demo import demo_workspace_path
+from supercontext_lab.sources.workspace import Workspace
 
 GOOD = '{"id": "a", "message": "Hi"}'
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab.cli import main
+from supercontext_lab.cli.eval import parse_agent_option
 from supercontext_lab.eval import EvalCase, demo_variant_path
-from supercontext_lab.eval.cli import parse_agent_option
 from supercontext_lab.eval.metrics import COUNT_NAMES, METRIC_NAMES
 
 from .conftest import write_variant
@@ -145,7 +145,7 @@ def test_the_installed_command(dataset: Path) -> None:
 
 def test_importing_the_cli_stays_light() -> None:
     code = (
-        "import sys, json, supercontext_lab.cli as c; c._build_parser();"
+        "import sys, json, supercontext_lab.cli.commands as c; c._build_parser();"
         "print(json.dumps([m for m in ('dask', 'distributed', 'matplotlib', 'numpy', 'tqdm', "
         "'supercontext_lab.scout', 'supercontext_lab.eval.runner') if m in sys.modules]))"
     )

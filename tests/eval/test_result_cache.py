@@ -25,9 +25,9 @@ from supercontext_lab.eval.result_cache import (
 from supercontext_lab.models.cache import ResponseCache
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.routes import ModelRoute
-from supercontext_lab.sources.registry import ToolRegistry
-from supercontext_lab.sources.workspace import demo_workspace_path
+from supercontext_lab.sources.demo import demo_workspace_path
 from supercontext_lab.testing import OpenAITestServer, ScriptedResponse, envelope
+from supercontext_lab.tools import ToolRegistry
 
 KERNEL = "What did we decide about the dispersal kernel?"
 GRANT = "Help me get the grant renewal ready."

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from supercontext_lab.sources.registry import ToolRegistry, ToolResult
+from supercontext_lab.tools import ToolRegistry, ToolResult
 
 from .support import (
     CANARY_KEY,

@@ -21,8 +21,8 @@ from supercontext_lab.config import (
 from supercontext_lab.errors import ConfigError, MemoryIndexError
 from supercontext_lab.harness import Thread
 from supercontext_lab.routes import get_model_route
-from supercontext_lab.sources import web
 from supercontext_lab.sources.memory import MemoryTree
+from supercontext_lab.tools import web
 
 from .support import ORCHESTRATOR_REPLY, Sandbox, fingerprint, run_turn, write
 

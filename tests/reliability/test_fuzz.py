@@ -47,10 +47,12 @@ from supercontext_lab.models.base import ModelReply
 from supercontext_lab.models.sse import StreamAccumulator
 from supercontext_lab.models.wire import completion_from_openai, parse_tool_call_blocks
 from supercontext_lab.routes import ModelRoute, get_model_route
-from supercontext_lab.sources import web
+from supercontext_lab.sources import address_guard
+from supercontext_lab.sources import web as fetcher
 from supercontext_lab.sources.memory import MAX_RECALL_LIMIT, MemoryHit, MemoryTree
-from supercontext_lab.sources.registry import ToolResult, build_scout_registry
-from supercontext_lab.sources.workspace import RegistryEntry, Workspace
+from supercontext_lab.sources.skills import RegistryEntry
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.tools import ToolResult, build_scout_registry, web
 
 from .support import build_workspace, write
 
@@ -466,7 +468,7 @@ def test_any_tool_arguments_give_a_tool_result(
     """Every read-only tool called with any arguments."""
     with pytest.MonkeyPatch.context() as patch:
         # No fetch ever connects here: the address policy is fuzzed, not the network.
-        patch.setattr(web, "_request", _refuse_to_connect)
+        patch.setattr(fetcher, "_request", _refuse_to_connect)
         result = hostile_registry.call(name, arguments)
     assert isinstance(result, ToolResult)
     assert "OUTSIDE-SECRET" not in result.content
@@ -495,11 +497,11 @@ def test_web_fetch_only_ever_connects_to_public_addresses(url: str) -> None:
         return 200, "text/plain", b"fine", False
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(web, "_request", record)
+        patch.setattr(fetcher, "_request", record)
         result = web.web_fetch(url, allow_private_addresses=False, timeout=2)
     assert isinstance(result, ToolResult)
     for addresses in vetted:
-        assert all(web.classify_address(ip) is None for ip in addresses), (url, addresses)
+        assert all(address_guard.classify_address(ip) is None for ip in addresses), (url, addresses)
     assert result.ok == bool(vetted)
 
 

@@ -24,8 +24,7 @@ from supercontext_lab.harness import TurnResult
 from supercontext_lab.models.base import Message
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import ModelRoute, get_model_route
-from supercontext_lab.sources import web
-from supercontext_lab.sources.registry import build_scout_registry
+from supercontext_lab.sources import address_guard
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import (
     OpenAITestServer,
@@ -34,6 +33,7 @@ from supercontext_lab.testing import (
     envelope,
     tool_call_message,
 )
+from supercontext_lab.tools import build_scout_registry, web
 
 from .support import (
     CANARY_KEY,
@@ -165,12 +165,12 @@ def test_metadata_stays_refused_when_private_addresses_are_allowed(
 @pytest.fixture
 def loopback_is_public(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let 127.0.0.1 pass the default policy, so a loopback site can play a public one."""
-    real = web.classify_address
+    real = address_guard.classify_address
 
     def classify(ip: str) -> str | None:
         return None if ip == "127.0.0.1" else real(ip)
 
-    monkeypatch.setattr(web, "classify_address", classify)
+    monkeypatch.setattr(address_guard, "classify_address", classify)
 
 
 REDIRECT_TARGETS = [

@@ -1,4 +1,4 @@
-"""The scout's tool registry: typed tools, validated arguments, calls that never raise.
+"""Typed tools, validated arguments, calls that never raise.
 
 A :class:`Tool` couples a name and description with a pydantic model of its arguments
 (``extra="forbid"``, so a model inventing an argument gets told so) and a handler that
@@ -15,30 +15,38 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._json import json_type_name
-from ..errors import SupercontextError, ToolError
+from .._text import describe_validation_error, one_line
+from ..errors import SupercontextError, ToolError, ToolNotAllowedError
 from ..models.base import ToolSpec
 
-if TYPE_CHECKING:
-    from .web import WebSearchProvider
-    from .workspace import Workspace
-
 __all__ = [
+    "NoArgs",
     "Tool",
+    "ToolArgs",
     "ToolRegistry",
     "ToolResult",
-    "build_scout_registry",
     "clean_json_schema",
-    "format_validation_error",
     "make_tool",
     "to_json",
 ]
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: unknown keys are refused, so a model that invents
+    an argument is told which one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoArgs(ToolArgs):
+    """A tool without arguments."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ class ToolResult:
     @classmethod
     def failure(cls, message: str) -> ToolResult:
         """A failed result carrying a one-line message for the model."""
-        return cls(ok=False, content=_one_line(message))
+        return cls(ok=False, content=one_line(message))
 
 
 def to_json(payload: Any) -> str:
@@ -166,22 +174,6 @@ def clean_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def format_validation_error(exc: ValidationError) -> str:
-    """One line listing each invalid field and why (``limit: Input should be ...``)."""
-    parts: list[str] = []
-    for error in exc.errors(include_url=False):
-        location = ".".join(str(item) for item in error.get("loc", ())) or "arguments"
-        message = str(error.get("msg", "invalid value"))
-        if error.get("type") == "extra_forbidden":
-            message = "unexpected argument"
-        parts.append(f"{location}: {message}")
-    return "; ".join(parts) or "invalid arguments"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 class ToolRegistry:
     """A fixed set of tools, looked up by name, called with raw model arguments."""
 
@@ -223,6 +215,29 @@ class ToolRegistry:
             specs.append(tool.spec())
         return specs
 
+    def check_allowed(self, name: str, allowlist: Iterable[str]) -> Tool:
+        """The tool ``name`` when a read-only scout may call it under ``allowlist``.
+
+        Raises :class:`ToolNotAllowedError` naming the reason otherwise: outside the
+        allowlist, unknown here, or not read-only. This is the run-time half of the
+        read-only rule (the loader's allowlist check is the other half).
+        """
+        allowed = list(allowlist)
+        if name not in allowed:
+            usable = [n for n in allowed if (t := self._tools.get(n)) is not None and t.read_only]
+            raise ToolNotAllowedError(
+                f"tool '{name}' is not allowed: it is not in this scout's read-only "
+                f"allowlist ({', '.join(usable) or 'no tools'})."
+            )
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ToolNotAllowedError(
+                f"tool '{name}' is not allowed: no such tool is available here."
+            )
+        if not tool.read_only:
+            raise ToolNotAllowedError(f"tool '{name}' is not allowed: it is not read-only.")
+        return tool
+
     def call(self, name: str, arguments: str | Mapping[str, Any]) -> ToolResult:
         """Validate ``arguments`` (JSON text or a mapping) and run the tool; never raises."""
         tool = self._tools.get(name)
@@ -234,9 +249,8 @@ class ToolRegistry:
         try:
             args = tool.args_model.model_validate(parsed)
         except ValidationError as exc:
-            return ToolResult.failure(
-                f"invalid arguments for tool '{name}': {format_validation_error(exc)}"
-            )
+            problems = describe_validation_error(exc, noun="argument")
+            return ToolResult.failure(f"invalid arguments for tool '{name}': {problems}")
         try:
             result = tool.handler(args)
         except SupercontextError as exc:
@@ -266,35 +280,3 @@ def _parse_arguments(arguments: str | Mapping[str, Any]) -> dict[str, Any] | str
     if not isinstance(value, dict):
         return f"expected a JSON object, got {json_type_name(value)}"
     return value
-
-
-def build_scout_registry(
-    workspace: Workspace,
-    *,
-    web_search: WebSearchProvider | None = None,
-    allow_private_addresses: bool | None = None,
-    registry_url: str | None = None,
-    web_timeout: float | None = None,
-) -> ToolRegistry:
-    """Every read-only tool of ``known_tools.READ_ONLY_TOOLS``, bound to ``workspace``.
-
-    ``web_search`` is the search provider (without one ``web_search_tool`` answers that
-    search is not configured); ``allow_private_addresses`` lets ``web_fetch`` reach
-    loopback and private networks (``None`` reads ``web.allow_private_addresses`` from the
-    lab's config, default false); ``registry_url`` adds a remote skill registry (a JSON list
-    shaped like ``registry.json``); ``web_timeout`` bounds each fetch in seconds (``None``
-    reads ``web.timeout_s``, default 10).
-    """
-    # Imported here because the tool modules build on Tool/ToolResult defined above.
-    from .tools import web_tools, workspace_tools
-
-    return ToolRegistry(
-        [
-            *workspace_tools(workspace, registry_url=registry_url),
-            *web_tools(
-                web_search=web_search,
-                allow_private_addresses=allow_private_addresses,
-                timeout=web_timeout,
-            ),
-        ]
-    )

@@ -12,31 +12,19 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from ._version import __version__
-from .errors import SupercontextError
+from .._version import __version__
+from ..errors import SupercontextError
+from .common import PROG, Parser, UsageProblem
 
 if TYPE_CHECKING:
-    from .agents.definition import AgentDefinition
-    from .models.base import ChatModel
-    from .scout import TraceStep
-    from .sources.workspace import Workspace
+    from ..agents.definition import AgentDefinition
+    from ..models.base import ChatModel
+    from ..scout import TraceStep
+    from ..sources.workspace import Workspace
 
 __all__ = ["main"]
-
-PROG = "supercontext-lab"
-
-
-class _UsageProblem(Exception):
-    """Bad command-line input: reported as one line with exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    # argparse prints the whole usage block on errors; a one-line error is kinder in
-    # scripts and keeps stderr greppable.
-    def error(self, message: str) -> NoReturn:
-        raise _UsageProblem(f"{self.prog}: {message} (see --help)")
 
 
 def _read_input(source: str) -> str:
@@ -44,16 +32,16 @@ def _read_input(source: str) -> str:
         return sys.stdin.read()
     path = Path(source)
     if not path.is_file():
-        raise _UsageProblem(f"{PROG}: no such file: {source}")
+        raise UsageProblem(f"{PROG}: no such file: {source}")
     try:
         return path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise _UsageProblem(f"{PROG}: cannot read {source}: {exc}") from None
+        raise UsageProblem(f"{PROG}: cannot read {source}: {exc}") from None
 
 
 def _cmd_bundle_check(args: argparse.Namespace) -> int:
-    from .bundle import bundle_rejection_reason, parse_context_bundle
-    from .bundle_render import render_plain
+    from ..bundle import bundle_rejection_reason, parse_context_bundle
+    from ..bundle_render import render_plain
 
     output = _read_input(args.file)
     bundle = parse_context_bundle(output)
@@ -72,7 +60,7 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
-    from .config import set_super_context_enabled, super_context_status
+    from ..config import set_super_context_enabled, super_context_status
 
     if args.action == "set":
         value = {"on": True, "off": False}[args.value]
@@ -90,30 +78,30 @@ DEMO_MESSAGE = "Help me finish the sensitivity analysis section for the grant re
 
 
 def _workspace(path: str | None) -> Workspace:
-    from .sources.workspace import open_workspace
+    from ..sources.demo import open_workspace
 
     if path is not None and not Path(path).is_dir():
-        raise _UsageProblem(f"{PROG}: workspace folder not found: {path}")
+        raise UsageProblem(f"{PROG}: workspace folder not found: {path}")
     return open_workspace(path)
 
 
 def _definition(path: str | None) -> AgentDefinition:
-    from .agents.definition import default_agent_definition, load_agent_definition
+    from ..agents.definition import default_agent_definition, load_agent_definition
 
     if path is None:
         return default_agent_definition()
     if not Path(path).is_file():
-        raise _UsageProblem(f"{PROG}: agent definition not found: {path}")
+        raise UsageProblem(f"{PROG}: agent definition not found: {path}")
     return load_agent_definition(Path(path))
 
 
 def _scout_model(args: argparse.Namespace, definition: AgentDefinition) -> ChatModel:
-    from .models.routing import model_for_route, resolve_model
-    from .routes import parse_model_id
+    from ..models.routing import model_for_route, resolve_model
+    from ..routes import parse_model_id
 
     if args.model is None:
         if args.base_url is not None or args.api_key_env is not None:
-            raise _UsageProblem(f"{PROG}: --base-url and --api-key-env need --model")
+            raise UsageProblem(f"{PROG}: --base-url and --api-key-env need --model")
         return resolve_model(definition.model.hint, role="scout")
     route = parse_model_id(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
     return model_for_route(route, role="scout")
@@ -137,11 +125,11 @@ def _print_trace(trace: Sequence[TraceStep]) -> None:
 
 
 def _cmd_scout(args: argparse.Namespace) -> int:
-    from .scout import run_scout
+    from ..scout import run_scout
 
     message = args.message if args.message != "-" else sys.stdin.read()
     if not message.strip():
-        raise _UsageProblem(f"{PROG}: the message is empty")
+        raise UsageProblem(f"{PROG}: the message is empty")
     workspace = _workspace(args.workspace)
     definition = _definition(args.agent)
     model = _scout_model(args, definition)
@@ -168,7 +156,7 @@ def _cmd_scout(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .harness import Thread
+    from ..harness import Thread
 
     workspace = _workspace(args.workspace)
     thread = Thread(workspace)
@@ -213,13 +201,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if result.orchestrator_error is None else 1
 
 
-def _build_parser() -> _Parser:
-    parser = _Parser(prog=PROG, description="Run and inspect the SuperContext context scout.")
+def _build_parser() -> Parser:
+    parser = Parser(prog=PROG, description="Run and inspect the SuperContext context scout.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     bundle = sub.add_parser("bundle", help="work with [context_bundle] envelopes")
-    bundle_sub = bundle.add_subparsers(dest="bundle_command", required=True, parser_class=_Parser)
+    bundle_sub = bundle.add_subparsers(dest="bundle_command", required=True, parser_class=Parser)
     check = bundle_sub.add_parser(
         "check", help="parse a model output and say whether its envelope would be accepted"
     )
@@ -250,7 +238,7 @@ def _build_parser() -> _Parser:
     scout.set_defaults(handler=_cmd_scout)
 
     config = sub.add_parser("config", help="read or set the Super Context flag")
-    config_sub = config.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    config_sub = config.add_subparsers(dest="action", required=True, parser_class=Parser)
     config_sub.add_parser("get", help="print the effective flag and its source").set_defaults(
         handler=_cmd_config
     )
@@ -259,7 +247,7 @@ def _build_parser() -> _Parser:
     setter.set_defaults(handler=_cmd_config)
 
     # Imported here so that importing this module stays light (the handler imports the rest).
-    from .eval.cli import add_eval_parser
+    from .eval import add_eval_parser
 
     add_eval_parser(sub)
     return parser
@@ -272,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
-    except _UsageProblem as exc:
+    except UsageProblem as exc:
         print(str(exc), file=sys.stderr)
         return 2
     except SupercontextError as exc:
@@ -281,7 +269,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..cli import PROG, _UsageProblem
+from .common import PROG, UsageProblem
 
 if TYPE_CHECKING:
-    from .variants import Variant
+    from ..eval.variants import Variant
 
 __all__ = ["add_eval_parser", "parse_agent_option", "run_eval_command"]
 
@@ -87,17 +87,17 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
 
 def parse_agent_option(option: str) -> tuple[str, Path]:
     """``NAME=PATH`` or ``PATH`` (named after the agent.toml's folder, or the file's stem)."""
-    from .variants import split_agent_option
+    from ..eval.variants import split_agent_option
 
     try:
         return split_agent_option(option)
     except ValueError as exc:
-        raise _UsageProblem(f"{PROG}: {exc}") from None
+        raise UsageProblem(f"{PROG}: {exc}") from None
 
 
 def _variants(options: list[str]) -> list[Variant]:
     from ..agents.definition import load_agent_definition
-    from .variants import BASELINE, Variant, baseline, check_variant_name
+    from ..eval.variants import BASELINE, Variant, baseline, check_variant_name
 
     variants = [baseline()]
     for option in options:
@@ -105,12 +105,12 @@ def _variants(options: list[str]) -> list[Variant]:
         try:
             check_variant_name(name)
         except ValueError as exc:
-            raise _UsageProblem(f"{PROG}: --agent {option!r}: {exc}") from None
+            raise UsageProblem(f"{PROG}: --agent {option!r}: {exc}") from None
         if name in {variant.name for variant in variants}:
             reason = "is the shipped definition's" if name == BASELINE else "is used twice"
-            raise _UsageProblem(f"{PROG}: variant name {name!r} {reason}; choose another name")
+            raise UsageProblem(f"{PROG}: variant name {name!r} {reason}; choose another name")
         if not path.is_file():
-            raise _UsageProblem(f"{PROG}: agent definition not found: {path}")
+            raise UsageProblem(f"{PROG}: agent definition not found: {path}")
         variants.append(Variant(name, load_agent_definition(path)))
     return variants
 
@@ -151,16 +151,16 @@ def _json_output(report: Any) -> dict[str, Any]:
 
 def run_eval_command(args: argparse.Namespace) -> int:
     """The ``eval`` handler: returns the exit status."""
-    from .dataset import load_dataset
-    from .runner import evaluate
+    from ..eval.dataset import load_dataset
+    from ..eval.runner import evaluate
 
     dataset = Path(args.dataset)
     if not dataset.is_file():
-        raise _UsageProblem(f"{PROG}: dataset file not found: {args.dataset}")
+        raise UsageProblem(f"{PROG}: dataset file not found: {args.dataset}")
     if args.workspace is not None and not Path(args.workspace).is_dir():
-        raise _UsageProblem(f"{PROG}: workspace folder not found: {args.workspace}")
+        raise UsageProblem(f"{PROG}: workspace folder not found: {args.workspace}")
     if args.dask_address is not None and args.executor != "dask":
-        raise _UsageProblem(f"{PROG}: --dask-address needs --executor dask")
+        raise UsageProblem(f"{PROG}: --dask-address needs --executor dask")
     cases = load_dataset(dataset)
     variants = _variants(args.agent)
     cache: bool | Literal["replay"] = "replay" if args.replay else not args.no_cache

@@ -1,0 +1,180 @@
+"""Skills as data: installed skills, registry entries, registry search and remote registries.
+
+An installed skill is identified by its folder slug (``dir_name``), a registry entry by
+its ``id``; a registry is a JSON list of entry objects (``registry.json`` in a workspace,
+or the same shape served at a URL).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .._text import describe_validation_error
+from ..errors import ToolError, WorkspaceError
+
+__all__ = [
+    "REGISTRY_TIMEOUT_S",
+    "InstalledSkill",
+    "RegistryEntry",
+    "fetch_registry",
+    "parse_registry_entries",
+    "rank_registry",
+    "registry_tokens",
+]
+
+REGISTRY_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class InstalledSkill:
+    """An installed skill; ``dir_name`` (its folder slug) is the id it runs by."""
+
+    dir_name: str
+    name: str
+    description: str
+    tags: tuple[str, ...]
+    body: str
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    """One installable skill in the registry; ``id`` is what an install resolves."""
+
+    id: str
+    name: str
+    description: str
+    tags: tuple[str, ...]
+    category: str
+    source: str
+
+
+class _RegistryEntryIn(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    category: str = ""
+    source: str = ""
+
+    @field_validator("id", "name")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+
+def parse_registry_entries(data: Any, source: str) -> list[RegistryEntry]:
+    """Validate a decoded registry (a JSON list of entry objects) read from ``source``.
+
+    Each entry needs ``id`` and ``name``; ``description``, ``tags`` (a list of strings),
+    ``category`` and ``source`` are optional; other keys are ignored. Problems raise
+    :class:`WorkspaceError` naming ``source`` and the entry's index.
+    """
+    if not isinstance(data, list):
+        raise WorkspaceError(
+            f"{source} must hold a JSON list of skill entries, not {type(data).__name__}."
+        )
+    entries: list[RegistryEntry] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(data):
+        if not isinstance(raw, dict):
+            raise WorkspaceError(
+                f"{source} entry {index} must be a JSON object, not {type(raw).__name__}."
+            )
+        try:
+            item = _RegistryEntryIn.model_validate(raw)
+        except ValidationError as exc:
+            raise WorkspaceError(
+                f"{source} entry {index}: {describe_validation_error(exc, first_only=True)}."
+            ) from exc
+        if item.id in seen:
+            raise WorkspaceError(f"{source} entry {index}: duplicate id '{item.id}'.")
+        seen.add(item.id)
+        entries.append(
+            RegistryEntry(
+                id=item.id,
+                name=item.name,
+                description=item.description,
+                tags=tuple(item.tags),
+                category=item.category,
+                source=item.source,
+            )
+        )
+    return entries
+
+
+_STOP_WORDS = frozenset(
+    {
+        "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how",
+        "i", "in", "into", "is", "it", "me", "my", "of", "on", "or", "our", "please",
+        "should", "so", "that", "the", "this", "to", "up", "us", "we", "what", "when",
+        "which", "with", "you", "your",
+    }
+)  # fmt: skip
+
+
+def _stem(token: str) -> str:
+    # Plural-insensitive whole words ("figures" finds "figure") without a stemmer.
+    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
+def registry_tokens(text: str) -> set[str]:
+    """Lower-case whole-word tokens of ``text``, singularised, stop words dropped."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {_stem(w) for w in words if w not in _STOP_WORDS}
+
+
+def _entry_tokens(entry: RegistryEntry) -> tuple[set[str], set[str]]:
+    strong = registry_tokens(" ".join([entry.id, entry.name, *entry.tags]))
+    return strong | registry_tokens(f"{entry.description} {entry.category}"), strong
+
+
+def rank_registry(
+    entries: Iterable[RegistryEntry], query: str, limit: int
+) -> list[tuple[RegistryEntry, int]]:
+    """Entries sharing at least one word with ``query``, best first, with their scores.
+
+    The score is the number of distinct query words an entry contains (in its id, name,
+    description, tags or category); ties go to the entry with more of them in its id,
+    name or tags, then to registry order.
+    """
+    wanted = registry_tokens(query)
+    scored: list[tuple[int, int, int, RegistryEntry]] = []
+    for position, entry in enumerate(entries):
+        every, strong = _entry_tokens(entry)
+        score = len(wanted & every)
+        if score:
+            scored.append((-score, -len(wanted & strong), position, entry))
+    scored.sort(key=lambda item: item[:3])
+    return [(entry, -neg) for neg, _, _, entry in scored[:limit]]
+
+
+def fetch_registry(url: str, *, timeout: float = REGISTRY_TIMEOUT_S) -> list[RegistryEntry]:
+    """The registry served at ``url`` (a JSON list shaped like registry.json).
+
+    Raises :class:`ToolError` with a one-line reason when it cannot be reached or read.
+    """
+    try:
+        response = httpx.get(url, timeout=timeout, follow_redirects=True)
+        response.raise_for_status()
+        data = response.json()
+    except httpx.HTTPError as exc:
+        raise ToolError(f"the skill registry at {url} cannot be reached ({exc}).") from exc
+    except json.JSONDecodeError as exc:
+        raise ToolError(f"the skill registry at {url} did not answer JSON.") from exc
+    try:
+        return parse_registry_entries(data, f"the skill registry at {url}")
+    except WorkspaceError as exc:
+        raise ToolError(str(exc)) from exc

@@ -1,0 +1,77 @@
+"""The memory tools: ``memory_recall`` over the memory tree, ``memory_flavour`` per facet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ..sources.flavour import FLAVOUR_FACETS, normalise_facet
+from ..sources.memory import MAX_RECALL_LIMIT
+from .base import ToolArgs, ToolResult
+from .context import ToolContext
+
+__all__ = ["MemoryFlavourArgs", "MemoryRecallArgs", "memory_flavour", "memory_recall"]
+
+
+class MemoryRecallArgs(ToolArgs):
+    """Arguments of ``memory_recall``."""
+
+    namespace: str = Field(
+        default="global",
+        min_length=1,
+        description="Memory namespace such as 'global' or 'skill-<id>'; '*' searches all.",
+    )
+    query: str = Field(min_length=1, description="Words to search for.")
+    limit: int = Field(
+        default=5, ge=1, description=f"How many hits (at most {MAX_RECALL_LIMIT} are returned)."
+    )
+
+
+class MemoryFlavourArgs(ToolArgs):
+    """Arguments of ``memory_flavour``."""
+
+    flavour: str = Field(min_length=1, description="The facet: " + ", ".join(FLAVOUR_FACETS) + ".")
+
+
+def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
+    """The best memory hits for the query in one namespace (or ``*``)."""
+    limit = min(args.limit, MAX_RECALL_LIMIT)
+    hits = context.workspace.memory.recall(args.namespace, args.query, limit=limit)
+    payload: dict[str, Any] = {
+        "namespace": args.namespace,
+        "query": args.query,
+        "hits": [
+            {
+                "namespace": hit.namespace,
+                "key": hit.key,
+                "category": hit.category,
+                "content": hit.content,
+                "score": round(hit.score, 3),
+            }
+            for hit in hits
+        ],
+    }
+    if not hits:
+        payload["note"] = "no memory matched; try other words or namespace '*'"
+    return ToolResult.success(payload)
+
+
+def memory_flavour(context: ToolContext, args: MemoryFlavourArgs) -> ToolResult:
+    """One flavour facet's text; an unknown facet is an error listing the valid ones."""
+    facet = normalise_facet(args.flavour)
+    if facet is None:
+        return ToolResult.failure(
+            f"memory_flavour: unknown facet '{args.flavour}'; valid facets: "
+            + ", ".join(FLAVOUR_FACETS)
+        )
+    files = context.workspace.flavour
+    content = files.get(facet)
+    if content is None:
+        # Hand-named files ("coding-style.md", "tech.md") count for their facet.
+        content = next((t for n, t in files.items() if normalise_facet(n) == facet), None)
+    if content is None:
+        return ToolResult.success(
+            {"facet": facet, "content": "", "note": f"no flavour/{facet}.md in this workspace"}
+        )
+    return ToolResult.success({"facet": facet, "content": content.strip()})

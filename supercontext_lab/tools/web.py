@@ -1,0 +1,125 @@
+"""The web tools: ``web_search_tool`` through a provider, ``web_fetch`` under the guard."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..config import get_setting
+from ..errors import ConfigError, ToolError
+from ..sources.web import DEFAULT_FETCH_TIMEOUT_S, DEFAULT_MAX_BYTES, fetch_page
+from ..sources.web_search import WebSearchProvider
+from .base import ToolArgs, ToolResult
+from .context import ToolContext
+
+__all__ = [
+    "WebFetchArgs",
+    "WebSearchArgs",
+    "fetch_web",
+    "search_web",
+    "web_fetch",
+    "web_search_tool",
+]
+
+
+class WebSearchArgs(ToolArgs):
+    """Arguments of ``web_search_tool``."""
+
+    query: str = Field(min_length=1, description="What to search the web for.")
+    limit: int = Field(default=5, ge=1, le=10, description="How many results (1-10).")
+
+
+class WebFetchArgs(ToolArgs):
+    """Arguments of ``web_fetch``."""
+
+    url: str = Field(min_length=1, description="An http or https URL of a public page.")
+    max_bytes: int = Field(
+        default=DEFAULT_MAX_BYTES,
+        ge=1,
+        le=5_000_000,
+        description="Stop reading the body after this many bytes.",
+    )
+
+
+def search_web(context: ToolContext, args: WebSearchArgs) -> ToolResult:
+    """``web_search_tool`` with the run's provider."""
+    return web_search_tool(args.query, args.limit, provider=context.web_search)
+
+
+def fetch_web(context: ToolContext, args: WebFetchArgs) -> ToolResult:
+    """``web_fetch`` with the run's web settings."""
+    return web_fetch(
+        args.url,
+        args.max_bytes,
+        timeout=context.web_timeout,
+        allow_private_addresses=context.allow_private_addresses,
+    )
+
+
+def web_search_tool(
+    query: str, limit: int = 5, *, provider: WebSearchProvider | None = None
+) -> ToolResult:
+    """Search the web through ``provider``; without one, say that search is not configured."""
+    if provider is None:
+        return ToolResult.failure(
+            "web search is not configured (set a provider: "
+            "build_scout_registry(workspace, web_search=<WebSearchProvider>)); "
+            "answer from the other sources"
+        )
+    try:
+        hits = provider.search(query, limit)
+    except Exception as exc:  # a provider is third-party code: report, never crash the run
+        return ToolResult.failure(f"web_search_tool failed: {type(exc).__name__}: {exc}")
+    results = [{"title": h.title, "url": h.url, "snippet": h.snippet} for h in hits[:limit]]
+    return ToolResult.success({"query": query, "results": results})
+
+
+def web_fetch(
+    url: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    *,
+    timeout: float | None = None,
+    allow_private_addresses: bool | None = None,
+) -> ToolResult:
+    """The ``web_fetch`` tool: :func:`fetch_page` as a :class:`ToolResult`, never raising.
+
+    ``timeout`` defaults to ``web.timeout_s`` from the lab's config (10 s) and
+    ``allow_private_addresses`` to ``web.allow_private_addresses`` (false).
+    """
+    try:
+        policy_private, policy_timeout = _policy(allow_private_addresses, timeout)
+        page = fetch_page(
+            url,
+            max_bytes,
+            timeout=policy_timeout,
+            allow_private_addresses=policy_private,
+        )
+    except ToolError as exc:
+        return ToolResult.failure(f"web_fetch: {exc}")
+    payload = {
+        "url": page.url,
+        "status": page.status,
+        "content_type": page.content_type,
+        "truncated": page.truncated,
+        "text": page.text,
+    }
+    if page.redirects:
+        payload["redirected_from"] = list(page.redirects)
+    if page.truncated:
+        payload["note"] = f"body cut at {max_bytes} bytes"
+    return ToolResult.success(payload)
+
+
+def _policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, float]:
+    """The explicit values, or the lab's config settings for those left as ``None``."""
+    if allow_private is not None and timeout is not None:
+        return allow_private, timeout
+    try:
+        if allow_private is None:
+            allow_private = get_setting("web.allow_private_addresses", False)
+        if timeout is None:
+            timeout = get_setting("web.timeout_s", DEFAULT_FETCH_TIMEOUT_S)
+    except ConfigError as exc:
+        raise ToolError(f"the lab's config cannot be used: {exc}") from exc
+    if timeout <= 0:
+        raise ToolError(f"the fetch timeout must be positive, not {timeout:g} s.")
+    return allow_private, timeout

@@ -1,0 +1,264 @@
+"""The layering of docs/architecture.md, held by a test.
+
+Every ``import`` in the package (at module level, inside functions and under
+``TYPE_CHECKING`` alike) must point down the layers, or stay inside its own group; and the
+module-level imports must not form a cycle. The check reads the source with ``ast``, so it
+also covers modules that a plain ``import supercontext_lab`` never loads.
+
+Run ``python tests/test_layers.py DIR`` to check another checkout (``DIR`` holding a
+``supercontext_lab`` folder) and print what it finds.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = "supercontext_lab"
+ROOT = Path(__file__).resolve().parent.parent
+
+# Lowest layer first: a module may import from a lower layer, or from its own group.
+# A group is a top-level module or subpackage (its prefix); groups of one layer do not
+# import each other, except the contract modules, which form one group.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("errors", "_version", "_json", "_text", "_http", "_files", "_hashing")),
+    ("contract", ("bundle", "bundle_render", "gate", "config", "routes")),
+    ("definitions, sources, models", ("agents", "sources", "models")),
+    ("tools", ("tools",)),
+    ("engine: scout", ("scout",)),
+    ("engine: harness", ("harness",)),
+    ("evaluation, test doubles", ("eval", "testing")),
+    ("front ends: command line, lab", ("cli", "lab")),
+    ("entry point", ("__main__",)),
+)
+ONE_GROUP_LAYERS = frozenset({"foundation", "contract"})
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module, e.g. "sources.web"
+    target: str  # imported module, e.g. "tools.base"
+    line: int
+    module_level: bool
+    type_only: bool = False
+
+
+def _module_name(path: Path, package_dir: Path) -> str:
+    parts = list(path.relative_to(package_dir).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(path: Path, package_dir: Path, known: set[str]) -> list[Import]:
+    name = _module_name(path, package_dir)
+    is_package = path.name == "__init__.py"
+    here = name.split(".") if name else []
+    if not is_package:
+        here = here[:-1]
+    found: list[Import] = []
+
+    def resolve(module: str) -> str | None:
+        # "a.b.c" -> the longest prefix that is a module of the package.
+        parts = module.split(".")
+        while parts:
+            candidate = ".".join(parts)
+            if candidate in known:
+                return candidate
+            parts.pop()
+        return None
+
+    def visit(nodes: list[ast.stmt], module_level: bool, type_only: bool = False) -> None:
+        for node in nodes:
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [
+                    alias.name[len(PACKAGE) + 1 :]
+                    for alias in node.names
+                    if alias.name.startswith(PACKAGE + ".")
+                ]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here[: len(here) - (node.level - 1)] if node.level > 1 else here
+                    module = ".".join([*base, *([node.module] if node.module else [])])
+                elif node.module and node.module.startswith(PACKAGE + "."):
+                    module = node.module[len(PACKAGE) + 1 :]
+                else:
+                    module = ""
+                if module or node.level:
+                    # "from . import x" may name submodules.
+                    subs = [f"{module}.{a.name}" if module else a.name for a in node.names]
+                    named = [s for s in subs if s in known]
+                    targets = named or [module]
+            for target in targets:
+                resolved = resolve(target) if target else None
+                if resolved is not None and resolved != name:
+                    found.append(Import(name, resolved, node.lineno, module_level, type_only))
+            if isinstance(node, ast.If) and _is_type_checking(node):
+                visit(node.body, module_level=False, type_only=True)
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    inner = module_level and not isinstance(
+                        node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                    )
+                    # Class bodies run at import time; only function bodies are deferred.
+                    if isinstance(node, ast.ClassDef):
+                        inner = module_level
+                    visit([c for c in children if isinstance(c, ast.stmt)], inner, type_only)
+            if isinstance(node, ast.ExceptHandler):
+                visit(node.body, module_level, type_only)
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    visit(tree.body, module_level=True)
+    return found
+
+
+def package_imports(root: Path) -> list[Import]:
+    """Every import between modules of the package found below ``root``."""
+    package_dir = root / PACKAGE
+    paths = sorted(package_dir.rglob("*.py"))
+    known = {_module_name(p, package_dir) for p in paths}
+    imports: list[Import] = []
+    for path in paths:
+        imports.extend(_imports(path, package_dir, known))
+    return imports
+
+
+def _place(module: str) -> tuple[int, str, str] | None:
+    """(layer index, layer name, group) of ``module``; ``None`` for the package façade."""
+    if not module:
+        return None
+    top = module.split(".")[0]
+    for index, (layer, groups) in enumerate(LAYERS):
+        if top in groups:
+            group = layer if layer in ONE_GROUP_LAYERS else top
+            return index, layer, group
+    raise AssertionError(f"module '{module}' is in no layer; add it to LAYERS")
+
+
+def layer_violations(imports: list[Import]) -> list[str]:
+    """Imports that point up the layers or across groups of one layer."""
+    problems: list[str] = []
+    for imp in imports:
+        source, target = _place(imp.source), _place(imp.target)
+        if source is None or target is None:
+            continue
+        if target[0] > source[0]:
+            problems.append(
+                f"{imp.source}:{imp.line} imports {imp.target}: "
+                f"'{source[1]}' must not import the higher layer '{target[1]}'"
+            )
+        elif target[0] == source[0] and target[2] != source[2]:
+            problems.append(
+                f"{imp.source}:{imp.line} imports {imp.target}: "
+                f"'{source[2]}' and '{target[2]}' share a layer and stay independent"
+            )
+    return problems
+
+
+def import_cycles(imports: list[Import], *, deferred: bool = False) -> list[list[str]]:
+    """Cycles among module-level imports (each cycle once, as a closed path).
+
+    With ``deferred``, imports inside functions count too: a cycle closed by a lazy
+    import is still two modules that cannot be understood one without the other.
+    """
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        counted = imp.module_level or (deferred and not imp.type_only)
+        # A package's __init__ importing its own submodules is how packages re-export.
+        if counted and not imp.target.startswith(imp.source + "."):
+            graph.setdefault(imp.source, set()).add(imp.target)
+    cycles: list[list[str]] = []
+    seen: set[frozenset[str]] = set()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                key = frozenset(cycle)
+                if key not in seen:
+                    seen.add(key)
+                    cycles.append(cycle)
+            elif nxt not in state:
+                walk(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+    return cycles
+
+
+def test_imports_point_down_the_layers() -> None:
+    problems = layer_violations(package_imports(ROOT))
+    assert problems == [], "\n".join(problems)
+
+
+def test_module_level_imports_have_no_cycle() -> None:
+    cycles = import_cycles(package_imports(ROOT))
+    assert cycles == [], "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_cycle_hides_behind_a_deferred_import() -> None:
+    cycles = import_cycles(package_imports(ROOT), deferred=True)
+    assert cycles == [], "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
+    package = tmp_path / PACKAGE
+    (package / "sources").mkdir(parents=True)
+    (package / "tools").mkdir()
+    (package / "lab").mkdir()
+    for folder in (package, package / "sources", package / "tools", package / "lab"):
+        (folder / "__init__.py").write_text("")
+    (package / "lab" / "display.py").write_text("")
+    (package / "errors.py").write_text("")
+    (package / "sources" / "web.py").write_text("from ..tools.base import ToolResult\n")
+    (package / "tools" / "base.py").write_text(
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "from . import web\n"
+        "if TYPE_CHECKING:\n    from ..lab import display\n"
+        "def later() -> None:\n    from ..sources import web\n"
+    )
+    (package / "tools" / "web.py").write_text("from .base import later\n")
+    imports = package_imports(tmp_path)
+    problems = layer_violations(imports)
+    assert any("sources.web:1 imports tools.base" in p for p in problems), problems
+    assert any("tools.base:5 imports lab" in p for p in problems), problems
+    assert not any("tools.base:7" in p for p in problems), problems
+    assert import_cycles(imports) == [["tools.base", "tools.web", "tools.base"]]
+    assert ["sources.web", "tools.base", "sources.web"] in import_cycles(imports, deferred=True)
+
+
+def test_every_module_has_a_layer() -> None:
+    for imp in package_imports(ROOT):
+        _place(imp.source)
+        _place(imp.target)
+
+
+if __name__ == "__main__":
+    checkout = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
+    found = package_imports(checkout)
+    for problem in layer_violations(found):
+        print("layer:", problem)
+    for cycle in import_cycles(found):
+        print("cycle:", " -> ".join(cycle))
+    for cycle in import_cycles(found, deferred=True):
+        print("cycle through a deferred import:", " -> ".join(cycle))
