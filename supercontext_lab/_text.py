@@ -8,9 +8,15 @@ through :func:`describe_validation_error`.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 from pydantic import ValidationError
 
-__all__ = ["describe_validation_error", "one_line"]
+__all__ = ["describe_validation_error", "one_line", "strip_userinfo"]
+
+# The authority part of a URL up to its last "@": "//user:secret@" in "https://user:secret@host".
+_USERINFO = re.compile(r"//[^/?#\s]*@")
 
 
 def one_line(text: object, limit: int | None = None) -> str:
@@ -25,22 +31,42 @@ def one_line(text: object, limit: int | None = None) -> str:
 
 
 def describe_validation_error(
-    exc: ValidationError, *, noun: str = "key", first_only: bool = False
+    exc: ValidationError,
+    *,
+    first_only: bool = False,
+    wording: Mapping[str, str] | None = None,
+    show_input: bool = False,
+    location: str = "",
 ) -> str:
     """Pydantic's errors as one line: ``field: reason; field: reason``.
 
-    A field that is not allowed reads ``unexpected <noun>``; pydantic's ``Value error, ``
-    prefix (added to messages raised by validators) is dropped. ``first_only`` keeps the
-    first problem only, for messages that already name a position (``entry 3: ...``).
+    ``wording`` replaces pydantic's message for an error type (``{"extra_forbidden":
+    "unexpected argument"}``); pydantic's ``Value error, `` prefix (added to messages
+    raised by validators) is dropped. ``first_only`` keeps the first problem, for messages
+    that name one thing to fix; ``show_input`` adds the offending value (``(got 9)``),
+    except for tables; ``location`` names an error that has no field of its own.
     """
     parts: list[str] = []
     for error in exc.errors(include_url=False):
-        location = ".".join(str(item) for item in error.get("loc", ()))
-        if error.get("type") == "extra_forbidden":
-            message = f"unexpected {noun}"
+        where = ".".join(str(item) for item in error.get("loc", ())) or location
+        kind = str(error.get("type", ""))
+        if wording and kind in wording:
+            message = wording[kind]
         else:
             message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
-        parts.append(f"{location}: {message}" if location else message)
+            value = error.get("input")
+            if show_input and value is not None and not isinstance(value, dict):
+                message += f" (got {value!r})"
+        parts.append(f"{where}: {message}" if where else message)
         if first_only:
             break
-    return one_line("; ".join(parts)) or f"invalid {noun}s"
+    return one_line("; ".join(parts)) or "invalid value"
+
+
+def strip_userinfo(text: str) -> str:
+    """``text`` with the ``user:password@`` part of every URL in it removed.
+
+    Credentials pasted into a URL must never reach a message, a log or a key stored on
+    disk. Works on any text (a URL that does not parse, an error message quoting one).
+    """
+    return _USERINFO.sub("//", text) if "@" in text else text

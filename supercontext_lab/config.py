@@ -37,6 +37,7 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import Table
 
+from ._text import one_line
 from .errors import ConfigError
 
 # tomllib (3.11+) and its backport tomli share one API; importing by name keeps the type
@@ -111,11 +112,6 @@ def config_path() -> Path:
     return lab_home() / _CONFIG_NAME
 
 
-def _one_line(text: object) -> str:
-    """Collapse a library message to one line so every ConfigError stays one line."""
-    return " ".join(str(text).split())
-
-
 def _corrupt(path: Path, problem: str) -> ConfigError:
     return ConfigError(f"Config file {path} is unusable: {problem}; fix or delete {path}.")
 
@@ -130,11 +126,11 @@ def _read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise _corrupt(path, f"cannot read it ({_one_line(exc.strerror or exc)})") from exc
+        raise _corrupt(path, f"cannot read it ({one_line(exc.strerror or exc)})") from exc
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _corrupt(path, f"it is not UTF-8 text ({_one_line(exc)})") from exc
+        raise _corrupt(path, f"it is not UTF-8 text ({one_line(exc)})") from exc
 
 
 def _parse_checked(text: str, path: Path) -> dict[str, Any]:
@@ -142,7 +138,7 @@ def _parse_checked(text: str, path: Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise _corrupt(path, f"TOML syntax error: {_one_line(exc)}") from exc
+        raise _corrupt(path, f"TOML syntax error: {one_line(exc)}") from exc
     problem = _known_key_problem(data)
     if problem is not None:
         raise _corrupt(path, problem)
@@ -212,7 +208,7 @@ def _exclusive_lock(home: Path) -> Iterator[None]:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise ConfigError(
-                f"Cannot open the config lock file {lock_path} ({_one_line(exc.strerror)}); "
+                f"Cannot open the config lock file {lock_path} ({one_line(exc.strerror)}); "
                 f"make {home} writable or set {ENV_LAB_HOME} to a writable folder."
             ) from exc
         try:
@@ -272,7 +268,7 @@ def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
         home.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(
-            f"Cannot create the lab home {home} ({_one_line(exc.strerror or exc)}); "
+            f"Cannot create the lab home {home} ({one_line(exc.strerror or exc)}); "
             f"set {ENV_LAB_HOME} to a writable folder."
         ) from exc
     with _exclusive_lock(home):
@@ -281,20 +277,20 @@ def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
         try:
             document = tomlkit.parse(text)
         except tomlkit.exceptions.TOMLKitError as exc:
-            raise _corrupt(path, f"TOML syntax error: {_one_line(exc)}") from exc
+            raise _corrupt(path, f"TOML syntax error: {one_line(exc)}") from exc
         mutate(document)
         new_text = tomlkit.dumps(document)
         try:
             problem = _known_key_problem(tomllib.loads(new_text))
         except tomllib.TOMLDecodeError as exc:
-            problem = f"the edited file would not be valid TOML ({_one_line(exc)})"
+            problem = f"the edited file would not be valid TOML ({one_line(exc)})"
         if problem is not None:
             raise ConfigError(f"Refusing to save {path}: {problem}; the file was left unchanged.")
         try:
             _write_atomic(path, new_text)
         except OSError as exc:
             raise ConfigError(
-                f"Cannot write {path} ({_one_line(exc.strerror or exc)}); "
+                f"Cannot write {path} ({one_line(exc.strerror or exc)}); "
                 f"make {home} writable or set {ENV_LAB_HOME} to a writable folder."
             ) from exc
 

@@ -17,10 +17,10 @@ import tomlkit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from tomlkit.items import Table
 
+from ._text import describe_validation_error
 from .config import (
     _MODELS_TABLE,
     _ensure_table,
-    _one_line,
     config_path,
     load_config,
     update_config,
@@ -131,16 +131,6 @@ class ModelRoute(BaseModel):
         return self
 
 
-def _describe_validation_error(exc: ValidationError) -> str:
-    """Render pydantic's errors as one line: ``field: reason; field: reason``."""
-    parts = []
-    for error in exc.errors():
-        message = str(error["msg"]).removeprefix("Value error, ")
-        where = ".".join(str(item) for item in error["loc"])
-        parts.append(f"{where}: {message}" if where else message)
-    return _one_line("; ".join(parts))
-
-
 def _check_hint(hint: str) -> None:
     if not isinstance(hint, str) or not hint.strip():
         raise ValueError(f"A model hint must be a non-empty string, not {hint!r}.")
@@ -159,7 +149,7 @@ def get_model_route(hint: str) -> ModelRoute:
     except ValidationError as exc:
         raise ConfigError(
             f"Config file {path} has an invalid [{_MODELS_TABLE}.{hint}] table: "
-            f"{_describe_validation_error(exc)}; fix or delete that table in {path}."
+            f"{describe_validation_error(exc)}; fix or delete that table in {path}."
         ) from exc
 
 
@@ -267,5 +257,5 @@ def _build_route(model_id: str, **fields: Any) -> ModelRoute:
         return ModelRoute(**fields)
     except ValidationError as exc:
         raise ConfigError(
-            f"Cannot use model {model_id!r}: {_describe_validation_error(exc)}."
+            f"Cannot use model {model_id!r}: {describe_validation_error(exc)}."
         ) from exc

@@ -27,6 +27,7 @@ from pydantic import (
     field_validator,
 )
 
+from .._text import describe_validation_error
 from ..errors import AgentDefinitionError
 from .known_tools import KNOWN_TOOLS
 
@@ -191,18 +192,17 @@ def _check_rules(definition: AgentDefinition) -> None:
             )
 
 
+_WORDING = {
+    "extra_forbidden": "unknown key; remove it or check its spelling",
+    "missing": "required key is missing",
+}
+
+
 def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"]) or "agent.toml"
-    kind = first["type"]
-    if kind == "extra_forbidden":
-        return f"{loc}: unknown key; remove it or check its spelling."
-    if kind == "missing":
-        return f"{loc}: required key is missing."
-    message = first["msg"].removeprefix("Value error, ")
-    value = first.get("input")
-    shown = f" (got {value!r})" if value is not None and not isinstance(value, dict) else ""
-    return f"{loc}: {message}{shown}."
+    problem = describe_validation_error(
+        error, first_only=True, wording=_WORDING, show_input=True, location="agent.toml"
+    )
+    return problem + "."
 
 
 def _from_mapping(data: dict[str, Any], *, prompt: str, source: str) -> AgentDefinition:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
+from .._text import one_line
 from .definition import AgentDefinition
 
 __all__ = [
@@ -75,10 +76,6 @@ class IntegrationItem(Protocol):
     def connected(self) -> bool: ...
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _bounded(text: str, limit: int, label: str) -> str:
     text = text.strip()
     if len(text) <= limit:
@@ -107,7 +104,7 @@ def render_user_files(
 
 def render_tools(tools: Iterable[NamedItem]) -> str:
     """The scout's own read-only tool catalogue; empty when it has no tools."""
-    lines = [f"- `{tool.name}`: {_one_line(tool.description)}" for tool in tools]
+    lines = [f"- `{tool.name}`: {one_line(tool.description)}" for tool in tools]
     if not lines:
         return "## Your tools\n\nYou have no tools for this run: work from the prompt alone."
     return "## Your tools (all read-only)\n\n" + "\n".join(lines)
@@ -119,7 +116,7 @@ def render_connected_integrations(integrations: Iterable[IntegrationItem]) -> st
     for item in integrations:
         if not item.connected:
             continue
-        description = _one_line(item.description)
+        description = one_line(item.description)
         lines.append(f"- {item.toolkit}: {description}" if description else f"- {item.toolkit}")
     if not lines:
         return ""
@@ -174,17 +171,12 @@ def build_scout_system_prompt(
     return "\n\n".join(section for section in sections if section) + "\n"
 
 
-def _cut(text: str, limit: int = DESCRIPTION_MAX_CHARS) -> str:
-    text = _one_line(text)
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
-
-
 def render_orchestrator_tools(tools: Iterable[NamedItem]) -> str:
     """The ``[Orchestrator tools]`` block: one ``- name: description`` line per tool."""
     lines = [
-        f"- {tool.name}: {_cut(tool.description)}" if tool.description.strip() else f"- {tool.name}"
+        f"- {tool.name}: {one_line(tool.description, DESCRIPTION_MAX_CHARS)}"
+        if tool.description.strip()
+        else f"- {tool.name}"
         for tool in tools
         if tool.name not in _EXCLUDED_ORCHESTRATOR_TOOLS
     ]

@@ -20,15 +20,14 @@ cannot be identified from outside, so its runs go through the response cache onl
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._hashing import digest_files, fingerprint
+from .._text import strip_userinfo
 from ..agents.definition import AgentDefinition
-from ..models.cache import strip_userinfo
 from ..sources.memory_index import INDEX_DIR
 
 __all__ = [
@@ -49,32 +48,18 @@ OUTSIDE_TOOLS = frozenset({"web_fetch", "web_search_tool"})
 stored, because its key cannot tell whether the web has changed since."""
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 @functools.lru_cache(maxsize=1)
 def package_revision() -> str:
     """The sha256 of every ``.py`` file of the installed package (relative path and bytes);
     computed once per process."""
-    digest = hashlib.sha256()
-    for path in sorted(_PACKAGE_ROOT.rglob("*.py")):
-        if "__pycache__" in path.parts:
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        digest.update(path.relative_to(_PACKAGE_ROOT).as_posix().encode("utf-8") + b"\0")
-        digest.update(len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+    files = (p for p in _PACKAGE_ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+    return digest_files(_PACKAGE_ROOT, files)
 
 
 def definition_fingerprint(definition: AgentDefinition) -> str:
     """The full sha256 of a definition and its prompt (``definition_hash`` is a 12-digit
     prefix of the same idea, fine for display but short for a cache key)."""
-    payload = _canonical(definition.model_dump(mode="json")) + "\0" + definition.prompt
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return fingerprint([definition.model_dump(mode="json"), definition.prompt])
 
 
 def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,10 +108,8 @@ def workspace_fingerprint(root: str | os.PathLike[str]) -> str:
     path = Path(root)
     files: list[tuple[str, int, int]] = []
     _walk(str(path), "", files, True)
-    digest = hashlib.sha256(path.name.encode("utf-8") + b"\0")
-    for rel, size, mtime_ns in sorted(files):
-        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+    # Names that are not UTF-8 keep their bytes as surrogates; JSON escapes them.
+    return fingerprint([path.name, sorted(files)])
 
 
 def case_result_key(
@@ -150,4 +133,4 @@ def case_result_key(
         "workspace": workspace,
         "repeat": repeat,
     }
-    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+    return fingerprint(payload)

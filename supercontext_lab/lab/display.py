@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .._text import one_line, strip_userinfo
 from ..bundle_render import md_block, md_inline
 from ..harness import TurnResult
 from ..models.base import ChatModel, Usage
@@ -57,15 +58,11 @@ def public_base_url(url: str | None) -> str | None:
     if not url:
         return None
     try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
+        parts = urlsplit(strip_userinfo(url))
+        _ = parts.port  # a port out of range makes the URL unusable, and unshown
     except ValueError:
         return None
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None else f"{host}:{port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
 
 def model_provenance(model: ChatModel) -> dict[str, Any]:
@@ -150,10 +147,6 @@ def turn_provenance(
 # --------------------------------------------------------------------------- text
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + line if line else line for line in text.splitlines()]
 
@@ -176,7 +169,7 @@ def _extra_problems(run: ScoutRun) -> list[str]:
 def _run_plain(run: ScoutRun, prefix: str = "") -> list[str]:
     lines = [f"{prefix}Scout run: {run.status}"]
     if run.reason:
-        lines.append(f"{prefix}  reason: {_one_line(run.reason)}")
+        lines.append(f"{prefix}  reason: {one_line(run.reason)}")
     if run.bundle is not None:
         lines.extend(_indent(run.bundle._repr_mimebundle_()["text/plain"], prefix + "  "))
     else:
@@ -184,7 +177,7 @@ def _run_plain(run: ScoutRun, prefix: str = "") -> list[str]:
     problems = _extra_problems(run)
     if problems:
         lines.append(f"{prefix}  problems:")
-        lines.extend(f"{prefix}    - {_one_line(problem)}" for problem in problems)
+        lines.extend(f"{prefix}    - {one_line(problem)}" for problem in problems)
     lines.append(f"{prefix}  trace: {run.model_calls} model calls; tools: {_tools_used(run.trace)}")
     return lines
 
@@ -301,7 +294,7 @@ class TurnDisplay(_Display):
         else:
             lines.append("  (none)")
         if turn.orchestrator_error:
-            lines.append(f"  orchestrator error: {_one_line(turn.orchestrator_error)}")
+            lines.append(f"  orchestrator error: {one_line(turn.orchestrator_error)}")
         return lines
 
     def text(self) -> str:
@@ -310,9 +303,9 @@ class TurnDisplay(_Display):
             return "\n".join(self._reply_plain())
         lines = [f"Turn (first turn): {turn.preparation}"]
         if turn.reason:
-            lines.append(f"  reason: {_one_line(turn.reason)}")
+            lines.append(f"  reason: {one_line(turn.reason)}")
         if turn.goal:
-            lines.append(f"  thread goal: {_one_line(turn.goal)}")
+            lines.append(f"  thread goal: {one_line(turn.goal)}")
         if turn.scout is not None:
             lines.extend(_run_plain(turn.scout, prefix="  "))
         return "\n".join(lines + self._reply_plain())

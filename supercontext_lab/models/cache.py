@@ -25,7 +25,6 @@ serialises its connection with a lock, so threads and processes can share one fi
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import json
 import sqlite3
@@ -35,8 +34,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
+from .._hashing import canonical_json, digest_files, fingerprint
+from .._text import strip_userinfo
 from ..config import lab_home
 from ..errors import CacheError
 from .base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
@@ -50,7 +50,6 @@ __all__ = [
     "default_cache_path",
     "reply_from_json",
     "reply_to_json",
-    "strip_userinfo",
 ]
 
 CacheMode = Literal["readwrite", "replay", "off"]
@@ -90,20 +89,6 @@ def default_cache_path() -> Path:
     return lab_home() / "cache" / "responses.sqlite3"
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def strip_userinfo(url: str) -> str:
-    """``url`` without ``user:password@``: credentials pasted into a URL must not become
-    part of a key stored on disk."""
-    if "@" not in url:
-        return url
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-
-
 def cache_key(
     *,
     model: str,
@@ -125,13 +110,13 @@ def cache_key(
         "temperature": temperature,
         "settings": dict(settings or {}),
     }
-    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+    return fingerprint(payload)
 
 
 def reply_to_json(reply: ModelReply) -> str:
     """A stored reply: the assistant message (with tool calls), usage, finish reason."""
     message = reply.message
-    return _canonical(
+    return canonical_json(
         {
             "message": {
                 "role": message.role,
@@ -293,7 +278,7 @@ class ResponseCache:
     def put_result(self, key: str, record: Mapping[str, Any], *, label: str = "") -> None:
         """Store a case result (JSON-ready) under ``key``; ``label`` says what it is, for
         anyone reading the file."""
-        text = _canonical(dict(record))
+        text = canonical_json(dict(record))
         with self._lock:
             conn = self._connection()
             self._guard(
@@ -381,13 +366,8 @@ def _source_revision(cls: type) -> str:
         return ""
     if module_file is None:
         return ""
-    digest = hashlib.sha256()
-    for path in sorted(Path(module_file).parent.glob("*.py")):
-        try:
-            digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes())
-        except OSError:
-            continue
-    return digest.hexdigest()[:16]
+    folder = Path(module_file).parent
+    return digest_files(folder, folder.glob("*.py"))[:16]
 
 
 def _inner_settings(inner: ChatModel) -> dict[str, Any]:

@@ -27,11 +27,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import one_line
 from ..gate import GREETINGS, normalize_message
 from .base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
 from .text import keywords, overlap, stems, tokens
 
 __all__ = ["OfflineOrchestratorModel", "OfflineScoutModel"]
+
+# A fact quoted from a tool result or a user file is cut to this many characters.
+_FACT_CHARS = 260
 
 _INTERROGATIVES = frozenset(
     "what who whom whose when where why how which is are am was were do does did can could "
@@ -237,11 +241,6 @@ def _needs_web(context: _Context) -> bool:
     return bool(set(context.query_words) & _WEB_WORDS)
 
 
-def _one_line(text: str, limit: int = 260) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _relevant_lines(text: str, query: set[str], limit: int) -> list[str]:
     """Bullet or sentence lines of a user file that share words with the request."""
     # Re-join wrapped bullets: an indented line that does not start a new bullet continues
@@ -363,7 +362,7 @@ class OfflineScoutModel:
             seen.add(content)
             chosen.append((rank, content))
         chosen.sort(key=lambda pair: -pair[0])
-        return [f"{_one_line(content)} (memory)" for _, content in chosen[:5]]
+        return [f"{one_line(content, _FACT_CHARS)} (memory)" for _, content in chosen[:5]]
 
     def _skills(self, context: _Context) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         query = context.query_stems
@@ -418,10 +417,12 @@ class OfflineScoutModel:
         query = context.query_stems
         facts = self._memory_facts(context)
         facts += [
-            f"{_one_line(line)} (memory)" for line in _relevant_lines(context.memory_md, query, 3)
+            f"{one_line(line, _FACT_CHARS)} (memory)"
+            for line in _relevant_lines(context.memory_md, query, 3)
         ]
         profile = [
-            f"{_one_line(line)} (profile)" for line in _relevant_lines(context.profile, query, 3)
+            f"{one_line(line, _FACT_CHARS)} (profile)"
+            for line in _relevant_lines(context.profile, query, 3)
         ]
         for result in context.results.get("memory_flavour", []):
             content = str(result.get("content", "")).strip()
@@ -429,7 +430,9 @@ class OfflineScoutModel:
                 facet = str(result.get("facet", "preferences")).replace("_", " ")
                 lines = [ln.strip("- ").strip() for ln in content.splitlines() if ln.strip()]
                 best = _relevant_lines(content, query, 2) or lines[:2]
-                profile.extend(f"{facet.capitalize()}: {_one_line(ln)} (profile)" for ln in best)
+                profile.extend(
+                    f"{facet.capitalize()}: {one_line(ln, _FACT_CHARS)} (profile)" for ln in best
+                )
         missing: list[str] = []
         integration_lines: list[str] = []
         tool_calls: list[tuple[str, dict[str, Any], str]] = []
@@ -443,7 +446,7 @@ class OfflineScoutModel:
                     tool_calls.append(
                         (
                             delegate,
-                            {"task": _one_line(context.request, 200)},
+                            {"task": one_line(context.request, 200)},
                             f"{toolkit} is connected and the request concerns it",
                         )
                     )
@@ -465,7 +468,7 @@ class OfflineScoutModel:
                 for result in web[:1]:
                     for item in result.get("results", [])[:3]:
                         facts.append(
-                            f"{_one_line(str(item.get('title', '')), 120)} "
+                            f"{one_line(str(item.get('title', '')), 120)} "
                             f"(web: {item.get('url', '')})"
                         )
             elif "web_search" in context.orchestrator_tools:
@@ -532,7 +535,7 @@ class OfflineScoutModel:
         if skills:
             out.append("recommended_skills:")
             for skill_id, is_installed, description in skills:
-                why = _one_line(description, 140) or "fits the request"
+                why = one_line(description, 140) or "fits the request"
                 out += [
                     f"  - skill: {skill_id}",
                     f"    installed: {'true' if is_installed else 'false'}",
@@ -577,12 +580,12 @@ class OfflineOrchestratorModel:
         lines = ["(offline orchestrator — a deterministic stand-in, not a language model)"]
         if bundle is None:
             lines.append(
-                f"Starting cold: no prepared context came with “{_one_line(request, 120)}”."
+                f"Starting cold: no prepared context came with “{one_line(request, 120)}”."
             )
             lines.append("With a real model configured I would gather context myself now.")
         elif prepared is not last_user:
             lines.append(
-                f"On “{_one_line(request, 120)}”: I still have the context prepared "
+                f"On “{one_line(request, 120)}”: I still have the context prepared "
                 "at the start of this thread."
             )
             if bundle.proposed_goal:

@@ -16,7 +16,6 @@ import json
 import logging
 import math
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -25,6 +24,7 @@ from typing import Any, NoReturn
 import httpx
 
 from .._http import read_body, tls_context
+from .._text import strip_userinfo
 from .._version import __version__
 from ..errors import ConfigError, ModelError, ModelTimeoutError
 from .base import Message, ModelReply, ToolSpec
@@ -55,7 +55,6 @@ BACKOFF_START_S = 0.5
 BACKOFF_CAP_S = 8.0
 RETRY_AFTER_CAP_S = 30.0
 CONNECT_CAP_S = 10.0
-_USERINFO = re.compile(r"//[^/@]*@")
 
 
 def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
@@ -154,14 +153,14 @@ class OpenAICompatibleModel:
         url = (base_url or "").strip().rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise ConfigError(
-                f"The model base_url {_USERINFO.sub('//', url)!r} is not an http(s) URL; use "
+                f"The model base_url {strip_userinfo(url)!r} is not an http(s) URL; use "
                 "one such as http://127.0.0.1:11434/v1."
             )
         try:
             httpx.URL(url)
         except httpx.InvalidURL as exc:
             raise ConfigError(
-                f"The model base_url {_USERINFO.sub('//', url)!r} is not a valid URL ({exc})."
+                f"The model base_url {strip_userinfo(url)!r} is not a valid URL ({exc})."
             ) from exc
         if not isinstance(model, str) or not model.strip():
             raise ConfigError("The model route needs a model name (the 'model' setting).")
@@ -179,8 +178,8 @@ class OpenAICompatibleModel:
         self.native_tool_calling = native_tool_calling
         self.max_retries = max_retries
         self._url = url + "/chat/completions"
-        self._shown_base = _USERINFO.sub("//", url)
-        self._shown_url = _USERINFO.sub("//", self._url)
+        self._shown_base = strip_userinfo(url)
+        self._shown_url = strip_userinfo(self._url)
         self._sleep = sleep
         self._owns_client = client is None
         if client is not None:
@@ -439,7 +438,7 @@ class OpenAICompatibleModel:
         )
         hint = self._status_hint(status, key)
         if 300 <= status < 400:
-            target = _USERINFO.sub("//", headers.get("location", "another address"))
+            target = strip_userinfo(headers.get("location", "another address"))
             hint = f"The server redirects to {target}; use that address in the base_url."
         return _Failure(what, hint, retryable=retryable, retry_after=wait)
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+from .._hashing import digest_files
 from ..config import lab_home
 from ..errors import WorkspaceError
 from .memory_index import INDEX_DIR
@@ -49,13 +49,7 @@ def _tree_hash(source: Path) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _hash_files(source: Path, signature: tuple[tuple[str, int, int], ...]) -> str:
-    digest = hashlib.sha256()
-    for rel_text, _size, _mtime in signature:
-        rel = rel_text.encode()
-        content = (source / rel_text).read_bytes()
-        digest.update(len(rel).to_bytes(8, "big") + rel)
-        digest.update(len(content).to_bytes(8, "big") + content)
-    return digest.hexdigest()
+    return digest_files(source, (source / rel for rel, _size, _mtime in signature))
 
 
 def _marker_hash(folder: Path) -> str | None:

@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
+_WORDING = {"extra_forbidden": "unexpected argument"}
 
 
 class ToolArgs(BaseModel):
@@ -249,7 +250,7 @@ class ToolRegistry:
         try:
             args = tool.args_model.model_validate(parsed)
         except ValidationError as exc:
-            problems = describe_validation_error(exc, noun="argument")
+            problems = describe_validation_error(exc, wording=_WORDING)
             return ToolResult.failure(f"invalid arguments for tool '{name}': {problems}")
         try:
             result = tool.handler(args)
