@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._text import one_line
+from .._words import keywords, overlap, stems, tokens
 from ..gate import GREETINGS, normalize_message
 from .base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
-from .text import keywords, overlap, stems, tokens
 
 __all__ = ["OfflineOrchestratorModel", "OfflineScoutModel"]
 

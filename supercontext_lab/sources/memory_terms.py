@@ -8,8 +8,9 @@ always matches the term stored for the same word in a document:
 * they are lower-cased, compatibility characters are folded (``ﬁ`` → ``fi``,
   full-width ``Ａ`` → ``a``) and diacritics are removed from Latin letters (``é`` → ``e``,
   as SQLite's ``unicode61 remove_diacritics 2`` does) while other scripts keep their marks;
-* a light English stemmer folds plurals (Porter's steps 1a and 1c: ``deadlines`` →
-  ``deadline``, ``queries`` and ``query`` → ``queri``, ``classes`` → ``class``).
+* the package's one stemmer (:func:`supercontext_lab._words.stem`) folds plurals and
+  common endings (``deadlines`` → ``deadlin``, ``queries`` → ``query``, ``formatted`` →
+  ``format``), so memory, the skill registry and the offline scout match the same words.
 
 The index stores the analysed terms joined by single spaces, and FTS5 splits them with its
 ``ascii`` tokenizer. Doing the analysis in Python (rather than in an FTS5 tokenizer) is
@@ -22,10 +23,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .._words import stem
+
 __all__ = ["ANALYZER_VERSION", "analyze", "unique_terms"]
 
 #: Bumped whenever :func:`analyze` changes, so indexes built with an older analysis rebuild.
-ANALYZER_VERSION = 1
+ANALYZER_VERSION = 2
 
 
 def _word_pattern() -> re.Pattern[str]:
@@ -47,7 +50,6 @@ _WORD = _word_pattern()
 _ASCII_SEPARATORS = str.maketrans(
     dict.fromkeys((chr(c) for c in range(128) if not chr(c).isalnum()), " ")
 )
-_VOWELS = frozenset("aeiou")
 # Analysing a word is pure, so it is cached; the bound keeps memory flat on huge corpora.
 _CACHE_LIMIT = 200_000
 _single: dict[str, str] = {}  # words giving exactly one term
@@ -73,25 +75,14 @@ def _fold(word: str) -> str:
     return unicodedata.normalize("NFC", "".join(kept)).lower()
 
 
-def _stem(word: str) -> str:
-    if len(word) >= 4:
-        if word.endswith(("sses", "ies")):
-            word = word[:-2]
-        elif word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-    if len(word) >= 3 and word.endswith("y") and not _VOWELS.isdisjoint(word[:-1]):
-        word = word[:-1] + "i"
-    return word
-
-
 def _analyze_word(word: str) -> tuple[str, ...]:
     lowered = word.lower()
     if lowered.isascii():
-        return (_stem(lowered),)
+        return (stem(lowered),)
     # Folding can expose separators (``½`` → ``1⁄2``), so the folded text is split again.
     parts = _WORD.findall(_fold(lowered))
     # A run of marks with no letter or digit (a stray accent) is not a word.
-    return tuple(_stem(part) for part in parts if any(ch.isalnum() for ch in part))
+    return tuple(stem(part) for part in parts if any(ch.isalnum() for ch in part))
 
 
 def analyze(text: str) -> list[str]:

@@ -17,6 +17,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._text import describe_validation_error
+from .._words import STOPWORDS, stem
 from ..errors import ToolError, WorkspaceError
 
 __all__ = [
@@ -113,27 +114,10 @@ def parse_registry_entries(data: Any, source: str) -> list[RegistryEntry]:
     return entries
 
 
-_STOP_WORDS = frozenset(
-    {
-        "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how",
-        "i", "in", "into", "is", "it", "me", "my", "of", "on", "or", "our", "please",
-        "should", "so", "that", "the", "this", "to", "up", "us", "we", "what", "when",
-        "which", "with", "you", "your",
-    }
-)  # fmt: skip
-
-
-def _stem(token: str) -> str:
-    # Plural-insensitive whole words ("figures" finds "figure") without a stemmer.
-    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]
-    return token
-
-
 def registry_tokens(text: str) -> set[str]:
-    """Lower-case whole-word tokens of ``text``, singularised, stop words dropped."""
+    """Lower-case whole-word tokens of ``text``, stemmed, stop words dropped."""
     words = re.findall(r"[a-z0-9]+", text.lower())
-    return {_stem(w) for w in words if w not in _STOP_WORDS}
+    return {stem(w) for w in words if w not in STOPWORDS}
 
 
 def _entry_tokens(entry: RegistryEntry) -> tuple[set[str], set[str]]:

@@ -1,4 +1,8 @@
-"""Small text helpers shared by the offline models: tokens, light stemming, overlap.
+"""Words: the one stemmer and the one stop-word list of the package.
+
+The memory index analyses its documents and queries with :func:`stem`, the skill registry
+search matches with it, and the offline scout picks its keywords and scores overlaps with
+it, so all three agree about which words match (``figures`` finds ``figure`` everywhere).
 
 Deterministic and dependency-free on purpose: the offline models must behave the same on
 every machine so notebooks and tests can compare their output exactly.
