@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # A group is a top-level module or subpackage (its prefix); groups of one layer do not
 # import each other, except the contract modules, which form one group.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors", "_version", "_json", "_text", "_http", "_files", "_hashing")),
+    ("foundation", ("errors",)),  # and every private helper module (_text, _http, ...)
     ("contract", ("bundle", "bundle_render", "gate", "config", "routes")),
     ("definitions, sources, models", ("agents", "sources", "models")),
     ("tools", ("tools",)),
@@ -140,6 +140,8 @@ def _place(module: str) -> tuple[int, str, str] | None:
     if not module:
         return None
     top = module.split(".")[0]
+    if top.startswith("_") and top != "__main__":
+        top = "errors"  # private helper modules (_text, _http, ...) belong to the foundation
     for index, (layer, groups) in enumerate(LAYERS):
         if top in groups:
             group = layer if layer in ONE_GROUP_LAYERS else top

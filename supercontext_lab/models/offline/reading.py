@@ -1,0 +1,261 @@
+"""What the offline scout reads from a conversation: the request and the prompt's sections.
+
+The offline scout sees only what a real model would see (the system prompt, the task
+message and the tool results), so this module turns those messages into a
+:class:`RequestContext`, and holds the word tables the scout decides its plan with.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..._words import keywords, overlap, stems, tokens
+from ...gate import GREETINGS, normalize_message
+from ..base import Message
+
+__all__ = [
+    "FACT_CHARS",
+    "SUMMARY_BUDGET",
+    "RequestContext",
+    "goal_line",
+    "mentioned_integrations",
+    "needs_web",
+    "read_request",
+    "relevant_lines",
+    "request_kind",
+    "wanted_categories",
+    "wanted_facets",
+]
+
+# A fact quoted from a tool result or a user file is cut to this many characters.
+FACT_CHARS = 260
+
+_INTERROGATIVES = frozenset(
+    "what who whom whose when where why how which is are am was were do does did can could "
+    "should would will shall may might has have had cosa chi quando dove perché perche come "
+    "quale quali quanto quanti".split()
+)
+_THANKS = frozenset({"thanks", "thank you", "thx", "grazie", "cheers", "thanks a lot"})
+_WORK_LEAD_INS = re.compile(
+    r"^(?:(?:please|kindly|can you|could you|would you|will you|help me(?: to)?|"
+    r"i need to|i need you to|i want to|i'd like to|i would like to|let's|lets)\s+)+",
+    re.IGNORECASE,
+)
+
+# Which flavour facet a request is about, by the words it uses.
+_FACET_TRIGGERS: dict[str, frozenset[str]] = {
+    "communication": frozenset(
+        "reply email emails draft message write writing tone "
+        "communicate communication letter respond".split()
+    ),
+    "coding_style": frozenset(
+        "code coding figure figures plot plots style format formatted "
+        "formatting script function refactor".split()
+    ),
+    "stack": frozenset("stack library libraries package packages framework python tooling".split()),
+    "workflow": frozenset(
+        "workflow process plan planning schedule routine organise organize".split()
+    ),
+    "environment": frozenset("environment setup machine laptop cluster install hpc".split()),
+    "anti_preferences": frozenset("avoid dislike hate annoy annoys never".split()),
+}
+_PREFERENCE_WORDS = frozenset("like prefer preference preferences preferred usually want".split())
+
+# Words that point at an integration even when its toolkit name is not used.
+_INTEGRATION_ALIASES: dict[str, frozenset[str]] = {
+    "gmail": frozenset("gmail email emails mail inbox reply".split()),
+    "google_calendar": frozenset("calendar meeting meetings schedule event events agenda".split()),
+    "slack": frozenset("slack channel dm".split()),
+    "github": frozenset("github repo repository pull issue issues pr commit".split()),
+    "notion": frozenset("notion".split()),
+    "google_drive": frozenset("drive gdrive".split()),
+    "zotero": frozenset("zotero library references bibliography".split()),
+    "linkedin": frozenset("linkedin".split()),
+    "whatsapp": frozenset("whatsapp".split()),
+}
+_WEB_WORDS = frozenset(
+    "latest new newest recent recently news today current currently "
+    "published preprint preprints papers".split()
+)
+
+_USER_FILE_ENDS = ("\n### MEMORY.md\n", "\n## Memory context\n", "\n## Your tools")
+SUMMARY_BUDGET = 2600  # characters, comfortably under the contract's ~700 tokens
+
+
+def _between(text: str, start: str, ends: Sequence[str]) -> str:
+    """The text after the first ``start`` line up to the nearest of ``ends`` (or the end).
+
+    User files are embedded verbatim and may hold their own ``##`` headings, so sections
+    are cut at the builder's known section starts, not at any heading.
+    """
+    begin = text.find(start)
+    if begin < 0:
+        return ""
+    begin += len(start)
+    stops = [i for end in ends if (i := text.find(end, begin)) >= 0]
+    return text[begin : min(stops, default=len(text))].strip()
+
+
+def _integrations_section(system: str) -> str:
+    # The builder puts the section after the scout's own tool catalogue; looking there
+    # keeps a heading quoted inside a user file from being mistaken for it.
+    tools_at = max(system.find("\n## Your tools"), 0)
+    return _between(system[tools_at:], "\n## Connected Integrations\n", ["\n## "])
+
+
+def _block(task: str, name: str) -> str:
+    match = re.search(
+        rf"^\[{re.escape(name)}\]\n(.*?)(?=^\[[A-Z][^\]\n]*\]\n|\Z)", task, re.M | re.S
+    )
+    return match.group(1).strip() if match else ""
+
+
+@dataclass
+class RequestContext:
+    """What the scout model understood from its prompt and the results it got back."""
+
+    request: str
+    focus: str
+    profile: str
+    memory_md: str
+    connected: dict[str, str]
+    orchestrator_tools: list[str]
+    files: list[str]
+    results: dict[str, list[Any]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def query_words(self) -> list[str]:
+        return keywords(f"{self.request} {self.focus}")
+
+    @property
+    def query_stems(self) -> set[str]:
+        return stems(self.query_words)
+
+
+def read_request(messages: Sequence[Message]) -> RequestContext:
+    system = next((m.content or "" for m in messages if m.role == "system"), "")
+    task = next((m.content or "" for m in messages if m.role == "user"), "")
+    connected: dict[str, str] = {}
+    for line in _integrations_section(system).splitlines():
+        if line.startswith("- "):
+            toolkit, _, description = line[2:].partition(":")
+            connected[toolkit.strip()] = description.strip()
+    tools = []
+    for line in _block(task, "Orchestrator tools").splitlines():
+        if line.startswith("- "):
+            tools.append(line[2:].split(":", 1)[0].strip())
+    files_line = re.search(r"^Files under files/: (.*)$", system, re.M)
+    files = [f.strip() for f in files_line.group(1).split(",")] if files_line else []
+    context = RequestContext(
+        request=_block(task, "Request"),
+        focus=_block(task, "Focus"),
+        profile=_between(system, "\n### PROFILE.md\n", _USER_FILE_ENDS),
+        memory_md=_between(system, "\n### MEMORY.md\n", _USER_FILE_ENDS[1:]),
+        connected=connected,
+        orchestrator_tools=tools,
+        files=[f.rstrip(" …") for f in files if f],
+    )
+    calls: dict[str, str] = {}
+    for message in messages:
+        for call in message.tool_calls:
+            calls[call.id] = call.name
+        if message.role == "tool" and message.tool_call_id is not None:
+            name = message.name or calls.get(message.tool_call_id, "")
+            content = message.content or ""
+            if content.startswith("error:"):
+                context.errors[name] = content.removeprefix("error:").strip()
+                continue
+            try:
+                payload = json.loads(content)
+            except ValueError:
+                continue
+            context.results.setdefault(name, []).append(payload)
+    return context
+
+
+def request_kind(request: str) -> str:
+    """``greeting``, ``question`` or ``work`` (SPEC §10)."""
+    normal = normalize_message(request)
+    if not normal or normal in GREETINGS or normal in _THANKS:
+        return "greeting"
+    first = tokens(normal)[:1]
+    if request.strip().endswith("?") and first and first[0] in _INTERROGATIVES:
+        return "question"
+    return "work"
+
+
+def goal_line(request: str) -> str:
+    text = " ".join(request.split()).rstrip(" .!?")
+    text = _WORK_LEAD_INS.sub("", text)
+    text = text[:1].upper() + text[1:]
+    return text if len(text) <= 160 else text[:159].rstrip() + "…"
+
+
+def wanted_facets(context: RequestContext) -> list[str]:
+    words = set(context.query_words)
+    ranked = [
+        (len(words & triggers), facet)
+        for facet, triggers in _FACET_TRIGGERS.items()
+        if words & triggers
+    ]
+    ranked.sort(key=lambda pair: (-pair[0], list(_FACET_TRIGGERS).index(pair[1])))
+    facets = [facet for _, facet in ranked[:2]]
+    if words & _PREFERENCE_WORDS and facets and "anti_preferences" not in facets:
+        facets.append("anti_preferences")
+    return facets
+
+
+def mentioned_integrations(context: RequestContext) -> list[str]:
+    words = set(tokens(f"{context.request} {context.focus}"))
+    found = []
+    for toolkit, aliases in _INTEGRATION_ALIASES.items():
+        if words & (aliases | {toolkit, toolkit.replace("_", " ")}):
+            found.append(toolkit)
+    return found
+
+
+_CATEGORY_CUES: dict[str, frozenset[str]] = {
+    "decision": frozenset("decide decided decision decisions agree agreed choose chose".split()),
+    "deadline": frozenset("deadline deadlines due when submit submission".split()),
+    "person": frozenset("who whom".split()),
+    "meeting": frozenset("meeting meetings met".split()),
+    "conversation": frozenset("discuss discussed talked said mentioned conversation".split()),
+    "preference": frozenset("like prefer preference preferences".split()),
+}
+
+
+def wanted_categories(context: RequestContext) -> set[str]:
+    words = set(tokens(f"{context.request} {context.focus}"))
+    return {category for category, cues in _CATEGORY_CUES.items() if words & cues}
+
+
+def needs_web(context: RequestContext) -> bool:
+    return bool(set(context.query_words) & _WEB_WORDS)
+
+
+def relevant_lines(text: str, query: set[str], limit: int) -> list[str]:
+    """Bullet or sentence lines of a user file that share words with the request."""
+    # Re-join wrapped bullets: an indented line that does not start a new bullet continues
+    # the previous one, so a fact is never cut in the middle of its sentence.
+    items: list[str] = []
+    for raw in text.splitlines():
+        starts_item = not raw[:1].isspace() or raw.lstrip().startswith(("-", "*"))
+        if items and raw.strip() and not starts_item:
+            items[-1] += " " + raw.strip()
+        else:
+            items.append(raw)
+    scored = []
+    for position, raw in enumerate(items):
+        line = raw.strip().lstrip("-*0123456789. ").strip().replace("**", "")
+        if not line or line.startswith("#") or len(line) < 12:
+            continue
+        score = overlap(query, line)
+        if score:
+            scored.append((-score, position, line))
+    scored.sort()
+    return [line for _, _, line in scored[:limit]]

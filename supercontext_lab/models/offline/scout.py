@@ -1,0 +1,329 @@
+"""The embedded offline scout: a deterministic model that needs no network or key.
+
+:class:`OfflineScoutModel` plays the scout through the *same* tool-calling loop as a real
+model. It reads only what a real model would read — the system prompt, the task message,
+the tools it is offered and the tool results it gets back — and never opens the workspace
+itself, so removing a tool from agent.toml visibly changes its bundle. Its plan:
+
+1. first call: ``memory_recall`` on the request's keywords, plus ``memory_flavour`` when
+   the request is about how the user likes to work;
+2. second call: ``list_workflows`` and ``skill_registry_search`` to find fitting skills
+   (``web_search_tool`` too when the request asks for fresh outside facts);
+3. then the envelope, built only from those results and the prompt's sections.
+
+Facts from memory hits and MEMORY.md are cited ``(memory)``, PROFILE.md and flavour
+facets ``(profile)``, the Connected Integrations section ``(integrations)``. Greetings,
+thanks and one-shot questions get ``proposed_goal: none``. Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..._text import one_line
+from ..._words import overlap
+from ..base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
+from .reading import (
+    FACT_CHARS,
+    SUMMARY_BUDGET,
+    RequestContext,
+    goal_line,
+    mentioned_integrations,
+    needs_web,
+    read_request,
+    relevant_lines,
+    request_kind,
+    wanted_categories,
+    wanted_facets,
+)
+
+__all__ = ["OfflineScoutModel"]
+
+
+def _ordered_calls(specs: list[tuple[str, dict[str, Any]]]) -> Message:
+    calls = tuple(
+        ToolCall(id=f"call_{index}", name=name, arguments=json.dumps(args, ensure_ascii=False))
+        for index, (name, args) in enumerate(specs, start=1)
+    )
+    return Message(role="assistant", content=None, tool_calls=calls)
+
+
+class OfflineScoutModel:
+    """A deterministic scout that gathers through tool calls and writes the envelope."""
+
+    def __init__(self, *, name: str = "offline:scout") -> None:
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        context = read_request(messages)
+        offered = {spec.name for spec in tools or ()} if tool_choice != "none" else set()
+        rounds = sum(1 for m in messages if m.role == "assistant" and m.tool_calls)
+        plan = self._plan(context, offered, rounds)
+        if plan:
+            message = _ordered_calls(plan)
+            return ModelReply(message, estimate_usage(messages, message), "tool_calls", self.name)
+        text = self._envelope(context)
+        if on_text is not None:
+            on_text(text)
+        reply = Message(role="assistant", content=text)
+        return ModelReply(reply, estimate_usage(messages, reply), "stop", self.name)
+
+    # -- gathering -----------------------------------------------------------------------
+
+    def _plan(
+        self, context: RequestContext, offered: set[str], rounds: int
+    ) -> list[tuple[str, dict[str, Any]]]:
+        if request_kind(context.request) == "greeting" or not context.query_words:
+            return []
+        query = " ".join(context.query_words[:10])
+        plan: list[tuple[str, dict[str, Any]]] = []
+        if rounds == 0:
+            if "memory_recall" in offered:
+                plan.append(("memory_recall", {"namespace": "*", "query": query, "limit": 8}))
+            if "memory_flavour" in offered:
+                plan.extend(
+                    ("memory_flavour", {"flavour": facet}) for facet in wanted_facets(context)
+                )
+            if plan:
+                return plan
+        if rounds <= 1 and "list_workflows" not in context.results:
+            if "list_workflows" in offered:
+                plan.append(("list_workflows", {}))
+            if "skill_registry_search" in offered:
+                plan.append(("skill_registry_search", {"query": query}))
+            if needs_web(context) and "web_search_tool" in offered:
+                plan.append(("web_search_tool", {"query": query}))
+        return plan
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _memory_facts(self, context: RequestContext) -> list[str]:
+        hits = [
+            hit
+            for result in context.results.get("memory_recall", [])
+            for hit in result.get("hits", [])
+            if isinstance(hit, dict)
+        ]
+        if not hits:
+            return []
+        top = max(float(hit.get("score", 0.0)) for hit in hits)
+        query = context.query_stems
+        chosen: list[tuple[float, str]] = []
+        seen: set[str] = set()
+        boosted = wanted_categories(context)
+        for hit in hits:
+            content = str(hit.get("content", ""))
+            score = float(hit.get("score", 0.0))
+            # A question about a decision, a deadline or a person prefers memories of that
+            # category: the words differ ("decide" vs "Decision") but the intent matches.
+            rank = score * (1.6 if str(hit.get("category", "")) in boosted else 1.0)
+            # Relevant beats exhaustive: weak hits and hits sharing a single generic word
+            # with a long request stay out of the summary.
+            shared = overlap(query, content + " " + str(hit.get("key", "")))
+            needed = 1 if len(query) <= 3 else 2
+            # In a tiny corpus every BM25 score is near zero; only compare when they differ.
+            if (top > 0 and score < 0.35 * top) or shared < needed or content in seen:
+                continue
+            seen.add(content)
+            chosen.append((rank, content))
+        chosen.sort(key=lambda pair: -pair[0])
+        return [f"{one_line(content, FACT_CHARS)} (memory)" for _, content in chosen[:5]]
+
+    def _skills(
+        self, context: RequestContext
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        query = context.query_stems
+        installed: list[tuple[int, str, str]] = []
+        for result in context.results.get("list_workflows", []):
+            for skill in result.get("skills", []):
+                title = str(skill.get("name", ""))
+                # Slugs are hyphenated: split them so "lit-review-digest" matches "review".
+                slug = str(skill.get("dir_name", "")).replace("-", " ")
+                tags = " ".join(map(str, skill.get("tags", [])))
+                score = overlap(query, f"{title} {slug} {tags} {skill.get('description', '')}")
+                # One shared word fits only when it names the skill itself ("figures" for
+                # the figure polisher); a word only in a description ("grant") does not.
+                if score >= 2 or (score == 1 and overlap(query, title)):
+                    installed.append(
+                        (score, str(skill.get("dir_name", "")), str(skill.get("description", "")))
+                    )
+        installed_ids = {dir_name for _, dir_name, _ in installed}
+        all_installed = {
+            str(skill.get("dir_name", ""))
+            for result in context.results.get("list_workflows", [])
+            for skill in result.get("skills", [])
+        }
+        registry: list[tuple[int, str, str]] = []
+        for result in context.results.get("skill_registry_search", []):
+            for entry in result.get("results", []):
+                entry_id = str(entry.get("id", ""))
+                if entry.get("installed") or entry_id in all_installed or entry_id in installed_ids:
+                    continue
+                text = " ".join(
+                    [
+                        str(entry.get("name", "")),
+                        str(entry.get("description", "")),
+                        " ".join(map(str, entry.get("tags", []))),
+                    ]
+                )
+                score = overlap(query, text)
+                if score >= 2:
+                    registry.append((score, entry_id, str(entry.get("description", ""))))
+        installed.sort(key=lambda item: (-item[0], item[1]))
+        registry.sort(key=lambda item: (-item[0], item[1]))
+        return ([(i, d) for _, i, d in installed[:2]], [(i, d) for _, i, d in registry[:2]])
+
+    def _envelope(self, context: RequestContext) -> str:
+        kind = request_kind(context.request)
+        if kind == "greeting":
+            return (
+                "[context_bundle]\nhas_enough_context: true\nproposed_goal: none\n"
+                "summary: A greeting or thanks; no background is needed to reply.\n"
+                "recommended_tool_calls: []\nrecommended_skills: []\n[/context_bundle]"
+            )
+        query = context.query_stems
+        facts = self._memory_facts(context)
+        facts += [
+            f"{one_line(line, FACT_CHARS)} (memory)"
+            for line in relevant_lines(context.memory_md, query, 3)
+        ]
+        profile = [
+            f"{one_line(line, FACT_CHARS)} (profile)"
+            for line in relevant_lines(context.profile, query, 3)
+        ]
+        for result in context.results.get("memory_flavour", []):
+            content = str(result.get("content", "")).strip()
+            if content:
+                facet = str(result.get("facet", "preferences")).replace("_", " ")
+                lines = [ln.strip("- ").strip() for ln in content.splitlines() if ln.strip()]
+                best = relevant_lines(content, query, 2) or lines[:2]
+                profile.extend(
+                    f"{facet.capitalize()}: {one_line(ln, FACT_CHARS)} (profile)" for ln in best
+                )
+        missing: list[str] = []
+        integration_lines: list[str] = []
+        tool_calls: list[tuple[str, dict[str, Any], str]] = []
+        for toolkit in mentioned_integrations(context):
+            if toolkit in context.connected:
+                description = context.connected[toolkit]
+                detail = f": {description}" if description else ""
+                integration_lines.append(f"{toolkit} is connected{detail} (integrations)")
+                delegate = f"delegate_{toolkit}"
+                if delegate in context.orchestrator_tools:
+                    tool_calls.append(
+                        (
+                            delegate,
+                            {"task": one_line(context.request, 200)},
+                            f"{toolkit} is connected and the request concerns it",
+                        )
+                    )
+            elif context.connected or toolkit in ("notion", "google_drive", "linkedin", "whatsapp"):
+                missing.append(f"{toolkit} is not connected, so it cannot act on this request")
+        installed, registry = self._skills(context)
+        if installed and "run_workflow" in context.orchestrator_tools:
+            dir_name = installed[0][0]
+            tool_calls.append(
+                (
+                    "run_workflow",
+                    {"workflow": dir_name},
+                    f"the installed skill {dir_name} fits the request",
+                )
+            )
+        if needs_web(context):
+            web = context.results.get("web_search_tool")
+            if web:
+                for result in web[:1]:
+                    for item in result.get("results", [])[:3]:
+                        facts.append(
+                            f"{one_line(str(item.get('title', '')), 120)} "
+                            f"(web: {item.get('url', '')})"
+                        )
+            elif "web_search" in context.orchestrator_tools:
+                tool_calls.append(
+                    (
+                        "web_search",
+                        {"query": " ".join(context.query_words[:8])},
+                        "the request asks for recent outside information",
+                    )
+                )
+            if not web:
+                missing.append(
+                    "recent outside sources were not searched (web search is "
+                    "not configured for the scout)"
+                )
+        for path in context.files:
+            if (
+                overlap(query, path.replace("/", " ").replace("-", " ").replace("_", " "))
+                and "file_read" in context.orchestrator_tools
+                and len(tool_calls) < 4
+            ):
+                tool_calls.append(
+                    ("file_read", {"path": f"files/{path}"}, "a workspace file on the same topic")
+                )
+                break
+
+        found = bool(facts or profile or integration_lines)
+        if not found:
+            missing.insert(
+                0, "no stored memory, profile or integration context matched this request"
+            )
+        has_enough = found and not missing
+        goal = "none" if kind == "question" else goal_line(context.request)
+
+        lines = facts[:6] + profile[:4] + integration_lines
+        summary_lines = []
+        used = 0
+        for line in lines:
+            if used + len(line) > SUMMARY_BUDGET:
+                break
+            summary_lines.append(f"- {line}")
+            used += len(line) + 3
+        if missing:
+            summary_lines.append("Missing: " + "; ".join(missing) + ".")
+        summary = "\n".join(summary_lines) or "Nothing relevant was found."
+
+        out = [
+            "[context_bundle]",
+            f"has_enough_context: {'true' if has_enough else 'false'}",
+            f"proposed_goal: {goal}",
+            f"summary:\n{summary}",
+        ]
+        if tool_calls:
+            out.append("recommended_tool_calls:")
+            for name, args, why in tool_calls:
+                out += [
+                    f"  - tool: {name}",
+                    f"    args: {json.dumps(args, ensure_ascii=False)}",
+                    f"    why: {why}",
+                ]
+        else:
+            out.append("recommended_tool_calls: []")
+        skills = [(i, True, d) for i, d in installed] + [(i, False, d) for i, d in registry]
+        if skills:
+            out.append("recommended_skills:")
+            for skill_id, is_installed, description in skills:
+                why = one_line(description, 140) or "fits the request"
+                out += [
+                    f"  - skill: {skill_id}",
+                    f"    installed: {'true' if is_installed else 'false'}",
+                    f"    why: {why}",
+                ]
+        else:
+            out.append("recommended_skills: []")
+        out.append("[/context_bundle]")
+        return "\n".join(out)
