@@ -14,7 +14,7 @@ from supercontext_lab._hashing import canonical_json, digest_files, fingerprint
 from supercontext_lab._http import read_body
 from supercontext_lab._text import describe_validation_error, one_line, strip_userinfo
 from supercontext_lab._words import STOPWORDS, keywords, stem, stems
-from supercontext_lab.sources.memory_terms import analyze
+from supercontext_lab.sources.memory.terms import analyze
 from supercontext_lab.sources.skills import registry_tokens
 
 # --------------------------------------------------------------------------- one_line

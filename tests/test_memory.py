@@ -19,7 +19,7 @@ from supercontext_lab.sources.memory import (
     MemoryTree,
     SyncReport,
 )
-from supercontext_lab.sources.memory_terms import unique_terms
+from supercontext_lab.sources.memory.terms import unique_terms
 
 INDEX = Path(".supercontext") / "memory.sqlite3"
 

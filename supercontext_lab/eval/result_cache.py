@@ -28,7 +28,7 @@ from typing import Any
 from .._hashing import digest_files, fingerprint
 from .._text import strip_userinfo
 from ..agents.definition import AgentDefinition
-from ..sources.memory_index import INDEX_DIR
+from ..sources.memory import INDEX_DIR
 
 __all__ = [
     "OUTSIDE_TOOLS",

@@ -17,7 +17,7 @@ from pathlib import Path
 from .._hashing import digest_files
 from ..config import lab_home
 from ..errors import WorkspaceError
-from .memory_index import INDEX_DIR
+from .memory import INDEX_DIR
 from .workspace import IGNORED_NAMES, Workspace
 
 __all__ = ["demo_workspace_path", "open_workspace"]

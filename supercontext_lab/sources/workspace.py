@@ -33,8 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .._text import describe_validation_error
 from ..errors import WorkspaceError
 from .frontmatter import parse_front_matter
-from .memory import MemoryTree
-from .memory_index import INDEX_DIR
+from .memory import INDEX_DIR, MemoryTree
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
 # tomllib (3.11+) and its backport tomli share one API.

@@ -5,11 +5,11 @@ Layout (schema version :data:`SCHEMA_VERSION`)::
     meta        key/value: schema_version
     docs        one row per document: namespace, key, category, content, created,
                 path (the memory/ file it came from, NULL when added through the API),
-                key_terms/body_terms (analysed terms, see memory_terms),
+                key_terms/body_terms (analysed terms, see terms.py),
                 repeated_terms (terms occurring more than once), length (terms),
                 ns_hash, term_lo/hi, repeat_lo/hi, frequent_lo/hi (bit signatures
                 of its terms, of those occurring more than once and of those occurring
-                at least FREQUENT times; see memory_rank)
+                at least FREQUENT times; see rank.py)
     files       what the last sync saw: path, mtime_ns, size, namespace, key
     namespaces  per namespace: number of documents and of terms (kept by triggers)
     fts         FTS5 index over docs.key_terms and docs.body_terms (external content)
@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import MemoryIndexError
-from .memory_rank import (
+from ...errors import MemoryIndexError
+from .rank import (
     BODY_WEIGHT,
     FREQUENT,
     KEY_WEIGHT,
@@ -38,7 +38,7 @@ from .memory_rank import (
     namespace_hash,
     signature,
 )
-from .memory_terms import ANALYZER_VERSION, analyze
+from .terms import ANALYZER_VERSION, analyze
 
 __all__ = [
     "INDEX_DIR",
@@ -112,7 +112,7 @@ CREATE TABLE docs(
     UNIQUE(namespace, key)
 );
 CREATE INDEX docs_by_path ON docs(path) WHERE path IS NOT NULL;
--- A narrow copy of what searches test on every candidate (see memory_rank): reading it
+-- A narrow copy of what searches test on every candidate (see rank.py): reading it
 -- costs a fraction of reading the wide rows.
 CREATE INDEX docs_bounds ON docs(
     id, ns_hash, length, term_lo, term_hi, repeat_lo, repeat_hi, frequent_lo, frequent_hi
@@ -134,7 +134,7 @@ CREATE TABLE namespaces(
 -- counts every occurrence); the ascii tokenizer splits them exactly where the analyser
 -- did. repeated_terms holds "§t" for every term t whose weighted frequency in the
 -- document is above 1, so that searches can ask FTS5 for those documents only (see
--- memory_rank). Scores are computed in Python, so FTS5 needs no positions:
+-- rank.py). Scores are computed in Python, so FTS5 needs no positions:
 -- detail='none' keeps the index small and its boolean queries fast.
 CREATE VIRTUAL TABLE fts USING fts5(
     key_terms, body_terms, repeated_terms,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .._words import stem
+from ..._words import stem
 
 __all__ = ["ANALYZER_VERSION", "analyze", "unique_terms"]
 

@@ -13,9 +13,9 @@ index incrementally (only new or changed files are read), so reopening an up-to-
 workspace costs one ``stat`` per file. An index from another schema version, a damaged
 file or something that is not SQLite at all is rebuilt from ``memory/``; documents that
 were added only through the API are lost in that case (they are in no file), and a
-warning is logged on the ``supercontext_lab.sources.memory_index`` logger.
+warning is logged on the ``supercontext_lab.sources.memory.index`` logger.
 
-Search is BM25 (see :mod:`supercontext_lab.sources.memory_rank` for how it stays fast at
+Search is BM25 (see :mod:`supercontext_lab.sources.memory.rank` for how it stays fast at
 tens of thousands of documents). Any text is a valid query: it is split into words and
 nothing in it is read as FTS5 syntax.
 """
@@ -32,9 +32,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from ..errors import MemoryIndexError
-from .frontmatter import parse_front_matter
-from .memory_index import (
+from ...errors import MemoryIndexError
+from ..frontmatter import parse_front_matter
+from .index import (
     DocRow,
     delete_doc,
     doc_row,
@@ -45,8 +45,8 @@ from .memory_index import (
     upsert_doc,
     upsert_docs,
 )
-from .memory_rank import Ranker
-from .memory_terms import unique_terms
+from .rank import Ranker
+from .terms import unique_terms
 
 __all__ = [
     "DEFAULT_CATEGORY",

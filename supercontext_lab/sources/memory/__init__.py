@@ -1,0 +1,20 @@
+"""The memory tree: documents in namespaces, in one SQLite FTS5 index, searched with BM25.
+
+``tree`` is the public :class:`MemoryTree`; ``index`` the SQLite file (schema, opening,
+rebuilding, writes); ``terms`` the analyser that turns text into search terms; ``rank``
+the BM25 ranker over the index.
+"""
+
+from __future__ import annotations
+
+from .index import INDEX_DIR
+from .tree import DEFAULT_CATEGORY, MAX_RECALL_LIMIT, MemoryHit, MemoryTree, SyncReport
+
+__all__ = [
+    "DEFAULT_CATEGORY",
+    "INDEX_DIR",
+    "MAX_RECALL_LIMIT",
+    "MemoryHit",
+    "MemoryTree",
+    "SyncReport",
+]
