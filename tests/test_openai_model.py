@@ -30,8 +30,6 @@ from supercontext_lab.models.openai import (
     OpenAICompatibleModel,
     message_from_openai,
     messages_from_openai,
-    reply_to_openai,
-    reply_to_sse_chunks,
     retry_after_seconds,
 )
 from supercontext_lab.models.sse import StreamAccumulator, sse_data
@@ -41,6 +39,7 @@ from supercontext_lab.models.wire import (
     parse_tool_call_blocks,
     render_tool_call_block,
 )
+from supercontext_lab.testing.wire import reply_to_openai, reply_to_sse_chunks
 
 BASE = "http://llm.test/v1"
 URL = BASE + "/chat/completions"

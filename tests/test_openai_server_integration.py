@@ -26,6 +26,7 @@ from supercontext_lab.testing import (
     ScriptedResponse,
     tool_call_message,
 )
+from supercontext_lab.tools.web import web_fetch
 
 KEY_ENV = "SUPERCONTEXT_TEST_API_KEY"
 USER = [Message(role="user", content="Plan my trip to Rome")]
@@ -405,6 +406,14 @@ MFpurcZDphXxf9+fiZNcWL2xhMOer8ZIiA/yMykzYgqVM4x2IrkyRAQb
 
 
 class _TLSHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"a page over TLS"
+        self.send_response(200)
+        self.send_header("content-type", "text/plain")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", "0")))
         body = json.dumps(
@@ -472,3 +481,18 @@ def test_https_trusts_the_certificate_named_by_ssl_cert_file(
     with OpenAICompatibleModel(base_url=base_url, model="m", max_retries=0) as second:
         assert second.complete(USER).message.content == "over TLS"
     assert len(http_helpers._SSL_CONTEXTS) == 1
+
+
+def test_web_fetch_trusts_the_same_certificates_as_the_models(
+    tls_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base_url, cert = tls_server
+    page = base_url.rsplit("/v1", 1)[0] + "/page"
+    refused = web_fetch(page, allow_private_addresses=True, timeout=5)
+    assert not refused.ok and "CERTIFICATE_VERIFY_FAILED" in refused.content
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    fetched = web_fetch(page, allow_private_addresses=True, timeout=5)
+    assert fetched.ok, fetched.content
+    with OpenAICompatibleModel(base_url=base_url, model="m", max_retries=0) as model:
+        assert model.complete(USER).message.content == "over TLS"
+    assert len(http_helpers._SSL_CONTEXTS) == 2  # one per SSL_CERT_FILE value, shared

@@ -36,16 +36,12 @@ from .wire import (
     messages_for_text_tools,
     messages_from_openai,
     parse_tool_call_blocks,
-    reply_to_openai,
-    reply_to_sse_chunks,
 )
 
 __all__ = [
     "OpenAICompatibleModel",
     "message_from_openai",
     "messages_from_openai",
-    "reply_to_openai",
-    "reply_to_sse_chunks",
     "retry_after_seconds",
 ]
 

@@ -1,8 +1,8 @@
 """Conversions between the lab's chat records and the OpenAI chat-completions wire format.
 
-Both directions live here: parsing what a server answers (and what a client sends, for the
-test server), and rendering replies as ``chat.completion`` JSON or SSE chunks. The
-text-based tool protocol used with servers that lack native tool calling is here too:
+What a client needs lives here: parsing what a server answers and the messages of a saved
+transcript (rendering replies as a server does is the test server's job, in
+:mod:`supercontext_lab.testing.wire`). The text-based tool protocol used with servers that lack native tool calling is here too:
 a tool catalogue appended to the system prompt, ``<tool_call>{...}</tool_call>`` blocks
 parsed out of the reply, and a history rendered without the ``tool`` role.
 
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -36,10 +34,7 @@ __all__ = [
     "parse_tool_call_blocks",
     "render_tool_call_block",
     "render_tool_catalogue",
-    "reply_to_openai",
-    "reply_to_sse_chunks",
     "tool_call_from_openai",
-    "tools_from_openai",
     "usage_from_openai",
 ]
 
@@ -186,32 +181,6 @@ def messages_from_openai(items: Sequence[Mapping[str, Any]]) -> list[Message]:
     return out
 
 
-def tools_from_openai(items: Any) -> list[ToolSpec]:
-    """Build tool specs from an OpenAI ``tools`` list (``None`` gives an empty list)."""
-    if items is None:
-        return []
-    if not isinstance(items, list):
-        raise ModelError("'tools' that is not a list")
-    specs: list[ToolSpec] = []
-    for index, item in enumerate(items):
-        function = item.get("function") if isinstance(item, Mapping) else None
-        name = function.get("name") if isinstance(function, Mapping) else None
-        if not isinstance(function, Mapping) or not isinstance(name, str) or not name:
-            raise ModelError(f"a tool without a function name (tools[{index}])")
-        description = function.get("description")
-        parameters = function.get("parameters")
-        specs.append(
-            ToolSpec(
-                name=name,
-                description=description if isinstance(description, str) else "",
-                parameters=dict(parameters)
-                if isinstance(parameters, Mapping)
-                else {"type": "object", "properties": {}},
-            )
-        )
-    return specs
-
-
 def completion_from_openai(data: Any, *, default_model: str = "") -> ModelReply:
     """Parse a ``chat.completion`` body (already decoded from JSON) into a reply."""
     if not isinstance(data, Mapping):
@@ -239,98 +208,6 @@ def completion_from_openai(data: Any, *, default_model: str = "") -> ModelReply:
         finish_reason=finish if isinstance(finish, str) and finish else None,
         model=model if isinstance(model, str) and model else default_model,
     )
-
-
-def _finish_reason(reply: ModelReply) -> str:
-    if reply.finish_reason:
-        return reply.finish_reason
-    return "tool_calls" if reply.message.tool_calls else "stop"
-
-
-def _usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.total_tokens,
-    }
-
-
-def reply_to_openai(reply: ModelReply, model: str) -> dict[str, Any]:
-    """Render a reply as a ``chat.completion`` JSON object."""
-    message = reply.message.to_openai()
-    message["role"] = "assistant"
-    return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(reply)}],
-        "usage": _usage_json(reply.usage),
-    }
-
-
-def _split_in_pieces(text: str, count: int) -> list[str]:
-    """``text`` cut in at most ``count`` non-empty pieces of similar length."""
-    if not text:
-        return []
-    size = max(1, -(-len(text) // count))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def reply_to_sse_chunks(reply: ModelReply, model: str) -> list[str]:
-    """Render a reply as the ``data: …`` lines of a streamed completion.
-
-    The text arrives word by word; each tool call's id and name come first and its
-    arguments in several pieces, interleaved across calls (as parallel calls do on real
-    servers), so a client must join them by ``index``. A final chunk carries the usage,
-    then ``data: [DONE]``.
-    """
-    ident = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-    created = int(time.time())
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        body = {
-            "id": ident,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        return "data: " + json.dumps(body, ensure_ascii=False)
-
-    lines = [chunk({"role": "assistant", "content": ""})]
-    for word in re.findall(r"\S+\s*|\s+", reply.message.content or ""):
-        lines.append(chunk({"content": word}))
-    calls = reply.message.tool_calls
-    for index, call in enumerate(calls):
-        head = {"name": call.name, "arguments": ""}
-        lines.append(
-            chunk(
-                {
-                    "tool_calls": [
-                        {"index": index, "id": call.id, "type": "function", "function": head}
-                    ]
-                }
-            )
-        )
-    pieces = [_split_in_pieces(call.arguments, 3) for call in calls]
-    for round_ in range(max((len(p) for p in pieces), default=0)):
-        for index, parts in enumerate(pieces):
-            if round_ < len(parts):
-                delta = {"index": index, "function": {"arguments": parts[round_]}}
-                lines.append(chunk({"tool_calls": [delta]}))
-    lines.append(chunk({}, _finish_reason(reply)))
-    usage_chunk = {
-        "id": ident,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "choices": [],
-        "usage": _usage_json(reply.usage),
-    }
-    lines.append("data: " + json.dumps(usage_chunk))
-    lines.append("data: [DONE]")
-    return lines
 
 
 # --- Tool calling through text, for servers without native tool support -----------------

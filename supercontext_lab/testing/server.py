@@ -26,12 +26,8 @@ from urllib.parse import urlsplit
 
 from ..errors import ModelError, ModelTimeoutError
 from ..models.base import ChatModel, Message, ModelReply, ToolCall, Usage
-from ..models.wire import (
-    messages_from_openai,
-    reply_to_openai,
-    reply_to_sse_chunks,
-    tools_from_openai,
-)
+from ..models.wire import messages_from_openai
+from .wire import reply_to_openai, reply_to_sse_chunks, tools_from_openai
 
 __all__ = ["OpenAITestServer", "RecordedRequest", "RequestHeaders", "ScriptedResponse"]
 
