@@ -17,8 +17,9 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .agents.definition import AgentDefinition, default_agent_definition
 from .bundle import ContextBundle
@@ -57,7 +58,17 @@ _ORCHESTRATOR_PROMPT = (
 _MAX_ORCHESTRATOR_ROUNDS = 4
 _FREE_ARGS: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
-Preparation = Literal["prepared", "skipped", "failed"]
+
+class Preparation(str, Enum):
+    """What the first-turn preparation did; a ``str``, so JSON and text show the value."""
+
+    PREPARED = "prepared"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+    def __str__(self) -> str:
+        return self.value
+
 
 _log = logging.getLogger(__name__)
 
@@ -111,7 +122,7 @@ class TurnResult:
 
     @property
     def prepared(self) -> bool:
-        return self.preparation == "prepared"
+        return self.preparation is Preparation.PREPARED
 
     @property
     def trace(self) -> list[TraceStep]:
@@ -146,7 +157,7 @@ class TurnResult:
             "message": self.message,
             "sent_message": self.sent_message,
             "reply": self.reply,
-            "preparation": self.preparation,
+            "preparation": str(self.preparation),
             "reason": self.reason,
             "first_turn": self.first_turn,
             "envelope": self.envelope,
@@ -285,7 +296,7 @@ class Thread:
         )
         reason = self._skip_reason(message, first_turn)
         if not gate_open or reason is not None:
-            result.preparation, result.reason = "skipped", reason
+            result.preparation, result.reason = Preparation.SKIPPED, reason
             return
         try:
             run = self.run_scout(message, on_step=on_step)
@@ -293,7 +304,7 @@ class Thread:
             # The scout is an optimisation: whatever goes wrong, the turn goes on cold.
             # SupercontextError covers a broken model route (ConfigError) as well as
             # model and workspace failures.
-            result.preparation, result.reason = "failed", f"scout error: {exc}"
+            result.preparation, result.reason = Preparation.FAILED, f"scout error: {exc}"
             return
         except Exception as exc:
             # An unexpected error (a third-party ChatModel's own exception, a bug) must
@@ -302,15 +313,16 @@ class Thread:
             _log.warning(
                 "The context scout failed unexpectedly; the turn goes on cold.", exc_info=True
             )
-            result.preparation = "failed"
+            result.preparation = Preparation.FAILED
             result.reason = f"scout error: {type(exc).__name__}: {exc}"
             return
         result.scout = run
         if run.envelope is None or run.bundle is None:
-            result.preparation = "failed"
+            result.preparation = Preparation.FAILED
             result.reason = "; ".join(run.problems) or "the scout produced no envelope"
             return
-        result.preparation, result.envelope, result.bundle = "prepared", run.envelope, run.bundle
+        result.preparation = Preparation.PREPARED
+        result.envelope, result.bundle = run.envelope, run.bundle
         result.sent_message = build_prepared_message(run.envelope, message)
         self.prepared_markers.append(
             {"turn": len(self.turns), "has_enough_context": run.bundle.has_enough_context}
@@ -401,7 +413,7 @@ class Thread:
             message=message,
             sent_message=message,
             reply="",
-            preparation="skipped",
+            preparation=Preparation.SKIPPED,
             reason=None,
             first_turn=first_turn,
         )

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Literal
 
 from .agents.definition import AgentDefinition, default_agent_definition
@@ -55,7 +56,28 @@ GRACE_INSTRUCTION = (
 
 _PREVIEW_CHARS = 300
 
-Status = Literal["completed", "incomplete", "failed"]
+
+class ScoutStatus(str, Enum):
+    """How a run ended; a ``str``, so JSON and text show the plain value."""
+
+    COMPLETED = "completed"
+    INCOMPLETE = "incomplete"
+    FAILED = "failed"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class StopCause(str, Enum):
+    """Why a run stopped before the model's final answer (``None`` when it did not)."""
+
+    TIMEOUT = "timeout"
+    ITERATION_CAP = "iteration_cap"
+    MODEL_ERROR = "model_error"
+
+    def __str__(self) -> str:
+        return self.value
+
 
 _POOL_LOCK = threading.Lock()
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
@@ -130,7 +152,7 @@ class TraceStep:
 class ScoutRun:
     """Everything one scout run produced, whether or not it yielded an envelope."""
 
-    status: Status
+    status: ScoutStatus
     reason: str | None
     output: str
     envelope: str | None
@@ -145,6 +167,7 @@ class ScoutRun:
     system_prompt: str = field(repr=False, default="")
     task_message: str = field(repr=False, default="")
     messages: list[Message] = field(repr=False, default_factory=list)
+    stopped: StopCause | None = None
 
     @property
     def ok(self) -> bool:
@@ -163,7 +186,7 @@ class ScoutRun:
             "problems": list(self.problems),
             "trace": [step.to_dict() for step in self.trace],
             "elapsed_ms": round(self.elapsed_ms, 3),
-            "status": self.status,
+            "status": str(self.status),
             "reason": self.reason,
             "model": self.model_name,
             "model_calls": self.model_calls,
@@ -349,7 +372,8 @@ def run_scout(
     task = build_task_message(message, focus=focus, orchestrator_tools=workspace.orchestrator_tools)
     messages = [Message(role="system", content=system_prompt), Message(role="user", content=task)]
 
-    status: Status = "completed"
+    status = ScoutStatus.COMPLETED
+    stopped: StopCause | None = None
     reason: str | None = None
     output = ""
     problems: list[str] = []
@@ -374,18 +398,20 @@ def run_scout(
                 if reply.tool_calls:
                     problems.append("the final call asked for tools anyway; they were not run")
             else:
-                status = "incomplete"
+                status, stopped = ScoutStatus.INCOMPLETE, StopCause.ITERATION_CAP
                 reason = f"iteration cap reached ({definition.max_iterations} model calls)"
     except ModelTimeoutError as exc:
-        status, reason = "incomplete", f"timeout: {exc}"
+        status, stopped = ScoutStatus.INCOMPLETE, StopCause.TIMEOUT
+        reason = f"timeout: {exc}"
     except ModelError as exc:
-        status, reason = "failed", f"model error: {exc}"
+        status, stopped = ScoutStatus.FAILED, StopCause.MODEL_ERROR
+        reason = f"model error: {exc}"
 
     envelope: str | None = None
     bundle: ContextBundle | None = None
     if reason is not None:
         problems.insert(0, reason)
-    if status == "completed":
+    if status is ScoutStatus.COMPLETED:
         extracted = extract_context_bundle(output)
         if extracted is None:
             rejection = bundle_rejection_reason(output) or "no usable envelope"
@@ -405,6 +431,7 @@ def run_scout(
     )
     return ScoutRun(
         status=status,
+        stopped=stopped,
         reason=reason,
         output=output,
         envelope=envelope,

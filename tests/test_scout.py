@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,13 @@ from supercontext_lab.agents import (
 )
 from supercontext_lab.errors import ModelError
 from supercontext_lab.models.base import Message, ModelReply, ToolSpec
-from supercontext_lab.scout import GRACE_INSTRUCTION, run_scout, trace_summary
+from supercontext_lab.scout import (
+    GRACE_INSTRUCTION,
+    ScoutStatus,
+    StopCause,
+    run_scout,
+    trace_summary,
+)
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
 
@@ -165,6 +172,7 @@ def test_iteration_cap_with_strict_policy_is_incomplete(workspace: Workspace) ->
     assert not run.ok
     assert run.model_calls == 2
     assert "iteration cap" in (run.reason or "")
+    assert run.stopped is StopCause.ITERATION_CAP
 
 
 def test_model_error_is_a_failed_run(workspace: Workspace) -> None:
@@ -173,6 +181,7 @@ def test_model_error_is_a_failed_run(workspace: Workspace) -> None:
 
     run = run_scout("x y z", workspace=workspace, model=ScriptedModel([boom]))
     assert run.status == "failed"
+    assert run.status is ScoutStatus.FAILED and run.stopped is StopCause.MODEL_ERROR
     assert "500" in (run.reason or "")
     assert not run.ok
 
@@ -183,7 +192,15 @@ def test_wall_clock_timeout_bounds_the_run(workspace: Workspace) -> None:
     run = run_scout("x y z", workspace=workspace, model=model, timeout_s=0.5)
     assert time.perf_counter() - started < 2.0
     assert run.status == "incomplete"
+    assert run.stopped is StopCause.TIMEOUT
     assert "timeout" in (run.reason or "")
+
+
+def test_status_values_serialise_as_plain_strings(workspace: Workspace) -> None:
+    run = run_scout("x y z", workspace=workspace, model=ScriptedModel([GOOD]))
+    assert run.status is ScoutStatus.COMPLETED and run.stopped is None
+    assert json.loads(json.dumps(run.to_dict()))["status"] == "completed"
+    assert f"{run.status}" == str(run.status) == "completed"
 
 
 def test_oversized_envelope_is_fitted(workspace: Workspace) -> None:

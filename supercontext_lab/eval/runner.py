@@ -28,7 +28,7 @@ from typing import Any, Literal
 from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CachedModel, CacheMode, ResponseCache, default_cache_path
-from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, run_scout, trace_summary
+from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, StopCause, run_scout, trace_summary
 from ..sources.demo import demo_workspace_path
 from .dataset import EvalCase, load_dataset
 from .executors import EXECUTORS, ExecutorName, run_tasks
@@ -136,7 +136,7 @@ def _storable(run: ScoutRun) -> bool:
     """Whether a run's result may be reused: it ended the way the same inputs would end it
     again (not on a model error or a timeout, which a rerun may not meet), and it did not
     read the web, whose answers the key cannot see."""
-    if run.status == "failed" or (run.reason or "").startswith("timeout"):
+    if run.stopped in (StopCause.MODEL_ERROR, StopCause.TIMEOUT):
         return False
     return not any(
         step.kind == "tool" and step.tool in OUTSIDE_TOOLS and not step.refused
@@ -236,7 +236,7 @@ def run_case_task(task: CaseTask) -> CaseResult:
             id=task.case.id,
             variant=task.variant.name,
             repeat=task.repeat,
-            status=run.status,
+            status=str(run.status),
             envelope=run.envelope,
             bundle=bundle,
             problems=list(run.problems),
