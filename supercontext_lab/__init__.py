@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._lazy import lazy_exports
 from ._version import __version__
 from .errors import (
     AgentDefinitionError,
@@ -58,63 +59,57 @@ if TYPE_CHECKING:
         should_run_super_context,
         super_context_skip_reason,
     )
-    from .harness import Thread, TurnResult
-    from .models.base import ChatModel, Message, ToolCall, ToolSpec
+    from .harness import Preparation, Thread, TurnResult
+    from .models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
     from .models.offline import OfflineOrchestratorModel, OfflineScoutModel
     from .models.openai import OpenAICompatibleModel
     from .routes import ModelRoute, get_model_route, parse_model_id, set_model_route
-    from .scout import ScoutRun, TraceStep, run_scout
+    from .scout import ScoutRun, ScoutStatus, StopCause, TraceStep, run_scout
     from .sources.demo import demo_workspace_path, open_workspace
     from .sources.memory import MemoryHit, MemoryTree
+    from .sources.web_search import WebResult, WebSearchProvider
     from .sources.workspace import Workspace
+    from .tools import Tool, ToolRegistry, ToolResult, build_scout_registry
 
-# Public name -> the submodule that defines it, imported on first access.
-_LAZY = {
-    "AgentDefinition": "agents.definition",
-    "default_agent_definition": "agents.definition",
-    "load_agent_definition": "agents.definition",
-    "edit_agent_toml": "agents.toml_edit",
-    "save_agent_files": "agents.toml_edit",
-    "set_tool_enabled": "agents.toml_edit",
-    "ContextBundle": "bundle",
-    "RecommendedSkill": "bundle",
-    "RecommendedToolCall": "bundle",
-    "bundle_rejection_reason": "bundle",
-    "extract_context_bundle": "bundle",
-    "fit_bundle": "bundle",
-    "parse_context_bundle": "bundle",
-    "parse_has_enough_context": "bundle",
-    "parse_proposed_goal": "bundle",
-    "FlagStatus": "config",
-    "ModelRoute": "routes",
-    "get_model_route": "routes",
-    "get_super_context_enabled": "config",
-    "lab_home": "config",
-    "parse_model_id": "routes",
-    "set_model_route": "routes",
-    "set_super_context_enabled": "config",
-    "super_context_status": "config",
-    "SKIP_REASONS": "gate",
-    "has_prior_conversation": "gate",
-    "should_run_super_context": "gate",
-    "super_context_skip_reason": "gate",
-    "ChatModel": "models.base",
-    "MemoryHit": "sources.memory",
-    "MemoryTree": "sources.memory",
-    "Message": "models.base",
-    "OfflineOrchestratorModel": "models.offline",
-    "OfflineScoutModel": "models.offline",
-    "OpenAICompatibleModel": "models.openai",
-    "ScoutRun": "scout",
-    "Thread": "harness",
-    "ToolCall": "models.base",
-    "ToolSpec": "models.base",
-    "TraceStep": "scout",
-    "TurnResult": "harness",
-    "Workspace": "sources.workspace",
-    "demo_workspace_path": "sources.demo",
-    "open_workspace": "sources.demo",
-    "run_scout": "scout",
+# The public names of each submodule, imported on first access.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "agents.definition": ("AgentDefinition", "default_agent_definition", "load_agent_definition"),
+    "agents.toml_edit": ("edit_agent_toml", "save_agent_files", "set_tool_enabled"),
+    "bundle": (
+        "ContextBundle",
+        "RecommendedSkill",
+        "RecommendedToolCall",
+        "bundle_rejection_reason",
+        "extract_context_bundle",
+        "fit_bundle",
+        "parse_context_bundle",
+        "parse_has_enough_context",
+        "parse_proposed_goal",
+    ),
+    "config": (
+        "FlagStatus",
+        "get_super_context_enabled",
+        "lab_home",
+        "set_super_context_enabled",
+        "super_context_status",
+    ),
+    "gate": (
+        "SKIP_REASONS",
+        "has_prior_conversation",
+        "should_run_super_context",
+        "super_context_skip_reason",
+    ),
+    "harness": ("Preparation", "Thread", "TurnResult"),
+    "models.base": ("ChatModel", "Message", "ModelReply", "ToolCall", "ToolSpec", "Usage"),
+    "models.offline": ("OfflineOrchestratorModel", "OfflineScoutModel"),
+    "models.openai": ("OpenAICompatibleModel",),
+    "routes": ("ModelRoute", "get_model_route", "parse_model_id", "set_model_route"),
+    "scout": ("ScoutRun", "ScoutStatus", "StopCause", "TraceStep", "run_scout"),
+    "sources.demo": ("demo_workspace_path", "open_workspace"),
+    "sources.memory": ("MemoryHit", "MemoryTree"),
+    "sources.web_search": ("WebResult", "WebSearchProvider"),
+    "sources.workspace": ("Workspace",),
+    "tools": ("Tool", "ToolRegistry", "ToolResult", "build_scout_registry"),
 }
 
 __all__ = [
@@ -132,26 +127,37 @@ __all__ = [
     "MemoryTree",
     "Message",
     "ModelError",
+    "ModelReply",
     "ModelRoute",
     "ModelTimeoutError",
     "OfflineOrchestratorModel",
     "OfflineScoutModel",
     "OpenAICompatibleModel",
+    "Preparation",
     "RecommendedSkill",
     "RecommendedToolCall",
     "ScoutError",
     "ScoutRun",
+    "ScoutStatus",
+    "StopCause",
     "SupercontextError",
     "Thread",
+    "Tool",
     "ToolCall",
     "ToolError",
     "ToolNotAllowedError",
+    "ToolRegistry",
+    "ToolResult",
     "ToolSpec",
     "TraceStep",
     "TurnResult",
+    "Usage",
+    "WebResult",
+    "WebSearchProvider",
     "Workspace",
     "WorkspaceError",
     "__version__",
+    "build_scout_registry",
     "bundle_rejection_reason",
     "default_agent_definition",
     "demo_workspace_path",
@@ -181,17 +187,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'supercontext_lab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def load_ipython_extension(ipython: Any) -> None:

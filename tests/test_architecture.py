@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import json
@@ -114,3 +115,23 @@ def test_error_tree_is_drawn_in_the_docstring() -> None:
     doc = errors.__doc__ or ""
     for name in errors.__all__:
         assert name in doc, name
+
+
+@pytest.mark.parametrize("package", ["supercontext_lab", "supercontext_lab.eval"])
+def test_lazy_exports_match_the_type_checking_imports(package: str) -> None:
+    """Type checkers read the TYPE_CHECKING imports, the runtime reads _EXPORTS: one list."""
+    module = importlib.import_module(package)
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    imported: dict[str, tuple[str, ...]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for item in node.body:
+                assert isinstance(item, ast.ImportFrom) and item.level == 1, ast.dump(item)
+                imported[item.module or ""] = tuple(a.name for a in item.names)
+    exports = module._EXPORTS
+    assert {k: sorted(v) for k, v in imported.items()} == {k: sorted(v) for k, v in exports.items()}
+    for names in exports.values():
+        for name in names:
+            assert name in module.__all__, name
+            assert getattr(module, name) is not None

@@ -15,9 +15,10 @@ importing the engine; nothing here imports Jupyter, Dask or tqdm at import time.
 
 from __future__ import annotations
 
-import importlib
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .dataset import EvalCase, Expectations, load_dataset, parse_dataset
@@ -27,24 +28,14 @@ if TYPE_CHECKING:
     from .runner import CaseResult, evaluate
     from .variants import BASELINE, Variant, baseline
 
-_LAZY = {
-    "BASELINE": "variants",
-    "EXECUTORS": "executors",
-    "METRIC_NAMES": "metrics",
-    "CaseResult": "runner",
-    "CaseScores": "metrics",
-    "EvalCase": "dataset",
-    "EvalReport": "report",
-    "Expectations": "dataset",
-    "Variant": "variants",
-    "VariantReport": "report",
-    "aggregate": "metrics",
-    "baseline": "variants",
-    "evaluate": "runner",
-    "load_dataset": "dataset",
-    "parse_dataset": "dataset",
-    "run_tasks": "executors",
-    "score_case": "metrics",
+# The public names of each submodule, imported on first access.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "dataset": ("EvalCase", "Expectations", "load_dataset", "parse_dataset"),
+    "executors": ("EXECUTORS", "run_tasks"),
+    "metrics": ("METRIC_NAMES", "CaseScores", "aggregate", "score_case"),
+    "report": ("EvalReport", "VariantReport"),
+    "runner": ("CaseResult", "evaluate"),
+    "variants": ("BASELINE", "Variant", "baseline"),
 }
 
 __all__ = [
@@ -70,17 +61,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def demo_dataset_path() -> str:
