@@ -77,7 +77,7 @@ class VariantReport:
     """One variant's metrics (over every run), their spread across repeats and provenance.
 
     ``cache_hits`` counts model replies that did not reach the model (a result reused from
-    the result cache counts each of its model calls); ``reused_runs`` counts the results
+    the result store counts each of its model calls); ``reused_runs`` counts the results
     reused whole.
     """
 
@@ -155,7 +155,7 @@ class EvalReport:
 
     @property
     def reused_runs(self) -> int:
-        """How many results came whole from the result cache (nothing was run for them)."""
+        """How many results came whole from the result store (nothing was run for them)."""
         return sum(variant.reused_runs for variant in self.variants)
 
     def best(self, metric: str) -> set[str]:

@@ -9,7 +9,7 @@ order whatever the executor, so reports do not depend on scheduling.
 Two caches make a rerun cheap, both in one SQLite file and both switched by ``cache``:
 
 * the response cache (:mod:`supercontext_lab.models.cache`) serves the model's replies;
-* the result cache (:mod:`.result_cache`) serves whole runs: a task whose inputs are all
+* the result store (:mod:`.results`, keyed by :mod:`.keys`) serves whole runs: a task whose inputs are all
   unchanged (definition, model, message, focus, workspace content, repeat, package code)
   gets its stored result back, rescored against the case's current expectations, and
   nothing runs at all. Such a result says ``from_cache=True`` and keeps the latency it was
@@ -27,20 +27,21 @@ from typing import Any, Literal
 
 from ..errors import WorkspaceError
 from ..models.base import ChatModel
-from ..models.cache import CachedModel, CacheMode, ResponseCache, default_cache_path
+from ..models.cache import CachedModel, CacheMode, default_cache_path
 from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, StopCause, run_scout, trace_summary
 from ..sources.demo import demo_workspace_path
 from .dataset import EvalCase, load_dataset
 from .executors import EXECUTORS, ExecutorName, run_tasks
-from .metrics import CaseScores, RunMeasure, aggregate, score_case, spread
-from .report import EvalReport, VariantReport
-from .result_cache import (
+from .keys import (
     OUTSIDE_TOOLS,
     case_result_key,
     definition_fingerprint,
     model_identity,
     workspace_fingerprint,
 )
+from .metrics import CaseScores, RunMeasure, aggregate, score_case, spread
+from .report import EvalReport, VariantReport
+from .results import ResultStore
 from .session import EvalSession, session_for
 from .variants import Variant, VariantSpec, baseline
 
@@ -54,7 +55,7 @@ class CaseTask:
     """One scout run to do: a case, a variant, a repeat, where and how to cache.
 
     ``session`` names the evaluation's :class:`EvalSession`; ``result_key`` is the run's
-    key in the result cache (``None``: not cached at that level).
+    key in the result store (``None``: not cached at that level).
     """
 
     index: int
@@ -92,7 +93,7 @@ class CaseResult:
     cache_misses: int = 0
     workspace: str = ""
     from_cache: bool = False
-    """True when the result came from the result cache instead of a run (its latency and
+    """True when the result came from the result store instead of a run (its latency and
     trace are those of the run that was stored)."""
 
     @property
@@ -145,7 +146,7 @@ def _storable(run: ScoutRun) -> bool:
 
 
 def _record(result: CaseResult) -> dict[str, Any]:
-    """What the result cache stores of a run: everything but what the task supplies (id,
+    """What the result store stores of a run: everything but what the task supplies (id,
     variant, repeat, workspace) and what is recomputed (scores, cache counts)."""
     return {
         "status": result.status,
@@ -170,7 +171,7 @@ def _typed(record: dict[str, Any], key: str, *kinds: type) -> Any:
 
 
 def _from_record(
-    task: CaseTask, record: dict[str, Any], cache: ResponseCache, workspace: str
+    task: CaseTask, record: dict[str, Any], store: ResultStore, workspace: str
 ) -> CaseResult:
     """A stored run as the task's result, scored against the task's (current) expectations.
     Each model call of the stored run counts as a cache hit: none reached the model."""
@@ -200,7 +201,7 @@ def _from_record(
             from_cache=True,
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise cache.damaged(task.result_key or "", exc) from exc
+        raise store.damaged(task.result_key or "", exc) from exc
     return result
 
 
@@ -254,10 +255,10 @@ def run_case_task(task: CaseTask) -> CaseResult:
         if (
             task.result_key is not None
             and task.cache_mode == "readwrite"
-            and session.cache is not None
+            and session.results is not None
             and _storable(run)
         ):
-            session.cache.put_result(
+            session.results.put(
                 task.result_key,
                 _record(result),
                 label=f"{task.case.id} / {task.variant.name} / repeat {task.repeat}",
@@ -352,18 +353,18 @@ def _plan(
 
 
 def _stored_results(session: EvalSession, tasks: Sequence[CaseTask]) -> dict[int, CaseResult]:
-    """The tasks the result cache can answer, by task index."""
-    cache = session.cache
+    """The tasks the result store can answer, by task index."""
+    store = session.results
     served: dict[int, CaseResult] = {}
-    if cache is None:
+    if store is None:
         return served
     for task in tasks:
         if task.result_key is None:
             continue
-        record = cache.get_result(task.result_key)
+        record = store.get(task.result_key)
         if record is not None:
             root = str(session.workspace(task.workspace, task.demo).root)
-            served[task.index] = _from_record(task, record, cache, root)
+            served[task.index] = _from_record(task, record, store, root)
     return served
 
 

@@ -27,6 +27,7 @@ from ..models.cache import CacheMode, ResponseCache
 from ..routes import ModelRoute
 from ..sources.demo import demo_workspace_path
 from ..sources.workspace import Workspace
+from .results import ResultStore
 from .variants import VariantSpec
 
 __all__ = ["EvalSession", "open_task_workspace", "session_for"]
@@ -62,19 +63,21 @@ def _warm(workspace: Workspace) -> None:
 
 
 class EvalSession:
-    """Workspaces, models and the response cache shared by the runs of one evaluation.
+    """Workspaces, models, the response cache and the result store shared by the runs of
+    one evaluation.
 
     ``cache_path`` is opened when ``cache_mode`` is not ``"off"``. Use it as a context
     manager: entering registers it (tasks find it by :attr:`id`), leaving closes the
-    models it built, the workspaces' memory indexes and the cache connection.
+    models it built, the workspaces' memory indexes and the cache connections.
     """
 
     def __init__(self, *, cache_path: str | None, cache_mode: CacheMode) -> None:
         self.id = uuid.uuid4().hex
         self.cache_mode: CacheMode = cache_mode
-        self.cache: ResponseCache | None = (
-            ResponseCache(cache_path) if cache_mode != "off" and cache_path else None
-        )
+        self.cache: ResponseCache | None = None
+        self.results: ResultStore | None = None
+        if cache_mode != "off" and cache_path:
+            self.cache, self.results = ResponseCache(cache_path), ResultStore(cache_path)
         self._workspaces: dict[str, Workspace] = {}
         self._workspace_lock = threading.Lock()
         self._local = threading.local()
@@ -130,6 +133,8 @@ class EvalSession:
                 tree.close()
         if self.cache is not None:
             self.cache.close()
+        if self.results is not None:
+            self.results.close()
 
     def __enter__(self) -> EvalSession:
         with _SESSIONS_LOCK:

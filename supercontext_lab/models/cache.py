@@ -14,12 +14,10 @@ Modes:
   so a notebook rerun is exactly the recorded one and never reaches a model;
 * ``"off"``: call the model every time; nothing is read or written.
 
-The same file holds a second table, ``case_results``: whole evaluation results stored by
-:mod:`supercontext_lab.eval` under keys of its own (:meth:`ResponseCache.get_result`,
-:meth:`ResponseCache.put_result`), so an unchanged case is not even run again.
-
-The SQLite file runs in WAL mode with a busy timeout, and each :class:`ResponseCache`
-serialises its connection with a lock, so threads and processes can share one file.
+The cache owns the ``responses`` table of its SQLite file (WAL mode, a busy timeout, one
+locked connection per cache; see :mod:`supercontext_lab._sqlite`), so threads and
+processes can share one file. The evaluation keeps its whole-run results in a table of
+its own in the same file (:mod:`supercontext_lab.eval.results`).
 """
 
 from __future__ import annotations
@@ -27,15 +25,14 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from .._hashing import canonical_json, digest_files, fingerprint
+from .._sqlite import SqliteStore
 from .._text import strip_userinfo
 from ..config import lab_home
 from ..errors import CacheError
@@ -57,31 +54,15 @@ CACHE_MODES: tuple[CacheMode, ...] = ("readwrite", "replay", "off")
 
 # Bumped whenever the key payload or the stored reply changes shape.
 _KEY_VERSION = 1
-_BUSY_TIMEOUT_S = 30.0
-
-_TABLES = {
-    "responses": """
-        CREATE TABLE IF NOT EXISTS responses(
-            key TEXT PRIMARY KEY,
-            model TEXT NOT NULL,
-            base_url TEXT NOT NULL,
-            reply TEXT NOT NULL,
-            created REAL NOT NULL
-        ) WITHOUT ROWID
-    """,
-    "case_results": """
-        CREATE TABLE IF NOT EXISTS case_results(
-            key TEXT PRIMARY KEY,
-            label TEXT NOT NULL,
-            result TEXT NOT NULL,
-            created REAL NOT NULL
-        ) WITHOUT ROWID
-    """,
-}
-_COLUMNS = {
-    "responses": ["key", "model", "base_url", "reply", "created"],
-    "case_results": ["key", "label", "result", "created"],
-}
+_RESPONSES = """
+    CREATE TABLE IF NOT EXISTS responses(
+        key TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        base_url TEXT NOT NULL,
+        reply TEXT NOT NULL,
+        created REAL NOT NULL
+    ) WITHOUT ROWID
+"""
 
 
 def default_cache_path() -> Path:
@@ -167,75 +148,24 @@ def reply_from_json(text: str) -> ModelReply:
         raise ValueError(f"not a stored reply ({exc})") from exc
 
 
-class ResponseCache:
+class ResponseCache(SqliteStore):
     """The SQLite store behind :class:`CachedModel`; one file shared by threads and processes.
 
     ``path`` defaults to :func:`default_cache_path`. A file that is not a usable SQLite
     cache raises :class:`CacheError` naming the file and saying to delete it.
     """
 
+    WHAT: ClassVar[str] = "response cache"
+    TABLES: ClassVar[Mapping[str, tuple[str, Sequence[str]]]] = {
+        "responses": (_RESPONSES, ("key", "model", "base_url", "reply", "created"))
+    }
+
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_cache_path()
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CacheError(
-                f"Cannot create the response cache folder {self.path.parent} ({exc}); "
-                "choose another path or turn the cache off."
-            ) from exc
-        with self._lock:
-            self._conn = self._guard(self._open)
-
-    def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
-        try:
-            conn.execute("PRAGMA journal_mode=WAL").fetchone()
-            conn.execute("PRAGMA synchronous=NORMAL")
-            for table, schema in _TABLES.items():
-                conn.execute(schema)
-                columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-                if columns != _COLUMNS[table]:
-                    raise sqlite3.DatabaseError(f"the {table} table has an unexpected layout")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _guard(self, action: Callable[[], Any]) -> Any:
-        try:
-            return action()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise CacheError(
-                    f"The response cache {self.path} stayed locked by another process for "
-                    f"{_BUSY_TIMEOUT_S:g} s ({exc}); retry, or turn the cache off."
-                ) from exc
-            raise self._corrupt(exc) from exc
-        except sqlite3.DatabaseError as exc:
-            raise self._corrupt(exc) from exc
-
-    def _corrupt(self, exc: BaseException) -> CacheError:
-        return CacheError(
-            f"The response cache {self.path} is unusable ({exc}); delete that file to start "
-            "a fresh cache, or turn the cache off."
-        )
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise CacheError(f"The response cache {self.path} is closed; open a new one.")
-        return self._conn
+        super().__init__(path if path is not None else default_cache_path())
 
     def get(self, key: str) -> ModelReply | None:
         """The stored reply for ``key``, or ``None``."""
-        with self._lock:
-            conn = self._connection()
-            row = self._guard(
-                lambda: conn.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
-            )
+        row = self.fetch_one("SELECT reply FROM responses WHERE key = ?", (key,))
         if row is None:
             return None
         try:
@@ -245,115 +175,24 @@ class ResponseCache:
 
     def put(self, key: str, reply: ModelReply, *, model: str, base_url: str) -> None:
         """Store ``reply`` under ``key`` (replacing an older entry)."""
-        text = reply_to_json(reply)
-        with self._lock:
-            conn = self._connection()
-            self._guard(
-                lambda: conn.execute(
-                    "INSERT OR REPLACE INTO responses(key, model, base_url, reply, created) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (key, model, strip_userinfo(base_url), text, time.time()),
-                )
-            )
-
-    def get_result(self, key: str) -> dict[str, Any] | None:
-        """The stored case result (a JSON object) for ``key``, or ``None``."""
-        with self._lock:
-            conn = self._connection()
-            row = self._guard(
-                lambda: conn.execute(
-                    "SELECT result FROM case_results WHERE key = ?", (key,)
-                ).fetchone()
-            )
-        if row is None:
-            return None
-        try:
-            record = json.loads(str(row[0]))
-        except ValueError as exc:
-            raise self.damaged(key, exc) from exc
-        if not isinstance(record, dict):
-            raise self.damaged(key, ValueError("not a JSON object"))
-        return record
-
-    def put_result(self, key: str, record: Mapping[str, Any], *, label: str = "") -> None:
-        """Store a case result (JSON-ready) under ``key``; ``label`` says what it is, for
-        anyone reading the file."""
-        text = canonical_json(dict(record))
-        with self._lock:
-            conn = self._connection()
-            self._guard(
-                lambda: conn.execute(
-                    "INSERT OR REPLACE INTO case_results(key, label, result, created) "
-                    "VALUES (?, ?, ?, ?)",
-                    (key, label, text, time.time()),
-                )
-            )
-
-    def result_count(self) -> int:
-        """How many case results are stored."""
-        with self._lock:
-            conn = self._connection()
-            row = self._guard(lambda: conn.execute("SELECT count(*) FROM case_results").fetchone())
-        return int(row[0])
-
-    def clear_results(self) -> int:
-        """Delete every stored case result (the replies stay); returns how many there were."""
-        with self._lock:
-            conn = self._connection()
-            cursor = self._guard(lambda: conn.execute("DELETE FROM case_results"))
-        return int(cursor.rowcount)
-
-    def damaged(self, key: str, problem: BaseException) -> CacheError:
-        """The error for an entry that cannot be read back (it names the file)."""
-        return CacheError(
-            f"The response cache {self.path} holds a damaged entry {key} ({problem}); delete "
-            "that file to start a fresh cache, or turn the cache off."
+        self.write(
+            "INSERT OR REPLACE INTO responses(key, model, base_url, reply, created) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (key, model, strip_userinfo(base_url), reply_to_json(reply), time.time()),
         )
 
     def __len__(self) -> int:
-        with self._lock:
-            conn = self._connection()
-            row = self._guard(lambda: conn.execute("SELECT count(*) FROM responses").fetchone())
-        return int(row[0])
+        row = self.fetch_one("SELECT count(*) FROM responses")
+        return int(row[0]) if row is not None else 0
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
-        with self._lock:
-            conn = self._connection()
-            row = self._guard(
-                lambda: conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone()
-            )
-        return row is not None
+        return self.fetch_one("SELECT 1 FROM responses WHERE key = ?", (key,)) is not None
 
     def clear(self) -> int:
-        """Delete every reply and case result; returns how many replies there were."""
-        with self._lock:
-            conn = self._connection()
-            cursor = self._guard(lambda: conn.execute("DELETE FROM responses"))
-            self._guard(lambda: conn.execute("DELETE FROM case_results"))
-        return int(cursor.rowcount)
-
-    def close(self) -> None:
-        """Close the connection (idempotent)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> ResponseCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"ResponseCache({str(self.path)!r})"
+        """Delete every stored reply; returns how many there were."""
+        return self.write("DELETE FROM responses")
 
 
 @functools.lru_cache(maxsize=32)

@@ -7,7 +7,8 @@ import pytest
 from supercontext_lab import CacheError
 from supercontext_lab.eval import EvalCase, Variant, baseline, evaluate
 from supercontext_lab.eval.metrics import TIMING_METRICS
-from supercontext_lab.models.cache import ResponseCache, default_cache_path
+from supercontext_lab.eval.results import ResultStore
+from supercontext_lab.models.cache import default_cache_path
 
 from .conftest import stored_whole
 
@@ -24,8 +25,8 @@ def test_dask_metrics_equal_sequential_metrics(
     variants = [baseline(), no_memory_variant]
     sequential = evaluate(small_cases, variants, progress=False)
     # Results reused whole would never reach the cluster: keep only the recorded replies.
-    with ResponseCache(default_cache_path()) as cache:
-        assert cache.clear_results() == sum(stored_whole(r) for r in sequential.results)
+    with ResultStore(default_cache_path()) as store:
+        assert store.clear() == sum(stored_whole(r) for r in sequential.results)
     # No address: the executor starts a LocalCluster of two single-threaded worker
     # processes (they inherit this test's lab home) and closes it afterwards.
     on_dask = evaluate(small_cases, variants, executor="dask", concurrency=2, progress=False)

@@ -16,12 +16,13 @@ import pytest
 from supercontext_lab import CacheError
 from supercontext_lab.agents import default_agent_definition
 from supercontext_lab.eval import EvalCase, EvalReport, Expectations, Variant, evaluate
-from supercontext_lab.eval.result_cache import (
+from supercontext_lab.eval.keys import (
     case_result_key,
     model_identity,
     package_revision,
     workspace_fingerprint,
 )
+from supercontext_lab.eval.results import ResultStore
 from supercontext_lab.models.cache import ResponseCache
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.routes import ModelRoute
@@ -264,16 +265,16 @@ def test_replay_serves_recorded_results_and_raises_on_a_miss(setup: Setup) -> No
 
 def test_replay_falls_back_on_recorded_responses(setup: Setup) -> None:
     setup.run()
-    with ResponseCache(setup.store) as cache:
-        assert cache.result_count() == 2
-        assert cache.clear_results() == 2
+    with ResultStore(setup.store) as store:
+        assert len(store) == 2
+        assert store.clear() == 2
     requests = len(setup.server.requests)
     replayed = setup.run(cache="replay")
     assert not any(r.from_cache for r in replayed.results)
     assert replayed.cache_misses == 0 and replayed.cache_hits > 0
     assert len(setup.server.requests) == requests
-    with ResponseCache(setup.store) as cache:
-        assert cache.result_count() == 0  # replay never writes
+    with ResultStore(setup.store) as store:
+        assert len(store) == 0  # replay never writes
 
 
 def test_failed_runs_are_not_stored(setup: Setup) -> None:
@@ -281,8 +282,8 @@ def test_failed_runs_are_not_stored(setup: Setup) -> None:
     setup.server.enqueue(ScriptedResponse.error(400, "bad request"))
     first = setup.run()
     assert first.results[0].status == "failed"
-    with ResponseCache(setup.store) as cache:
-        assert cache.result_count() == 0
+    with ResultStore(setup.store) as store:
+        assert len(store) == 0
     second = setup.run()
     assert second.results[0].status == "completed" and not second.results[0].from_cache
 
@@ -296,15 +297,15 @@ def test_runs_that_read_the_web_are_not_stored(setup: Setup) -> None:
     first = setup.run()
     assert first.results[0].ok
     assert first.results[0].trace_summary["tool_calls"] == 1
-    with ResponseCache(setup.store) as cache:
-        assert cache.result_count() == 0
+    with ResultStore(setup.store) as store:
+        assert len(store) == 0
 
 
 def test_model_factory_variants_are_not_reused(setup: Setup) -> None:
     setup.variant = Variant("v", default_agent_definition(), model_factory=OfflineScoutModel)
     setup.run()
-    with ResponseCache(setup.store) as cache:
-        assert cache.result_count() == 0
+    with ResultStore(setup.store) as store:
+        assert len(store) == 0
     assert not any(r.from_cache for r in setup.run().results)
 
 
@@ -335,7 +336,21 @@ def test_a_foreign_results_table_is_rejected(tmp_path: Path) -> None:
         conn.execute("CREATE TABLE case_results(key TEXT PRIMARY KEY, value TEXT)")
     conn.close()
     with pytest.raises(CacheError, match="case_results table has an unexpected layout"):
-        ResponseCache(path)
+        ResultStore(path)
+    # The response cache owns only its own table of the file.
+    with ResponseCache(path) as cache:
+        assert len(cache) == 0
+
+
+def test_each_store_clears_only_its_own_table(setup: Setup) -> None:
+    setup.run()
+    with ResponseCache(setup.store) as cache, ResultStore(setup.store) as store:
+        replies, results = len(cache), len(store)
+        assert replies > 0 and results == 2
+        assert store.clear() == results
+        assert len(cache) == replies
+        assert cache.clear() == replies
+        assert len(cache) == 0 and len(store) == 0
 
 
 # --- the key's parts ------------------------------------------------------------------
@@ -399,7 +414,5 @@ def test_what_the_result_key_depends_on(change: dict[str, Any], same: bool) -> N
 def test_the_package_revision_changes_with_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
     key = case_result_key(**BASE_KEY)
     assert len(package_revision()) == 64
-    monkeypatch.setattr(
-        "supercontext_lab.eval.result_cache.package_revision", lambda: "edited code"
-    )
+    monkeypatch.setattr("supercontext_lab.eval.keys.package_revision", lambda: "edited code")
     assert case_result_key(**BASE_KEY) != key

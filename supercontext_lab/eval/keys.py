@@ -1,5 +1,5 @@
-"""Keys of the case-level result cache: when nothing a run depends on has changed, the
-stored result is reused instead of running the scout again.
+"""Keys of the evaluation's stored results (:mod:`.results`): when nothing a run depends
+on has changed, the stored result is reused instead of running the scout again.
 
 A case's key is the sha256 of the canonical JSON of everything that decides its run:
 
