@@ -18,33 +18,24 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any, Literal
 
-from .agents.definition import AgentDefinition, default_agent_definition
-from .agents.prompt import build_scout_system_prompt, build_task_message
-from .bundle import (
+from ..agents.definition import AgentDefinition, default_agent_definition
+from ..agents.prompt import build_scout_system_prompt, build_task_message
+from ..bundle import (
     ContextBundle,
     bundle_rejection_reason,
     extract_context_bundle,
     fit_bundle,
     parse_context_bundle,
 )
-from .errors import ModelError, ModelTimeoutError, ToolNotAllowedError
-from .models.base import ChatModel, Message, ToolCall, Usage
-from .sources.workspace import Workspace
-from .tools.base import ToolRegistry, ToolResult
-from .tools.catalogue import build_scout_registry
+from ..errors import ModelError, ModelTimeoutError, ToolNotAllowedError
+from ..models.base import ChatModel, Message, ToolCall, Usage
+from ..sources.workspace import Workspace
+from ..tools.base import ToolRegistry, ToolResult
+from ..tools.catalogue import build_scout_registry
+from .records import ScoutRun, ScoutStatus, StopCause, TraceStep
 
-__all__ = [
-    "DEFAULT_SCOUT_TIMEOUT_S",
-    "GRACE_INSTRUCTION",
-    "ScoutRun",
-    "TraceStep",
-    "run_scout",
-    "trace_summary",
-]
+__all__ = ["DEFAULT_SCOUT_TIMEOUT_S", "GRACE_INSTRUCTION", "run_scout"]
 
 DEFAULT_SCOUT_TIMEOUT_S = 120.0
 """Wall-clock bound of one scout run, in seconds."""
@@ -55,28 +46,6 @@ GRACE_INSTRUCTION = (
 )
 
 _PREVIEW_CHARS = 300
-
-
-class ScoutStatus(str, Enum):
-    """How a run ended; a ``str``, so JSON and text show the plain value."""
-
-    COMPLETED = "completed"
-    INCOMPLETE = "incomplete"
-    FAILED = "failed"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class StopCause(str, Enum):
-    """Why a run stopped before the model's final answer (``None`` when it did not)."""
-
-    TIMEOUT = "timeout"
-    ITERATION_CAP = "iteration_cap"
-    MODEL_ERROR = "model_error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 _POOL_LOCK = threading.Lock()
@@ -92,107 +61,6 @@ def _tool_pool() -> concurrent.futures.ThreadPoolExecutor:
                 max_workers=16, thread_name_prefix="scout-tool"
             )
         return _POOL
-
-
-@dataclass(frozen=True)
-class TraceStep:
-    """One step of a run: a model call or a tool call, with timing."""
-
-    kind: Literal["model", "tool"]
-    iteration: int
-    started_ms: float
-    duration_ms: float
-    # Model steps.
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    finish_reason: str | None = None
-    text_preview: str = ""
-    tool_calls: tuple[str, ...] = ()
-    grace: bool = False
-    # Tool steps.
-    tool: str = ""
-    arguments: str = ""
-    ok: bool = True
-    refused: bool = False
-    result_preview: str = ""
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def to_dict(self) -> dict[str, Any]:
-        base: dict[str, Any] = {
-            "kind": self.kind,
-            "iteration": self.iteration,
-            "started_ms": round(self.started_ms, 3),
-            "duration_ms": round(self.duration_ms, 3),
-        }
-        if self.kind == "model":
-            base.update(
-                prompt_tokens=self.prompt_tokens,
-                completion_tokens=self.completion_tokens,
-                finish_reason=self.finish_reason,
-                text_preview=self.text_preview,
-                tool_calls=list(self.tool_calls),
-                grace=self.grace,
-                ok=self.ok,
-            )
-        else:
-            base.update(
-                tool=self.tool,
-                arguments=self.arguments,
-                ok=self.ok,
-                refused=self.refused,
-                result_preview=self.result_preview,
-            )
-        return base
-
-
-@dataclass
-class ScoutRun:
-    """Everything one scout run produced, whether or not it yielded an envelope."""
-
-    status: ScoutStatus
-    reason: str | None
-    output: str
-    envelope: str | None
-    bundle: ContextBundle | None
-    problems: list[str]
-    trace: list[TraceStep]
-    usage: Usage
-    model_calls: int
-    elapsed_ms: float
-    model_name: str
-    definition_hash: str
-    system_prompt: str = field(repr=False, default="")
-    task_message: str = field(repr=False, default="")
-    messages: list[Message] = field(repr=False, default_factory=list)
-    stopped: StopCause | None = None
-
-    @property
-    def ok(self) -> bool:
-        """True when the run produced a valid, bounded envelope."""
-        return self.envelope is not None and self.bundle is not None
-
-    @property
-    def refused_calls(self) -> list[TraceStep]:
-        return [step for step in self.trace if step.kind == "tool" and step.refused]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape printed by ``supercontext-lab scout --json``."""
-        return {
-            "envelope": self.envelope,
-            "bundle": self.bundle.to_dict() if self.bundle is not None else None,
-            "problems": list(self.problems),
-            "trace": [step.to_dict() for step in self.trace],
-            "elapsed_ms": round(self.elapsed_ms, 3),
-            "status": str(self.status),
-            "reason": self.reason,
-            "model": self.model_name,
-            "model_calls": self.model_calls,
-            "tokens": self.usage.total_tokens,
-            "definition_hash": self.definition_hash,
-        }
 
 
 def _preview(text: str | None) -> str:
@@ -447,19 +315,3 @@ def run_scout(
         task_message=task,
         messages=messages,
     )
-
-
-def trace_summary(trace: Sequence[TraceStep]) -> dict[str, Any]:
-    """Counts and totals of a trace, for reports and evaluation."""
-    models = [s for s in trace if s.kind == "model"]
-    tools = [s for s in trace if s.kind == "tool"]
-    return {
-        "model_calls": len(models),
-        "tool_calls": len(tools),
-        "refused": sum(1 for s in tools if s.refused),
-        "tool_errors": sum(1 for s in tools if not s.ok),
-        "tokens": sum(s.tokens for s in models),
-        "tools_used": sorted({s.tool for s in tools if s.ok}),
-        "model_ms": round(sum(s.duration_ms for s in models), 3),
-        "tool_ms": round(sum(s.duration_ms for s in tools), 3),
-    }
