@@ -26,11 +26,11 @@ from supercontext_lab import _http as http_helpers
 from supercontext_lab._http import tls_context
 from supercontext_lab.errors import ConfigError, ModelError, ModelTimeoutError
 from supercontext_lab.models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
+from supercontext_lab.models.failures import retry_after_seconds
 from supercontext_lab.models.openai import (
     OpenAICompatibleModel,
     message_from_openai,
     messages_from_openai,
-    retry_after_seconds,
 )
 from supercontext_lab.models.sse import StreamAccumulator, sse_data
 from supercontext_lab.models.wire import (

@@ -11,15 +11,13 @@ The API key is read from the environment at call time, sent only in the
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any, NoReturn
+from typing import Any
 
 import httpx
 
@@ -28,6 +26,13 @@ from .._text import strip_userinfo
 from .._version import __version__
 from ..errors import ConfigError, ModelError, ModelTimeoutError
 from .base import Message, ModelReply, ToolSpec
+from .failures import (
+    CONNECT_CAP_S,
+    AttemptFailure,
+    ServerFailures,
+    backoff_seconds,
+    unquoted_cause,
+)
 from .sse import DONE, StreamAccumulator, sse_data
 from .wire import (
     completion_from_openai,
@@ -35,91 +40,19 @@ from .wire import (
     message_from_openai,
     messages_for_text_tools,
     messages_from_openai,
-    parse_tool_call_blocks,
+    with_text_tool_calls,
 )
 
 __all__ = [
     "OpenAICompatibleModel",
     "message_from_openai",
     "messages_from_openai",
-    "retry_after_seconds",
 ]
 
 logger = logging.getLogger(__name__)
 
-BACKOFF_START_S = 0.5
-BACKOFF_CAP_S = 8.0
-RETRY_AFTER_CAP_S = 30.0
-CONNECT_CAP_S = 10.0
 
-
-def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delay seconds or an HTTP date).
-
-    The result is clamped to 0..30 s; ``None`` when the header is absent or unreadable.
-    """
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-        try:
-            stamp = when.timestamp()
-        except (OverflowError, OSError, ValueError):
-            return None
-        seconds = stamp - (time.time() if now is None else now)
-    if math.isnan(seconds):
-        return None
-    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
-
-
-def backoff_seconds(retry: int) -> float:
-    """The pause before retry number ``retry`` (0-based): 0.5 s doubling, capped at 8 s."""
-    return float(min(BACKOFF_START_S * 2 ** min(retry, 16), BACKOFF_CAP_S))
-
-
-def _cause(exc: BaseException, key: str) -> BaseException | None:
-    """``exc`` to chain as the cause, or ``None`` when its message quotes the key (a server
-    echoing it back): a traceback prints the whole chain, so the key must not be in it."""
-    return None if key and key in str(exc) else exc
-
-
-class _Failure(Exception):
-    """One failed attempt: what to say if it stays the last one, and whether to retry."""
-
-    def __init__(
-        self,
-        what: str,
-        hint: str,
-        *,
-        retryable: bool,
-        timeout: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(what)
-        self.what = what
-        self.hint = hint
-        self.retryable = retryable
-        self.timeout = timeout
-        self.retry_after = retry_after
-
-    def error(self, attempts: int, *, out_of_budget: bool = False) -> ModelError:
-        notes = []
-        if attempts > 1:
-            notes.append(f"gave up after {attempts} attempts")
-        if out_of_budget:
-            notes.append("no time left in the call's budget to retry")
-        note = f" ({'; '.join(notes)})" if notes else ""
-        cls = ModelTimeoutError if self.timeout else ModelError
-        return cls(f"{self.what}{note}. {self.hint}")
-
-
-class OpenAICompatibleModel:
+class OpenAICompatibleModel(ServerFailures):
     """A :class:`~supercontext_lab.models.base.ChatModel` over an OpenAI-compatible server.
 
     ``base_url`` includes the API version (``http://127.0.0.1:11434/v1``); requests go to
@@ -276,7 +209,7 @@ class OpenAICompatibleModel:
             seconds = self._attempt_seconds(deadline, timeout)
             try:
                 reply, streamed = self._attempt(payload, headers, seconds, on_text, key)
-            except _Failure as failure:
+            except AttemptFailure as failure:
                 if not failure.retryable or retries >= self.max_retries:
                     raise failure.error(retries + 1) from failure.__cause__
                 delay = failure.retry_after
@@ -378,14 +311,14 @@ class OpenAICompatibleModel:
         except httpx.TimeoutException as exc:
             raise self._timeout_failure(seconds) from exc
         except httpx.ConnectError as exc:
-            raise _Failure(
+            raise AttemptFailure(
                 f"Cannot reach the model server at {self._shown_base} "
                 f"({excerpt(str(exc) or type(exc).__name__, secret=key)})",
                 f"Is the server running at {self._shown_base}?",
                 retryable=True,
             ) from exc
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            raise _Failure(
+            raise AttemptFailure(
                 f"The connection to the model server at {self._shown_url} failed "
                 f"({type(exc).__name__}: {excerpt(str(exc), secret=key)})",
                 f"Is the server running at {self._shown_base}?",
@@ -408,69 +341,11 @@ class OpenAICompatibleModel:
             ) from exc
         return self._parse_completion(body, status, key), False
 
-    def _timeout_failure(self, seconds: float) -> _Failure:
-        return _Failure(
-            f"The model server at {self._shown_url} did not answer within {seconds:.3g} s",
-            f"Is the server running at {self._shown_base}? A slow model may need a larger "
-            f"timeout_s (now {self.timeout_s:g} s).",
-            retryable=True,
-            timeout=True,
-        )
-
     def _read_body(self, response: httpx.Response, ends: float, seconds: float) -> bytes:
         body, _ = read_body(
             response, deadline=ends, on_deadline=lambda: self._timeout_failure(seconds)
         )
         return body
-
-    def _status_failure(
-        self, status: int, headers: httpx.Headers, body: bytes, key: str
-    ) -> _Failure:
-        retryable = status == 429 or status >= 500
-        wait = retry_after_seconds(headers.get("retry-after")) if retryable else None
-        what = (
-            f"The model server at {self._shown_url} answered HTTP {status}: "
-            f'"{excerpt(body, secret=key)}"'
-        )
-        hint = self._status_hint(status, key)
-        if 300 <= status < 400:
-            target = strip_userinfo(headers.get("location", "another address"))
-            hint = f"The server redirects to {target}; use that address in the base_url."
-        return _Failure(what, hint, retryable=retryable, retry_after=wait)
-
-    def _status_hint(self, status: int, key: str) -> str:
-        if status in (401, 403):
-            if self.api_key_env is None:
-                return "No API key is configured; set api_key_env to the name of the variable holding it."
-            if not key:
-                return f"The environment variable {self.api_key_env} is not set; set it to your API key."
-            return f"Check the API key in the environment variable {self.api_key_env}."
-        if status == 404:
-            return (
-                f"Check the base_url {self._shown_base} (it usually ends in /v1) and the model "
-                f"name {self.model!r}."
-            )
-        if status == 429:
-            return "The server is rate limiting; wait a little, or send fewer requests at once."
-        if status >= 500:
-            return (
-                f"The server failed; check its logs. Is the server running at {self._shown_base}?"
-            )
-        return (
-            f"The server rejected the request; check the model name {self.model!r}, and set "
-            "native_tool_calling = false if the server does not support tools."
-        )
-
-    def _bad_body(self, status: int, problem: str, body: bytes, key: str) -> ModelError:
-        # ``problem`` may quote the server (an "error" object's message): a server that
-        # echoes the key back must not get it into the exception, so it is masked too.
-        if key:
-            problem = problem.replace(key, "***")
-        return ModelError(
-            f"The model server at {self._shown_url} answered HTTP {status} with {problem}: "
-            f'"{excerpt(body, secret=key)}". Check that {self._shown_base} is an '
-            "OpenAI-compatible API (the base_url usually ends in /v1)."
-        )
 
     def _parse_completion(self, body: bytes, status: int, key: str) -> ModelReply:
         try:
@@ -480,7 +355,7 @@ class OpenAICompatibleModel:
         try:
             return completion_from_openai(data, default_model=self.model)
         except ModelError as exc:
-            raise self._bad_body(status, str(exc), body, key) from _cause(exc, key)
+            raise self._bad_body(status, str(exc), body, key) from unquoted_cause(exc, key)
 
     def _read_stream(
         self,
@@ -518,7 +393,7 @@ class OpenAICompatibleModel:
                 except ModelError as exc:
                     raise self._bad_body(
                         response.status_code, str(exc), data.encode(), key
-                    ) from _cause(exc, key)
+                    ) from unquoted_cause(exc, key)
                 if delta and on_text is not None:
                     on_text(delta)
         except httpx.TimeoutException as exc:
@@ -537,7 +412,7 @@ class OpenAICompatibleModel:
                 )
             if received.received_content:
                 raise self._ended_early()
-            raise _Failure(
+            raise AttemptFailure(
                 f"The stream from the model server at {self._shown_url} ended before any content",
                 f"Is the server running at {self._shown_base}?",
                 retryable=True,
@@ -545,25 +420,9 @@ class OpenAICompatibleModel:
         try:
             return received.build(default_model=self.model)
         except ModelError as exc:
-            raise self._bad_body(response.status_code, str(exc), b"", key) from _cause(exc, key)
-
-    def _stream_timeout(
-        self, received: StreamAccumulator, seconds: float, cause: BaseException | None = None
-    ) -> NoReturn:
-        if not received.received_content:
-            raise self._timeout_failure(seconds) from cause
-        raise ModelTimeoutError(
-            f"The stream from the model server at {self._shown_url} ran past {seconds:.3g} s "
-            f"after it had started. A slow model may need a larger timeout_s (now "
-            f"{self.timeout_s:g} s)."
-        ) from cause
-
-    def _ended_early(self) -> ModelError:
-        return ModelError(
-            f"The stream from the model server at {self._shown_url} ended early, before "
-            f"[DONE] and before any finish_reason. Is the server at {self._shown_base} still "
-            "running? Try again, or set stream = false."
-        )
+            raise self._bad_body(response.status_code, str(exc), b"", key) from unquoted_cause(
+                exc, key
+            )
 
     def _finish(
         self,
@@ -572,21 +431,8 @@ class OpenAICompatibleModel:
         text_tools: bool,
         on_text: Callable[[str], None] | None,
     ) -> ModelReply:
-        message = reply.message
-        if text_tools and message.content:
-            content, calls = parse_tool_call_blocks(
-                message.content, first_id=len(message.tool_calls) + 1
-            )
-            if calls:
-                message = replace(
-                    message, content=content or None, tool_calls=message.tool_calls + calls
-                )
-                finish = reply.finish_reason
-                reply = replace(
-                    reply,
-                    message=message,
-                    finish_reason="tool_calls" if finish in (None, "stop") else finish,
-                )
-        if not streamed and on_text is not None and message.content:
-            on_text(message.content)
+        if text_tools:
+            reply = with_text_tool_calls(reply)
+        if not streamed and on_text is not None and reply.message.content:
+            on_text(reply.message.content)
         return reply

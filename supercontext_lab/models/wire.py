@@ -36,6 +36,7 @@ __all__ = [
     "render_tool_catalogue",
     "tool_call_from_openai",
     "usage_from_openai",
+    "with_text_tool_calls",
 ]
 
 TOOL_CALL_OPEN = "<tool_call>"
@@ -341,3 +342,22 @@ def parse_tool_call_blocks(text: str, *, first_id: int = 1) -> tuple[str, tuple[
     if not calls:
         return text, ()
     return "".join(kept).strip(), tuple(calls)
+
+
+def with_text_tool_calls(reply: ModelReply) -> ModelReply:
+    """``reply`` with the ``<tool_call>`` blocks of its text turned into tool calls (for
+    servers without native tools); the blocks leave the text, and a ``stop`` finish
+    becomes ``tool_calls``."""
+    message = reply.message
+    if not message.content:
+        return reply
+    content, calls = parse_tool_call_blocks(message.content, first_id=len(message.tool_calls) + 1)
+    if not calls:
+        return reply
+    message = replace(message, content=content or None, tool_calls=message.tool_calls + calls)
+    finish = reply.finish_reason
+    return replace(
+        reply,
+        message=message,
+        finish_reason="tool_calls" if finish in (None, "stop") else finish,
+    )

@@ -1,0 +1,195 @@
+"""How an attempt to reach an OpenAI-compatible server fails, and what the user is told.
+
+A failed attempt is an :class:`AttemptFailure` (what happened, what to do, whether to
+retry and after how long); :class:`ServerFailures` words the failures of one model's
+server (its address shown without credentials, the key never quoted); the retry pauses
+follow SPEC §5: 0.5 s doubling to 8 s, or ``Retry-After`` up to 30 s.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from typing import NoReturn
+
+import httpx
+
+from .._text import strip_userinfo
+from ..errors import ModelError, ModelTimeoutError, SupercontextError
+from .sse import StreamAccumulator
+from .wire import excerpt
+
+__all__ = [
+    "BACKOFF_CAP_S",
+    "BACKOFF_START_S",
+    "CONNECT_CAP_S",
+    "RETRY_AFTER_CAP_S",
+    "AttemptFailure",
+    "ServerFailures",
+    "backoff_seconds",
+    "retry_after_seconds",
+    "unquoted_cause",
+]
+
+BACKOFF_START_S = 0.5
+BACKOFF_CAP_S = 8.0
+RETRY_AFTER_CAP_S = 30.0
+CONNECT_CAP_S = 10.0
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delay seconds or an HTTP date).
+
+    The result is clamped to 0..30 s; ``None`` when the header is absent or unreadable.
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        try:
+            stamp = when.timestamp()
+        except (OverflowError, OSError, ValueError):
+            return None
+        seconds = stamp - (time.time() if now is None else now)
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
+
+
+def backoff_seconds(retry: int) -> float:
+    """The pause before retry number ``retry`` (0-based): 0.5 s doubling, capped at 8 s."""
+    return float(min(BACKOFF_START_S * 2 ** min(retry, 16), BACKOFF_CAP_S))
+
+
+def unquoted_cause(exc: BaseException, key: str) -> BaseException | None:
+    """``exc`` to chain as the cause, or ``None`` when its message quotes the key (a server
+    echoing it back): a traceback prints the whole chain, so the key must not be in it."""
+    return None if key and key in str(exc) else exc
+
+
+class AttemptFailure(SupercontextError):
+    """One failed attempt: what to say if it stays the last one, and whether to retry.
+
+    The model's retry loop catches it and raises :meth:`error` once retries are over, so
+    it never reaches a caller; it is not a :class:`ModelError`, so that no handler of
+    those inside an attempt can take it for one.
+    """
+
+    def __init__(
+        self,
+        what: str,
+        hint: str,
+        *,
+        retryable: bool,
+        timeout: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(what)
+        self.what = what
+        self.hint = hint
+        self.retryable = retryable
+        self.timeout = timeout
+        self.retry_after = retry_after
+
+    def error(self, attempts: int, *, out_of_budget: bool = False) -> ModelError:
+        notes = []
+        if attempts > 1:
+            notes.append(f"gave up after {attempts} attempts")
+        if out_of_budget:
+            notes.append("no time left in the call's budget to retry")
+        note = f" ({'; '.join(notes)})" if notes else ""
+        cls = ModelTimeoutError if self.timeout else ModelError
+        return cls(f"{self.what}{note}. {self.hint}")
+
+
+class ServerFailures:
+    """The failures of one model's server, worded for its user (mixed into the model)."""
+
+    model: str
+    api_key_env: str | None
+    timeout_s: float
+    _shown_url: str
+    _shown_base: str
+
+    def _timeout_failure(self, seconds: float) -> AttemptFailure:
+        return AttemptFailure(
+            f"The model server at {self._shown_url} did not answer within {seconds:.3g} s",
+            f"Is the server running at {self._shown_base}? A slow model may need a larger "
+            f"timeout_s (now {self.timeout_s:g} s).",
+            retryable=True,
+            timeout=True,
+        )
+
+    def _status_failure(
+        self, status: int, headers: httpx.Headers, body: bytes, key: str
+    ) -> AttemptFailure:
+        retryable = status == 429 or status >= 500
+        wait = retry_after_seconds(headers.get("retry-after")) if retryable else None
+        what = (
+            f"The model server at {self._shown_url} answered HTTP {status}: "
+            f'"{excerpt(body, secret=key)}"'
+        )
+        hint = self._status_hint(status, key)
+        if 300 <= status < 400:
+            target = strip_userinfo(headers.get("location", "another address"))
+            hint = f"The server redirects to {target}; use that address in the base_url."
+        return AttemptFailure(what, hint, retryable=retryable, retry_after=wait)
+
+    def _status_hint(self, status: int, key: str) -> str:
+        if status in (401, 403):
+            if self.api_key_env is None:
+                return "No API key is configured; set api_key_env to the name of the variable holding it."
+            if not key:
+                return f"The environment variable {self.api_key_env} is not set; set it to your API key."
+            return f"Check the API key in the environment variable {self.api_key_env}."
+        if status == 404:
+            return (
+                f"Check the base_url {self._shown_base} (it usually ends in /v1) and the model "
+                f"name {self.model!r}."
+            )
+        if status == 429:
+            return "The server is rate limiting; wait a little, or send fewer requests at once."
+        if status >= 500:
+            return (
+                f"The server failed; check its logs. Is the server running at {self._shown_base}?"
+            )
+        return (
+            f"The server rejected the request; check the model name {self.model!r}, and set "
+            "native_tool_calling = false if the server does not support tools."
+        )
+
+    def _bad_body(self, status: int, problem: str, body: bytes, key: str) -> ModelError:
+        # ``problem`` may quote the server (an "error" object's message): a server that
+        # echoes the key back must not get it into the exception, so it is masked too.
+        if key:
+            problem = problem.replace(key, "***")
+        return ModelError(
+            f"The model server at {self._shown_url} answered HTTP {status} with {problem}: "
+            f'"{excerpt(body, secret=key)}". Check that {self._shown_base} is an '
+            "OpenAI-compatible API (the base_url usually ends in /v1)."
+        )
+
+    def _stream_timeout(
+        self, received: StreamAccumulator, seconds: float, cause: BaseException | None = None
+    ) -> NoReturn:
+        if not received.received_content:
+            raise self._timeout_failure(seconds) from cause
+        raise ModelTimeoutError(
+            f"The stream from the model server at {self._shown_url} ran past {seconds:.3g} s "
+            f"after it had started. A slow model may need a larger timeout_s (now "
+            f"{self.timeout_s:g} s)."
+        ) from cause
+
+    def _ended_early(self) -> ModelError:
+        return ModelError(
+            f"The stream from the model server at {self._shown_url} ended early, before "
+            f"[DONE] and before any finish_reason. Is the server at {self._shown_base} still "
+            "running? Try again, or set stream = false."
+        )
