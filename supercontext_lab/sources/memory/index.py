@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ...errors import MemoryIndexError
-from .rank import (
+from .bm25 import (
     BODY_WEIGHT,
     FREQUENT,
     KEY_WEIGHT,

@@ -16,8 +16,8 @@ on every query, tens of thousands of rows for a common word. Here:
   whether it occurs once, repeats, or is frequent in a document, and on the document's
   length. Once ``limit`` documents are scored, the lowest of their scores is a threshold,
   and candidates are fetched by an FTS5 boolean query (an ``OR`` of ``AND`` clauses, see
-  :func:`_clauses`) that leaves out documents whose terms cannot reach it, then filtered
-  in SQL on a narrow index of per-document bit signatures and lengths that gives each row
+  :func:`~.bm25.threshold_clauses`) that leaves out documents whose terms cannot reach
+  it, then filtered in SQL on a narrow index of per-document bit signatures and lengths that gives each row
   its own bound (see :meth:`_PrunedSearch._bound_rows_on`);
 * a few "seed" queries give a first threshold, then one sweep in rowid order reads the
   candidates in chunks while the threshold, and with it both filters, tightens.
@@ -36,46 +36,30 @@ weighs at almost nothing), the best of those scored so far are returned.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import heapq
 import math
 import sqlite3
-import zlib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 
-__all__ = [
-    "BODY_WEIGHT",
-    "FREQUENT",
-    "K1",
-    "KEY_WEIGHT",
-    "MAX_SCORED_PER_QUERY",
-    "REPEAT_MARK",
-    "B",
-    "Ranker",
-    "namespace_hash",
-    "signature",
-]
+from .bm25 import (
+    ANY_BOUND,
+    FREQUENT,
+    IDF_FLOOR,
+    K1,
+    B,
+    Term,
+    all_of,
+    any_of,
+    clause_expr,
+    halves,
+    make_scorer,
+    namespace_hash,
+    quoted,
+    term_bits,
+    threshold_clauses,
+)
 
-K1 = 1.2
-B = 0.75
-KEY_WEIGHT = 0.5
-BODY_WEIGHT = 1.0
-#: Prefix of the index-only terms marking a term that occurs more than once in a document
-#: (weighted); analysed terms never contain it.
-REPEAT_MARK = "\u00a7"
-#: The weighted frequency from which a term counts as frequent in a document (a third
-#: signature); below it a repeated term's frequency is at most FREQUENT - 0.5.
-FREQUENT = 4.0
-_SATURATION = K1 + 1.0
-_IDF_FLOOR = 1e-6
-# Upper bounds on BM25's saturation factor f*(k1+1) / (f + k1*(1 - b + b*D/avgdl)): it
-# grows with the frequency f and shrinks with the length D, so with f <= 1 it is at most
-# its value at f = 1, D = 0; with any f it stays below k1 + 1. A hair of slack keeps the
-# bounds above scores whatever the rounding.
-_ONCE_BOUND = _SATURATION / (1.0 + K1 * (1.0 - B)) * (1.0 + 1e-9)
-_ANY_BOUND = _SATURATION * (1.0 + 1e-9)
+__all__ = ["MAX_SCORED_PER_QUERY", "Ranker"]
 
 #: Below this many postings (or namespace documents) every candidate is scored directly.
 _EXHAUSTIVE_LIMIT = 32
@@ -88,10 +72,6 @@ _RARE_DF = 32
 _SORTABLE_DF = 1500
 _FIRST_CHUNK_ROWS = 64
 _CHUNK_ROWS = 1024
-#: Queries with more terms than this use clauses without the repeated-term level.
-_LEVELLED_TERMS = 6
-#: More clauses than this and the search falls back to MaxScore's "any essential term".
-_MAX_CLAUSES = 32
 _DF_CACHE_LIMIT = 100_000
 #: Upper bound on the documents scored for one query (see the module docstring).
 MAX_SCORED_PER_QUERY = 20_000
@@ -109,156 +89,6 @@ _IN_ORDER = " ORDER BY fts.rowid LIMIT :rows"
 _SCAN_NS = "SELECT id, key_terms, body_terms, length FROM docs WHERE namespace = ?"
 
 _Row = tuple[int, str, str, int]
-#: A conjunction of (term index, level) literals. Levels: _ONCE, "the term occurs", counted
-#: as if at most once (documents where it repeats also match _REPEATED); _REPEATED, "the
-#: term occurs more than once"; _PRESENT, "the term occurs", counted at any frequency.
-_Clause = tuple[tuple[int, int], ...]
-_ONCE, _REPEATED, _PRESENT = 1, 2, 3
-
-
-_SIGNATURE_BITS = 128
-
-
-# Bits of each term, cached: pure, and looked up for every term of every document indexed.
-_BITS_CACHE_LIMIT = 200_000
-_bits_cache: dict[str, int] = {}
-
-
-def _term_bits(term: str) -> int:
-    """Two bits of a 128-bit Bloom signature (crc32 is stable across processes)."""
-    bits = _bits_cache.get(term)
-    if bits is None:
-        h = zlib.crc32(term.encode("utf-8"))
-        bits = (1 << (h % _SIGNATURE_BITS)) | (1 << ((h >> 7) % _SIGNATURE_BITS))
-        if len(_bits_cache) >= _BITS_CACHE_LIMIT:
-            _bits_cache.clear()
-        _bits_cache[term] = bits
-    return bits
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def _halves(bits: int) -> tuple[int, int]:
-    return _signed(bits & ((1 << 64) - 1)), _signed(bits >> 64)
-
-
-def signature(terms: Iterable[str]) -> tuple[int, int]:
-    """The Bloom signature of a set of terms, as two signed 64-bit integers.
-
-    A document's signature of its terms (and of its repeated terms) lets SQLite test
-    whether a query term may occur in it with two integer ANDs: false positives only make
-    a bound looser, never wrong.
-    """
-    bits = 0
-    cache = _bits_cache
-    for term in terms:
-        bits |= cache.get(term) or _term_bits(term)
-    return _halves(bits)
-
-
-@functools.lru_cache(maxsize=1024)
-def namespace_hash(namespace: str) -> int:
-    """A signed 64-bit hash of a namespace, kept in the narrow docs_bounds index."""
-    digest = hashlib.blake2b(namespace.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-@dataclass(frozen=True)
-class _Term:
-    text: str
-    df: int
-    idf: float
-
-    def bound(self, level: int) -> float:
-        """The most this term adds to a score at ``level`` (see _Clause)."""
-        return self.idf * (_ONCE_BOUND if level == _ONCE else _ANY_BOUND)
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
-def _any_of(terms: Sequence[_Term]) -> str:
-    return " OR ".join(_quoted(t.text) for t in terms)
-
-
-def _all_of(terms: Sequence[_Term]) -> str:
-    return " AND ".join(_quoted(t.text) for t in terms)
-
-
-def _clause_expr(ordered: Sequence[_Term], clause: _Clause) -> str:
-    return " AND ".join(
-        _quoted(REPEAT_MARK + ordered[i].text if level == _REPEATED else ordered[i].text)
-        for i, level in clause
-    )
-
-
-def _clauses(ordered: Sequence[_Term], theta: float) -> list[_Clause]:
-    """Minimal clauses matching every document whose score could pass ``theta``.
-
-    A document's score is at most the sum, over the query terms it holds, of the term's
-    bound at the level it holds it; the documents that could pass ``theta`` are exactly
-    those satisfying a clause whose bounds add up to more than ``theta``. ``ordered`` is
-    sorted by decreasing idf. Past _MAX_CLAUSES clauses this falls back to MaxScore: one
-    clause per "essential" term, the trailing terms whose bounds add up to at most
-    ``theta`` being unable to pass it on their own.
-    """
-    n = len(ordered)
-    levels = (_ONCE, _REPEATED) if n <= _LEVELLED_TERMS else (_PRESENT,)
-    top = [t.bound(_PRESENT) for t in ordered]
-    suffix = [0.0] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + top[i]
-    found: list[_Clause] = []
-
-    def lower(i: int, level: int) -> float:
-        # The bound left after weakening one literal: repeated to once, else to absent.
-        return ordered[i].bound(_ONCE) if level == _REPEATED else 0.0
-
-    def visit(i: int, chosen: list[tuple[int, int]], total: float) -> bool:
-        if total > theta:
-            if all(
-                total - ordered[j].bound(level) + lower(j, level) <= theta for j, level in chosen
-            ):
-                found.append(tuple(chosen))
-            return len(found) <= _MAX_CLAUSES
-        if i == n or total + suffix[i] <= theta:
-            return True
-        for level in levels:
-            chosen.append((i, level))
-            ok = visit(i + 1, chosen, total + ordered[i].bound(level))
-            chosen.pop()
-            if not ok:
-                return False
-        return visit(i + 1, chosen, total)
-
-    if visit(0, [], 0.0):
-        return found
-    essential = n
-    rest = 0.0
-    while essential > 1 and rest + top[essential - 1] <= theta:
-        rest += top[essential - 1]
-        essential -= 1
-    return [((i, _PRESENT),) for i in range(essential)]
-
-
-def _make_scorer(terms: Sequence[_Term], avgdl: float) -> Callable[[str, str, int], float]:
-    pairs = [(f" {t.text} ", t.idf) for t in terms]
-
-    def score(key_terms: str, body_terms: str, length: int) -> float:
-        # Stored terms look like " t1  t2 ", so counting " t " counts every occurrence.
-        # The arithmetic is FTS5's (fts5Bm25Function), in the same order.
-        norm = K1 * (1.0 - B + B * length / avgdl)
-        total = 0.0
-        for pattern, idf in pairs:
-            freq = BODY_WEIGHT * body_terms.count(pattern) + KEY_WEIGHT * key_terms.count(pattern)
-            if freq:
-                total += idf * ((freq * _SATURATION) / (freq + norm))
-        return total
-
-    return score
 
 
 class Ranker:
@@ -334,15 +164,15 @@ class Ranker:
         scope = n_docs if namespace is None else self._namespace_docs(namespace)
         if scope == 0:
             return []
-        query: list[_Term] = []
+        query: list[Term] = []
         for text in terms:
             df = self._document_frequency(text)
             if df:
                 idf = math.log((n_docs - df + 0.5) / (df + 0.5))
-                query.append(_Term(text, df, idf if idf > 0.0 else _IDF_FLOOR))
+                query.append(Term(text, df, idf if idf > 0.0 else IDF_FLOOR))
         if not query:
             return []
-        score = _make_scorer(query, n_terms / n_docs)
+        score = make_scorer(query, n_terms / n_docs)
         postings = sum(t.df for t in query)
         scored: dict[int, float] = {}
         if namespace is not None and scope <= min(postings, _EXHAUSTIVE_LIMIT):
@@ -351,7 +181,7 @@ class Ranker:
                 if value > 0.0:
                     scored[doc_id] = value
         elif postings <= _EXHAUSTIVE_LIMIT:
-            for doc_id, key_terms, body_terms, length in self._fetch(namespace, _any_of(query)):
+            for doc_id, key_terms, body_terms, length in self._fetch(namespace, any_of(query)):
                 scored[doc_id] = score(key_terms, body_terms, length)
         else:
             search = _PrunedSearch(self._conn, namespace, query, limit, n_terms / n_docs)
@@ -374,8 +204,8 @@ class _PrunedSearch:
     Rare terms (at most _RARE_DF documents) are read in full first: they carry most of
     the score, and once every document holding them is scored they can be left out of
     everything that follows. For the other terms two filters work together. FTS5
-    evaluates a boolean query (see :func:`_clauses`) that skips documents whose terms
-    cannot add up to the threshold; SQLite then drops rows whose own upper bound,
+    evaluates a boolean query (see :func:`~.bm25.threshold_clauses`) that skips documents
+    whose terms cannot add up to the threshold; SQLite then drops rows whose own upper bound,
     computed from the narrow docs_bounds index (which query terms the row may hold,
     whether they may repeat, its length) does not pass it. Only the remaining rows reach
     Python, which scores them exactly.
@@ -385,7 +215,7 @@ class _PrunedSearch:
         self,
         conn: sqlite3.Connection,
         namespace: str | None,
-        query: Sequence[_Term],
+        query: Sequence[Term],
         limit: int,
         avgdl: float,
     ) -> None:
@@ -393,7 +223,7 @@ class _PrunedSearch:
         self._limit = limit
         self._avgdl = avgdl
         self._ordered = sorted(query, key=lambda t: (-t.idf, t.text))
-        self._score = _make_scorer(self._ordered, avgdl)
+        self._score = make_scorer(self._ordered, avgdl)
         self.scored: dict[int, float] = {}
         self._top: list[float] = []  # min-heap of the best `limit` scores so far
         self._params: dict[str, object] = {}
@@ -407,7 +237,7 @@ class _PrunedSearch:
     def _theta(self) -> float:
         return self._top[0] if len(self._top) >= self._limit else 0.0
 
-    def _bound_rows_on(self, terms: Sequence[_Term]) -> None:
+    def _bound_rows_on(self, terms: Sequence[Term]) -> None:
         """Make later fetches skip rows whose bound over ``terms`` does not pass theta.
 
         The bound of a row: for each of ``terms`` its signature may hold, idf times BM25's
@@ -418,14 +248,14 @@ class _PrunedSearch:
         """
         params = self._params
         params.update(
-            sat=_ANY_BOUND,
+            sat=ANY_BOUND,
             mid=FREQUENT - 0.5,
             n0=K1 * (1.0 - B),
             n1=K1 * B / self._avgdl,
         )
         bounds = []
         for i, term in enumerate(terms):
-            lo, hi = _halves(_term_bits(term.text))
+            lo, hi = halves(term_bits(term.text))
             params[f"a{i}"], params[f"b{i}"], params[f"w{i}"] = lo, hi, term.idf
             a, b = f":a{i}", f":b{i}"
             bounds.append(
@@ -474,7 +304,7 @@ class _PrunedSearch:
         rare = [t for t in self._ordered if t.df <= _RARE_DF]
         active = [t for t in self._ordered if t.df > _RARE_DF]
         if rare:
-            self._take(self._fetch(_any_of(rare), 0, -1))
+            self._take(self._fetch(any_of(rare), 0, -1))
         if not active:
             return
         self._bound_rows_on(active)
@@ -484,10 +314,10 @@ class _PrunedSearch:
         # sorting a large one would cost more than it saves, so it takes the first ones.
         # Terms found in over half the documents weigh almost nothing (idf 1e-6) and only
         # make seeds slower, unless nothing else is left.
-        useful = [t for t in active if t.idf > _IDF_FLOOR] or active
+        useful = [t for t in active if t.idf > IDF_FLOOR] or active
         n = len(useful)
-        seeds = [_all_of(useful[:width]) for width in sorted({n, 2}, reverse=True) if width > 1]
-        for i, expr in enumerate(seeds + [_quoted(t.text) for t in useful]):
+        seeds = [all_of(useful[:width]) for width in sorted({n, 2}, reverse=True) if width > 1]
+        for i, expr in enumerate(seeds + [quoted(t.text) for t in useful]):
             if len(self._top) >= self._limit and i >= 1:
                 break
             df = useful[0].df if i < len(seeds) else useful[i - len(seeds)].df
@@ -502,10 +332,10 @@ class _PrunedSearch:
         after = 0
         rows_wanted = _FIRST_CHUNK_ROWS
         while len(self.scored) < MAX_SCORED_PER_QUERY:
-            clauses = _clauses(active, self._theta())
+            clauses = threshold_clauses(active, self._theta())
             if not clauses:
                 return
-            expr = " OR ".join(f"({_clause_expr(active, c)})" for c in clauses)
+            expr = " OR ".join(f"({clause_expr(active, c)})" for c in clauses)
             rows = self._fetch(expr, after, rows_wanted)
             self._take(rows)
             if len(rows) < rows_wanted:
