@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from ...errors import MemoryIndexError
-from ..frontmatter import parse_front_matter
+from .files import DEFAULT_CATEGORY, read_memory_file, scan_memory_folder
 from .index import (
     DocRow,
     delete_doc,
@@ -58,11 +58,8 @@ __all__ = [
 
 #: :meth:`MemoryTree.recall` never returns more hits than this.
 MAX_RECALL_LIMIT = 8
-DEFAULT_CATEGORY = "note"
 #: Only the first this-many distinct words of a query are searched.
 MAX_QUERY_TERMS = 64
-#: Larger memory files are indexed up to this size.
-MAX_FILE_BYTES = 1 << 20
 # A bulk write at least this large (and a quarter of the index) is followed by an FTS5
 # 'optimize', which merges index segments so that later searches read fewer pages.
 _OPTIMIZE_AFTER = 1000
@@ -91,15 +88,6 @@ class SyncReport:
     updated: int = 0
     removed: int = 0
     unchanged: int = 0
-
-
-@dataclass(frozen=True)
-class _FileEntry:
-    path: Path
-    mtime_ns: int
-    size: int
-    namespace: str
-    key: str
 
 
 def _text(value: object, what: str, *, allow_empty: bool = False) -> str:
@@ -396,7 +384,7 @@ class MemoryTree:
         """
 
         def work(conn: sqlite3.Connection) -> SyncReport:
-            files, unlisted = self._scan()
+            files, unlisted = scan_memory_folder(self._root)
             known = {
                 row[0]: row[1:]
                 for row in conn.execute("SELECT path, mtime_ns, size, namespace, key FROM files")
@@ -415,7 +403,7 @@ class MemoryTree:
                 if old is not None and (old[0], old[1]) == (entry.mtime_ns, entry.size):
                     unchanged += 1
                     continue
-                row = self._read_file(entry, rel)
+                row = read_memory_file(entry, rel)
                 if row is None:
                     continue
                 if old is not None and (old[2], old[3]) != (row.namespace, row.key):
@@ -437,58 +425,3 @@ class MemoryTree:
 
         self._last_sync = self._run(work, write=True, syncs=True)
         return self._last_sync
-
-    def _scan(self) -> tuple[dict[str, _FileEntry], set[str]]:
-        """Stat every ``memory/<namespace>/<key>.md``; also return unlistable namespaces."""
-        memory = self._root / "memory"
-        files: dict[str, _FileEntry] = {}
-        unlisted: set[str] = set()
-        if not memory.is_dir():
-            return files, unlisted
-        try:
-            namespaces = sorted(os.scandir(memory), key=lambda e: e.name)
-        except OSError as exc:
-            raise MemoryIndexError(
-                f"Cannot list the memory folder {memory} ({exc.strerror or exc}); "
-                "fix its permissions."
-            ) from exc
-        for folder in namespaces:
-            if folder.name.startswith(".") or folder.name == "*" or not folder.is_dir():
-                continue
-            try:
-                entries = list(os.scandir(folder.path))
-            except OSError as exc:
-                _log.warning("Skipping memory folder %s: %s", folder.path, exc)
-                unlisted.add(folder.name)
-                continue
-            for entry in entries:
-                name = entry.name
-                if name.startswith(".") or not name.lower().endswith(".md") or len(name) <= 3:
-                    continue
-                try:
-                    if not entry.is_file():
-                        continue
-                    stat = entry.stat()
-                except OSError:
-                    continue
-                files[f"{folder.name}/{name}"] = _FileEntry(
-                    Path(entry.path), stat.st_mtime_ns, stat.st_size, folder.name, name[:-3]
-                )
-        return files, unlisted
-
-    @staticmethod
-    def _read_file(entry: _FileEntry, rel: str) -> DocRow | None:
-        try:
-            with entry.path.open("rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            _log.warning("Skipping memory file %s: %s", entry.path, exc)
-            return None
-        if len(data) > MAX_FILE_BYTES:
-            _log.warning("Indexing only the first %d bytes of %s.", MAX_FILE_BYTES, entry.path)
-            data = data[:MAX_FILE_BYTES]
-        front = parse_front_matter(data.decode("utf-8", errors="replace"))
-        key = (front.get("key") or "").strip() or entry.key
-        category = (front.get("category") or "").strip() or DEFAULT_CATEGORY
-        created = (front.get("created") or "").strip() or None
-        return doc_row(entry.namespace, key, category, front.body.strip(), created, rel)
