@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from .executors import EXECUTORS, run_tasks
     from .metrics import METRIC_NAMES, CaseScores, aggregate, score_case
     from .report import EvalReport, VariantReport
-    from .runner import CaseResult, evaluate
+    from .results import CaseResult
+    from .runner import evaluate
     from .variants import BASELINE, Variant, baseline
 
 # The public names of each submodule, imported on first access.
@@ -34,7 +35,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "executors": ("EXECUTORS", "run_tasks"),
     "metrics": ("METRIC_NAMES", "CaseScores", "aggregate", "score_case"),
     "report": ("EvalReport", "VariantReport"),
-    "runner": ("CaseResult", "evaluate"),
+    "results": ("CaseResult",),
+    "runner": ("evaluate",),
     "variants": ("BASELINE", "Variant", "baseline"),
 }
 

@@ -27,7 +27,7 @@ from .metrics import (
 
 if TYPE_CHECKING:
     from .dataset import EvalCase
-    from .runner import CaseResult
+    from .results import CaseResult
 
 __all__ = ["EvalReport", "VariantReport", "format_value"]
 

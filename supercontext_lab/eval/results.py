@@ -1,8 +1,10 @@
-"""The evaluation's result store: whole case results, by the keys of :mod:`.keys`.
+"""Case results: what one scored run is, and the store that keeps them whole.
 
-It owns the ``case_results`` table of the cache file (the response cache owns the
-``responses`` table of the same file), so an unchanged case is not even run again.
-Results are JSON objects, stored as canonical JSON text.
+:class:`CaseResult` is one scored scout run. :class:`ResultStore` owns the
+``case_results`` table of the cache file (the response cache owns the ``responses``
+table of the same file) and keeps results by the keys of :mod:`.keys`, so an unchanged
+case is not even run again; :func:`result_record` is what is stored of a result and
+:func:`result_from_record` turns it back into one, rescored.
 """
 
 from __future__ import annotations
@@ -10,13 +12,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from .._hashing import canonical_json
 from .._sqlite import SqliteStore
+from ..scout import ScoutRun, StopCause
+from .dataset import EvalCase
+from .keys import OUTSIDE_TOOLS
+from .metrics import CaseScores, RunMeasure, score_case
 
-__all__ = ["ResultStore"]
+__all__ = [
+    "CaseResult",
+    "ResultStore",
+    "result_from_record",
+    "result_record",
+    "storable",
+]
 
 _CASE_RESULTS = """
     CREATE TABLE IF NOT EXISTS case_results(
@@ -67,3 +80,145 @@ class ResultStore(SqliteStore):
     def clear(self) -> int:
         """Delete every stored case result; returns how many there were."""
         return self.write("DELETE FROM case_results")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One scored scout run (plain data: it crosses process boundaries)."""
+
+    id: str
+    variant: str
+    repeat: int
+    status: str
+    envelope: str | None
+    bundle: dict[str, Any] | None
+    problems: list[str]
+    trace_summary: dict[str, Any]
+    elapsed_ms: float
+    tokens: int
+    model_calls: int
+    model_name: str
+    definition_hash: str
+    scores: CaseScores
+    cache_hits: int = 0
+    cache_misses: int = 0
+    workspace: str = ""
+    from_cache: bool = False
+    """True when the result came from the result store instead of a run (its latency and
+    trace are those of the run that was stored)."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the run produced a valid envelope."""
+        return self.scores.valid
+
+    def measure(self) -> RunMeasure:
+        return RunMeasure(
+            scores=self.scores,
+            elapsed_ms=self.elapsed_ms,
+            tokens=self.tokens,
+            model_calls=self.model_calls,
+            envelope_chars=len(self.envelope) if self.envelope is not None else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the CLI's ``cases`` entries are a subset of it)."""
+        return {
+            "id": self.id,
+            "variant": self.variant,
+            "repeat": self.repeat,
+            "status": self.status,
+            "envelope": self.envelope,
+            "bundle": self.bundle,
+            "problems": list(self.problems),
+            "scores": self.scores.to_dict(),
+            "trace_summary": dict(self.trace_summary),
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "tokens": self.tokens,
+            "model_calls": self.model_calls,
+            "model": self.model_name,
+            "definition_hash": self.definition_hash,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "from_cache": self.from_cache,
+        }
+
+
+def storable(run: ScoutRun) -> bool:
+    """Whether a run's result may be reused: it ended the way the same inputs would end it
+    again (not on a model error or a timeout, which a rerun may not meet), and it did not
+    read the web, whose answers the key cannot see."""
+    if run.stopped in (StopCause.MODEL_ERROR, StopCause.TIMEOUT):
+        return False
+    return not any(
+        step.kind == "tool" and step.tool in OUTSIDE_TOOLS and not step.refused
+        for step in run.trace
+    )
+
+
+def result_record(result: CaseResult) -> dict[str, Any]:
+    """What the result store stores of a run: everything but what the task supplies (id,
+    variant, repeat, workspace) and what is recomputed (scores, cache counts)."""
+    return {
+        "status": result.status,
+        "envelope": result.envelope,
+        "bundle": result.bundle,
+        "problems": list(result.problems),
+        "trace_summary": dict(result.trace_summary),
+        "elapsed_ms": result.elapsed_ms,
+        "tokens": result.tokens,
+        "model_calls": result.model_calls,
+        "model_name": result.model_name,
+        "definition_hash": result.definition_hash,
+    }
+
+
+def _typed(record: dict[str, Any], key: str, *kinds: type) -> Any:
+    value = record[key]
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        names = " or ".join(kind.__name__ for kind in kinds)
+        raise TypeError(f"{key} is {type(value).__name__}, not {names}")
+    return value
+
+
+def result_from_record(
+    record: dict[str, Any],
+    *,
+    case: EvalCase,
+    variant: str,
+    repeat: int,
+    key: str,
+    store: ResultStore,
+    workspace: str,
+) -> CaseResult:
+    """A stored run as the result of ``case`` under ``variant``, scored against the case's
+    (current) expectations.
+    Each model call of the stored run counts as a cache hit: none reached the model."""
+    try:
+        envelope = _typed(record, "envelope", str, type(None))
+        bundle = _typed(record, "bundle", dict, type(None))
+        problems = _typed(record, "problems", list)
+        model_calls = _typed(record, "model_calls", int)
+        result = CaseResult(
+            id=case.id,
+            variant=variant,
+            repeat=repeat,
+            status=_typed(record, "status", str),
+            envelope=envelope,
+            bundle=bundle,
+            problems=[str(problem) for problem in problems],
+            trace_summary=_typed(record, "trace_summary", dict),
+            elapsed_ms=float(_typed(record, "elapsed_ms", int, float)),
+            tokens=_typed(record, "tokens", int),
+            model_calls=model_calls,
+            model_name=_typed(record, "model_name", str),
+            definition_hash=_typed(record, "definition_hash", str),
+            scores=score_case(case.expect, envelope, bundle),
+            cache_hits=model_calls,
+            cache_misses=0,
+            workspace=workspace,
+            from_cache=True,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise store.damaged(key, exc) from exc
+    return result

@@ -28,24 +28,23 @@ from typing import Any, Literal
 from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CachedModel, CacheMode, default_cache_path
-from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, StopCause, run_scout, trace_summary
+from ..scout import DEFAULT_SCOUT_TIMEOUT_S, run_scout, trace_summary
 from ..sources.demo import demo_workspace_path
 from .dataset import EvalCase, load_dataset
 from .executors import EXECUTORS, ExecutorName, run_tasks
 from .keys import (
-    OUTSIDE_TOOLS,
     case_result_key,
     definition_fingerprint,
     model_identity,
     workspace_fingerprint,
 )
-from .metrics import CaseScores, RunMeasure, aggregate, score_case, spread
+from .metrics import aggregate, score_case, spread
 from .report import EvalReport, VariantReport
-from .results import ResultStore
+from .results import CaseResult, result_from_record, result_record, storable
 from .session import EvalSession, session_for
 from .variants import Variant, VariantSpec, baseline
 
-__all__ = ["CaseResult", "CaseTask", "evaluate", "run_case_task"]
+__all__ = ["CaseTask", "evaluate", "run_case_task"]
 
 CacheSetting = bool | Literal["readwrite", "replay", "off"]
 
@@ -69,140 +68,6 @@ class CaseTask:
     timeout_s: float
     session: str = ""
     result_key: str | None = None
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """One scored scout run (plain data: it crosses process boundaries)."""
-
-    id: str
-    variant: str
-    repeat: int
-    status: str
-    envelope: str | None
-    bundle: dict[str, Any] | None
-    problems: list[str]
-    trace_summary: dict[str, Any]
-    elapsed_ms: float
-    tokens: int
-    model_calls: int
-    model_name: str
-    definition_hash: str
-    scores: CaseScores
-    cache_hits: int = 0
-    cache_misses: int = 0
-    workspace: str = ""
-    from_cache: bool = False
-    """True when the result came from the result store instead of a run (its latency and
-    trace are those of the run that was stored)."""
-
-    @property
-    def ok(self) -> bool:
-        """True when the run produced a valid envelope."""
-        return self.scores.valid
-
-    def measure(self) -> RunMeasure:
-        return RunMeasure(
-            scores=self.scores,
-            elapsed_ms=self.elapsed_ms,
-            tokens=self.tokens,
-            model_calls=self.model_calls,
-            envelope_chars=len(self.envelope) if self.envelope is not None else None,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the CLI's ``cases`` entries are a subset of it)."""
-        return {
-            "id": self.id,
-            "variant": self.variant,
-            "repeat": self.repeat,
-            "status": self.status,
-            "envelope": self.envelope,
-            "bundle": self.bundle,
-            "problems": list(self.problems),
-            "scores": self.scores.to_dict(),
-            "trace_summary": dict(self.trace_summary),
-            "elapsed_ms": round(self.elapsed_ms, 3),
-            "tokens": self.tokens,
-            "model_calls": self.model_calls,
-            "model": self.model_name,
-            "definition_hash": self.definition_hash,
-            "cache_hits": self.cache_hits,
-            "cache_misses": self.cache_misses,
-            "from_cache": self.from_cache,
-        }
-
-
-def _storable(run: ScoutRun) -> bool:
-    """Whether a run's result may be reused: it ended the way the same inputs would end it
-    again (not on a model error or a timeout, which a rerun may not meet), and it did not
-    read the web, whose answers the key cannot see."""
-    if run.stopped in (StopCause.MODEL_ERROR, StopCause.TIMEOUT):
-        return False
-    return not any(
-        step.kind == "tool" and step.tool in OUTSIDE_TOOLS and not step.refused
-        for step in run.trace
-    )
-
-
-def _record(result: CaseResult) -> dict[str, Any]:
-    """What the result store stores of a run: everything but what the task supplies (id,
-    variant, repeat, workspace) and what is recomputed (scores, cache counts)."""
-    return {
-        "status": result.status,
-        "envelope": result.envelope,
-        "bundle": result.bundle,
-        "problems": list(result.problems),
-        "trace_summary": dict(result.trace_summary),
-        "elapsed_ms": result.elapsed_ms,
-        "tokens": result.tokens,
-        "model_calls": result.model_calls,
-        "model_name": result.model_name,
-        "definition_hash": result.definition_hash,
-    }
-
-
-def _typed(record: dict[str, Any], key: str, *kinds: type) -> Any:
-    value = record[key]
-    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        names = " or ".join(kind.__name__ for kind in kinds)
-        raise TypeError(f"{key} is {type(value).__name__}, not {names}")
-    return value
-
-
-def _from_record(
-    task: CaseTask, record: dict[str, Any], store: ResultStore, workspace: str
-) -> CaseResult:
-    """A stored run as the task's result, scored against the task's (current) expectations.
-    Each model call of the stored run counts as a cache hit: none reached the model."""
-    try:
-        envelope = _typed(record, "envelope", str, type(None))
-        bundle = _typed(record, "bundle", dict, type(None))
-        problems = _typed(record, "problems", list)
-        model_calls = _typed(record, "model_calls", int)
-        result = CaseResult(
-            id=task.case.id,
-            variant=task.variant.name,
-            repeat=task.repeat,
-            status=_typed(record, "status", str),
-            envelope=envelope,
-            bundle=bundle,
-            problems=[str(problem) for problem in problems],
-            trace_summary=_typed(record, "trace_summary", dict),
-            elapsed_ms=float(_typed(record, "elapsed_ms", int, float)),
-            tokens=_typed(record, "tokens", int),
-            model_calls=model_calls,
-            model_name=_typed(record, "model_name", str),
-            definition_hash=_typed(record, "definition_hash", str),
-            scores=score_case(task.case.expect, envelope, bundle),
-            cache_hits=model_calls,
-            cache_misses=0,
-            workspace=workspace,
-            from_cache=True,
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise store.damaged(task.result_key or "", exc) from exc
-    return result
 
 
 def run_case_task(task: CaseTask) -> CaseResult:
@@ -256,11 +121,11 @@ def run_case_task(task: CaseTask) -> CaseResult:
             task.result_key is not None
             and task.cache_mode == "readwrite"
             and session.results is not None
-            and _storable(run)
+            and storable(run)
         ):
             session.results.put(
                 task.result_key,
-                _record(result),
+                result_record(result),
                 label=f"{task.case.id} / {task.variant.name} / repeat {task.repeat}",
             )
     finally:
@@ -364,7 +229,15 @@ def _stored_results(session: EvalSession, tasks: Sequence[CaseTask]) -> dict[int
         record = store.get(task.result_key)
         if record is not None:
             root = str(session.workspace(task.workspace, task.demo).root)
-            served[task.index] = _from_record(task, record, store, root)
+            served[task.index] = result_from_record(
+                record,
+                case=task.case,
+                variant=task.variant.name,
+                repeat=task.repeat,
+                key=task.result_key,
+                store=store,
+                workspace=root,
+            )
     return served
 
 

@@ -27,7 +27,7 @@ from ..bundle import ContextBundle, parse_context_bundle
 from ..eval.dataset import EvalCase
 from ..eval.metrics import RATE_METRICS
 from ..eval.report import EvalReport
-from ..eval.runner import CaseResult
+from ..eval.results import CaseResult
 from .widgets import bundle_diff_html
 from .widgets.html import badge, escape, note, pre, section, table
 
