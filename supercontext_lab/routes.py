@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tomlkit.items import Table
 
 from ._text import describe_validation_error
-from .config import (
-    _MODELS_TABLE,
-    _ensure_table,
+from .config.store import (
+    MODELS_TABLE,
     config_path,
+    ensure_table,
     load_config,
     update_config,
 )
@@ -141,14 +141,14 @@ def get_model_route(hint: str) -> ModelRoute:
     table is absent. Invalid table contents raise ConfigError naming the file and table."""
     _check_hint(hint)
     path = config_path()
-    table = load_config().get(_MODELS_TABLE, {}).get(hint)
+    table = load_config().get(MODELS_TABLE, {}).get(hint)
     if table is None:
         return ModelRoute()
     try:
         return ModelRoute.model_validate(table)
     except ValidationError as exc:
         raise ConfigError(
-            f"Config file {path} has an invalid [{_MODELS_TABLE}.{hint}] table: "
+            f"Config file {path} has an invalid [{MODELS_TABLE}.{hint}] table: "
             f"{describe_validation_error(exc)}; fix or delete that table in {path}."
         ) from exc
 
@@ -165,11 +165,11 @@ def set_model_route(hint: str, route: ModelRoute | None) -> None:
 
     def mutate(document: tomlkit.TOMLDocument) -> None:
         if values is None:
-            models = document.get(_MODELS_TABLE)
+            models = document.get(MODELS_TABLE)
             if models is not None and hint in models:
                 del models[hint]
             return
-        models = _ensure_table(document, _MODELS_TABLE, super_table=True)
+        models = ensure_table(document, MODELS_TABLE, super_table=True)
         existing = models.get(hint)
         if not isinstance(existing, Table):
             if existing is not None:

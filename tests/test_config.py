@@ -48,7 +48,7 @@ INVALID_SPELLINGS = ["", " ", "maybe", "2", "enabled", "y", "n", "t", "ja", "o n
 @pytest.fixture(autouse=True)
 def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test sees the once-per-process warning memory empty."""
-    monkeypatch.setattr(config, "_warned_env_values", set())
+    monkeypatch.setattr(config.flag, "_warned_env_values", set())
 
 
 def write_config(text: str) -> Path:
@@ -389,7 +389,7 @@ def test_set_returns_saved_value_while_env_overrides(monkeypatch: pytest.MonkeyP
 def test_env_value_property(raw: str) -> None:
     word = raw.strip().lower()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(config, "_warned_env_values", set())
+        patch.setattr(config.flag, "_warned_env_values", set())
         buffer = io.StringIO()
         patch.setattr(sys, "stderr", buffer)
         try:
@@ -830,7 +830,7 @@ def test_update_config_refuses_a_wrong_flag_type() -> None:
 
 
 def test_update_config_without_fcntl(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config, "fcntl", None)
+    monkeypatch.setattr(config.store, "fcntl", None)
     assert set_super_context_enabled(False) is False
     assert get_super_context_enabled() is False
     assert home_entries() == {"config.toml"}

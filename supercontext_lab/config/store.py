@@ -1,4 +1,4 @@
-"""The lab home, its ``config.toml``, the ``super_context_enabled`` flag and the model routes.
+"""The lab home and its ``config.toml``: reading, locked atomic writes, and settings.
 
 Layout of ``config.toml`` (every key optional)::
 
@@ -13,7 +13,9 @@ Layout of ``config.toml`` (every key optional)::
     [web]
     allow_private_addresses = false     # any other setting: get_setting / set_setting
 
-Reads never create anything. Writes go through :func:`update_config`: an exclusive
+The flag's own rules (environment first) are in :mod:`.flag`, model routes in
+:mod:`supercontext_lab.routes`; this module owns the file. Reads never create anything.
+Writes go through :func:`update_config`: an exclusive
 inter-process lock, a comment-preserving edit (tomlkit) and an atomic replace, so readers
 see either the old file or the new one and concurrent writers never lose each other's
 updates. A corrupt file is reported as :class:`~supercontext_lab.errors.ConfigError`
@@ -29,16 +31,15 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import Table
 
-from ._text import one_line
-from .errors import ConfigError
+from .._text import one_line
+from ..errors import ConfigError
 
 # tomllib (3.11+) and its backport tomli share one API; importing by name keeps the type
 # checker happy on every target version.
@@ -50,49 +51,33 @@ except ImportError:  # pragma: no cover - platforms without fcntl (Windows)
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
-    "DEFAULT_SUPER_CONTEXT_ENABLED",
     "ENV_LAB_HOME",
-    "ENV_SUPER_CONTEXT",
-    "ENV_SUPER_CONTEXT_LONG",
-    "FlagStatus",
+    "FLAG_KEY",
+    "FLAG_TABLE",
+    "MODELS_TABLE",
     "config_path",
+    "ensure_table",
     "get_setting",
-    "get_super_context_enabled",
     "lab_home",
     "load_config",
     "set_setting",
-    "set_super_context_enabled",
-    "super_context_status",
     "update_config",
 ]
 
 ENV_LAB_HOME = "SUPERCONTEXT_LAB_HOME"
 """Environment variable naming the lab home folder (default ``~/.supercontext_lab``)."""
 
-ENV_SUPER_CONTEXT = "OPENHUMAN_SUPER_CONTEXT"
-"""The flag's environment override, read first."""
-
-ENV_SUPER_CONTEXT_LONG = "OPENHUMAN_CONTEXT_SUPER_CONTEXT_ENABLED"
-"""The flag's second environment override, read only when the first one is unset."""
-
-DEFAULT_SUPER_CONTEXT_ENABLED = True
-"""The flag's value when neither the environment nor the config file sets it."""
-
 _CONFIG_NAME = "config.toml"
 _LOCK_NAME = "config.toml.lock"
 _TEMP_PREFIX = ".config.toml."
 _TEMP_SUFFIX = ".tmp"
-_FLAG_TABLE = "context"
-_FLAG_KEY = "super_context_enabled"
-_MODELS_TABLE = "models"
+FLAG_TABLE = "context"
+FLAG_KEY = "super_context_enabled"
+MODELS_TABLE = "models"
 
-_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
 # Threads of one process serialise here; flock then serialises processes.
 _THREAD_LOCK = threading.Lock()
-# (variable, raw value) pairs already warned about in this process.
-_warned_env_values: set[tuple[str, str]] = set()
 
 
 # --------------------------------------------------------------------------- lab home
@@ -147,22 +132,20 @@ def _parse_checked(text: str, path: Path) -> dict[str, Any]:
 
 def _known_key_problem(data: Mapping[str, Any]) -> str | None:
     """Describe the first wrong type among the known keys, or return ``None``."""
-    context = data.get(_FLAG_TABLE)
+    context = data.get(FLAG_TABLE)
     if context is not None:
         if not isinstance(context, dict):
-            return f"[{_FLAG_TABLE}] must be a table, not {_type_name(context)}"
-        flag = context.get(_FLAG_KEY)
+            return f"[{FLAG_TABLE}] must be a table, not {_type_name(context)}"
+        flag = context.get(FLAG_KEY)
         if flag is not None and not isinstance(flag, bool):
-            return (
-                f"{_FLAG_TABLE}.{_FLAG_KEY} must be true or false, not {_type_name(flag)} {flag!r}"
-            )
-    models = data.get(_MODELS_TABLE)
+            return f"{FLAG_TABLE}.{FLAG_KEY} must be true or false, not {_type_name(flag)} {flag!r}"
+    models = data.get(MODELS_TABLE)
     if models is not None:
         if not isinstance(models, dict):
-            return f"[{_MODELS_TABLE}] must be a table, not {_type_name(models)}"
+            return f"[{MODELS_TABLE}] must be a table, not {_type_name(models)}"
         for hint, route in models.items():
             if not isinstance(route, dict):
-                return f"[{_MODELS_TABLE}.{hint}] must be a table, not {_type_name(route)}"
+                return f"[{MODELS_TABLE}.{hint}] must be a table, not {_type_name(route)}"
     return None
 
 
@@ -295,114 +278,7 @@ def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
             ) from exc
 
 
-# --------------------------------------------------------------------------- the flag
-
-
-@dataclass(frozen=True)
-class FlagStatus:
-    """The effective value of ``super_context_enabled`` and where it came from."""
-
-    enabled: bool
-    """The effective value."""
-    source: Literal["env", "file", "default"]
-    """``"env"`` (an environment override), ``"file"`` (config.toml) or ``"default"``."""
-    detail: str
-    """``"<VARIABLE>=<value>"``, the config file path, or ``"default"``."""
-
-    def describe(self) -> str:
-        """One line for people: the value and where it comes from."""
-        state = "on" if self.enabled else "off"
-        origin = {
-            "env": f"environment {self.detail}",
-            "file": f"config file {self.detail}",
-            "default": "default (no config file value, no environment override)",
-        }[self.source]
-        return f"{state} (from the {origin})"
-
-
-def _parse_env_bool(raw: str) -> bool | None:
-    """Map an override value to a bool: trimmed, case-insensitive; ``None`` when invalid."""
-    word = raw.strip().lower()
-    if word in _TRUE_WORDS:
-        return True
-    if word in _FALSE_WORDS:
-        return False
-    return None
-
-
-def _env_override() -> tuple[str, str] | None:
-    """Return (variable, raw value) of the override in force, ``None`` when neither is set.
-
-    An empty value counts as set, so it hides the second variable.
-    """
-    for name in (ENV_SUPER_CONTEXT, ENV_SUPER_CONTEXT_LONG):
-        raw = os.environ.get(name)
-        if raw is not None:
-            return name, raw
-    return None
-
-
-def _warn_invalid_env(name: str, raw: str, fallback: str) -> None:
-    key = (name, raw)
-    if key in _warned_env_values:
-        return
-    _warned_env_values.add(key)
-    print(
-        f"supercontext_lab: warning: ignoring {name}={raw!r} "
-        f"(use on/off, true/false, yes/no or 1/0); using the {fallback}.",
-        file=sys.stderr,
-    )
-
-
-def super_context_status() -> FlagStatus:
-    """Return the effective flag and its source: environment, then config file, then default.
-
-    A valid environment override decides without reading the file. An invalid one is
-    ignored with one warning line on stderr (once per process per variable and value).
-    """
-    override = _env_override()
-    if override is not None:
-        name, raw = override
-        value = _parse_env_bool(raw)
-        if value is not None:
-            return FlagStatus(enabled=value, source="env", detail=f"{name}={raw}")
-    status = _file_flag_status()
-    if override is not None:
-        fallback = "config file value" if status.source == "file" else "default value (on)"
-        _warn_invalid_env(override[0], override[1], fallback)
-    return status
-
-
-def _file_flag_status() -> FlagStatus:
-    data = load_config()
-    value = data.get(_FLAG_TABLE, {}).get(_FLAG_KEY)
-    if isinstance(value, bool):
-        return FlagStatus(enabled=value, source="file", detail=str(config_path()))
-    return FlagStatus(enabled=DEFAULT_SUPER_CONTEXT_ENABLED, source="default", detail="default")
-
-
-def get_super_context_enabled() -> bool:
-    """Return the effective value of ``super_context_enabled`` (environment overrides file)."""
-    return super_context_status().enabled
-
-
-def set_super_context_enabled(value: bool) -> bool:
-    """Persist ``[context] super_context_enabled`` and return the saved value.
-
-    An environment override, when set, still decides the effective value; this function
-    returns what was saved to the file. Anything but a real bool raises TypeError.
-    """
-    if not isinstance(value, bool):
-        raise TypeError(f"super_context_enabled must be True or False, not {type(value).__name__}.")
-
-    def mutate(document: tomlkit.TOMLDocument) -> None:
-        _ensure_table(document, _FLAG_TABLE)[_FLAG_KEY] = value
-
-    update_config(mutate)
-    return value
-
-
-def _ensure_table(container: Any, key: str, *, super_table: bool = False) -> Any:
+def ensure_table(container: Any, key: str, *, super_table: bool = False) -> Any:
     """Return ``container[key]``, creating an empty table there when missing."""
     if key not in container:
         container[key] = tomlkit.table(is_super_table=super_table)
@@ -477,18 +353,18 @@ def set_setting(dotted: str, value: bool | int | float | str) -> None:
     parts = _split_dotted(dotted)
     if not isinstance(value, (bool, int, float, str)):
         raise TypeError(f"Setting {dotted!r} must be a bool, int, float or str, not {value!r}.")
-    if parts[0] == _MODELS_TABLE:
+    if parts[0] == MODELS_TABLE:
         raise ValueError(
             f"Model routes are saved with set_model_route, not set_setting({dotted!r})."
         )
-    if parts == [_FLAG_TABLE, _FLAG_KEY] and not isinstance(value, bool):
+    if parts == [FLAG_TABLE, FLAG_KEY] and not isinstance(value, bool):
         raise TypeError(f"{dotted} must be True or False, not {type(value).__name__}.")
 
     def mutate(document: tomlkit.TOMLDocument) -> None:
         node: Any = document
         for depth, part in enumerate(parts[:-1]):
             # Tables that only hold sub-tables get no header of their own ([a.b], not [a]).
-            node = _ensure_table(node, part, super_table=depth < len(parts) - 2)
+            node = ensure_table(node, part, super_table=depth < len(parts) - 2)
             if not isinstance(node, (Table, dict)):
                 parent = ".".join(parts[: depth + 1])
                 raise ConfigError(
