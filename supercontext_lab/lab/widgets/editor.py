@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -28,34 +28,18 @@ from ...agents.definition import (
     default_prompt,
     load_agent_definition,
 )
-from ...agents.known_tools import READ_ONLY_TOOLS
 from ...agents.toml_edit import backup_path, edit_agent_toml, save_agent_files, set_tool_enabled
 from ...errors import AgentDefinitionError, SupercontextError
 from ...scout import ScoutRun
 from ...sources.workspace import Workspace
+from .agent_form import OMIT_FIELDS, AgentForm
 from .diff import bundle_diff_html, changed_fields
 from .html import note
 from .panel import BundlePanel
 
 __all__ = ["OMIT_FIELDS", "AgentEditor"]
 
-OMIT_FIELDS = (
-    "omit_identity",
-    "omit_memory_context",
-    "omit_safety_preamble",
-    "omit_profile",
-    "omit_memory_md",
-)
-"""The five ``omit_*`` switches, in ``agent.toml`` order."""
-
 _SHIPPED_DIR = Path(definition_module.__file__).resolve().parent / "context_scout"
-_STYLE = {"description_width": "150px"}
-_WIDE = widgets.Layout(width="340px")
-
-
-def _options(field: str) -> list[str]:
-    """The allowed values of a ``Literal`` field of :class:`AgentDefinition`."""
-    return [str(value) for value in get_args(AgentDefinition.model_fields[field].annotation)]
 
 
 def _read_text(path: Path) -> str:
@@ -122,52 +106,14 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
     # -- construction ----------------------------------------------------------------------
 
     def _build_controls(self, text: str, prompt: str) -> None:
-        self.temperature = widgets.FloatSlider(
-            description="temperature", min=0.0, max=2.0, step=0.05, readout_format=".2f",
-            continuous_update=False, style=_STYLE, layout=_WIDE,
-        )  # fmt: skip
-        self.max_iterations = widgets.BoundedIntText(
-            description="max_iterations", min=1, max=10**9, style=_STYLE, layout=_WIDE
-        )
-        self.max_result_chars = widgets.BoundedIntText(
-            description="max_result_chars", min=500, max=10_000_000, style=_STYLE, layout=_WIDE
-        )
-        self.iteration_policy = widgets.Dropdown(
-            description="iteration_policy", options=_options("iteration_policy"),
-            style=_STYLE, layout=_WIDE,
-        )  # fmt: skip
-        self.sandbox_mode = widgets.Dropdown(
-            description="sandbox_mode", options=_options("sandbox_mode"), style=_STYLE, layout=_WIDE
-        )
-        self.agent_tier = widgets.Dropdown(
-            description="agent_tier", options=_options("agent_tier"), style=_STYLE, layout=_WIDE
-        )
-        self.omit_boxes = {
-            name: widgets.Checkbox(description=name, indent=False) for name in OMIT_FIELDS
-        }
-        self.model_hint = widgets.Text(
-            description="model.hint", continuous_update=False, style=_STYLE, layout=_WIDE
-        )
-        self.tool_boxes = {
-            tool: widgets.Checkbox(description=tool, indent=False)
-            for tool in sorted(READ_ONLY_TOOLS)
-        }
-        self.form = widgets.VBox(
-            [
-                self.temperature,
-                self.max_iterations,
-                self.max_result_chars,
-                self.iteration_policy,
-                self.sandbox_mode,
-                self.agent_tier,
-                self.model_hint,
-                widgets.HTML("<b>Prompt parts to leave out</b>"),
-                *self.omit_boxes.values(),
-                widgets.HTML("<b>Tools</b> (read-only, <code>[tools] named</code>)"),
-                *self.tool_boxes.values(),
-            ],
-            layout=widgets.Layout(min_width="360px"),
-        )
+        self.form = AgentForm()
+        # The controls stay reachable on the editor itself (tests and notebooks set them).
+        form = self.form
+        self.temperature, self.max_iterations = form.temperature, form.max_iterations
+        self.max_result_chars, self.model_hint = form.max_result_chars, form.model_hint
+        self.iteration_policy, self.sandbox_mode = form.iteration_policy, form.sandbox_mode
+        self.agent_tier = form.agent_tier
+        self.omit_boxes, self.tool_boxes = form.omit_boxes, form.tool_boxes
         self.toml_text = widgets.Textarea(value=text, rows=30, layout=widgets.Layout(width="100%"))
         self.prompt_text = widgets.Textarea(
             value=prompt, rows=30, layout=widgets.Layout(width="100%")
@@ -224,31 +170,8 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         )
         self.add_class("scl-agent-editor")
 
-    def _form_controls(self) -> list[Any]:
-        return [
-            self.temperature,
-            self.max_iterations,
-            self.max_result_chars,
-            self.iteration_policy,
-            self.sandbox_mode,
-            self.agent_tier,
-            self.model_hint,
-            *self.omit_boxes.values(),
-            *self.tool_boxes.values(),
-        ]
-
     def _wire(self) -> None:
-        fields: dict[str, Any] = {
-            "temperature": self.temperature,
-            "max_iterations": self.max_iterations,
-            "max_result_chars": self.max_result_chars,
-            "iteration_policy": self.iteration_policy,
-            "sandbox_mode": self.sandbox_mode,
-            "agent_tier": self.agent_tier,
-            "model.hint": self.model_hint,
-            **self.omit_boxes,
-        }
-        for key, control in fields.items():
+        for key, control in self.form.fields().items():
             control.observe(self._guarded(self._form_handler(key)), names="value")
         for tool, box in self.tool_boxes.items():
             box.observe(self._guarded(self._tool_handler(tool)), names="value")
@@ -303,8 +226,7 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
     def _show_invalid(self, message: str) -> None:
         self.error = message
         self.validation.value = note(message, "error", strong="Invalid:")
-        for control in self._form_controls():
-            control.disabled = True
+        self.form.set_disabled(True)
         for button in (self.apply_button, self.save_button, self.rerun_button):
             button.disabled = True
 
@@ -315,21 +237,10 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         )
         self._syncing = True
         try:
-            self.temperature.value = definition.temperature
-            self.max_iterations.value = definition.max_iterations
-            self.max_result_chars.value = definition.max_result_chars
-            self.iteration_policy.value = definition.iteration_policy
-            self.sandbox_mode.value = definition.sandbox_mode
-            self.agent_tier.value = definition.agent_tier
-            self.model_hint.value = definition.model.hint
-            for name, box in self.omit_boxes.items():
-                box.value = bool(getattr(definition, name))
-            for tool, box in self.tool_boxes.items():
-                box.value = tool in definition.tools.named
+            self.form.show(definition)
         finally:
             self._syncing = False
-        for control in self._form_controls():
-            control.disabled = False
+        self.form.set_disabled(False)
         self.apply_button.disabled = False
         self.save_button.disabled = not self.save_path.value.strip()
         self.rerun_button.disabled = self.rerun is None
