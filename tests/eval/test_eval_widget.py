@@ -42,7 +42,7 @@ def test_cases_side_by_side_with_differences_marked(report: EvalReport) -> None:
     assert "GR-7731" in html  # the baseline's envelope
     assert 'data-changed="true"' in html  # the summaries differ
     assert "Differences: baseline → no_memory_recall" in html
-    assert "missing mentions: gr-7731" in html  # the variant's misses
+    assert "missing mentions: GR-7731" in html  # the variant's misses, as spelt
     assert html.count('class="scl-pre"') == 2  # one envelope per variant
     widget.right.value = "baseline"
     assert "identical field by field" in widget.case_html.value

@@ -190,7 +190,7 @@ def test_case_scores_report_the_misses_and_round_trip() -> None:
     bundle = parse_context_bundle(text)
     assert bundle is not None
     scores = score_case(expect, bundle.envelope, bundle.to_dict())
-    assert scores.missed_mentions == ("gr-7731",)
+    assert scores.missed_mentions == ("GR-7731",)  # as the expectation spells it
     assert scores.forbidden_mentions == ("sourdough",)
     assert scores.missed_skills == ("b",)
     assert scores.unexpected_skills == ("c",)
