@@ -239,7 +239,14 @@ def _needs_web(context: _Context) -> bool:
 
 def _one_line(text: str, limit: int = 260) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    # End on a whole word ("budget…", not "budg…"), unless that would lose half the line.
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:—–-") + "…"
 
 
 def _relevant_lines(text: str, query: set[str], limit: int) -> list[str]:
