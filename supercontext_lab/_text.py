@@ -19,15 +19,24 @@ __all__ = ["describe_validation_error", "one_line", "strip_userinfo"]
 _USERINFO = re.compile(r"//[^/?#\s]*@")
 
 
-def one_line(text: object, limit: int | None = None) -> str:
+def one_line(text: object, limit: int | None = None, *, at_word: bool = False) -> str:
     """``text`` with every run of whitespace (newlines included) collapsed to one space.
 
-    With ``limit``, a longer result is cut to ``limit`` characters ending in ``…``.
+    With ``limit``, a longer result is cut to ``limit`` characters ending in ``…``; with
+    ``at_word`` as well, the cut ends on a whole word ("budget…", not "budg…") when one
+    ends in the second half of the line.
     """
     flat = " ".join(str(text).split())
     if limit is None or len(flat) <= limit:
         return flat
-    return flat[: limit - 1].rstrip() + "…"
+    cut = flat[: limit - 1]
+    if not at_word:
+        return cut.rstrip() + "…"
+    # Back to the last whole word, unless that would lose half the line.
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:—–-") + "…"
 
 
 def describe_validation_error(

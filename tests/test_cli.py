@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,13 +44,66 @@ def test_bundle_check_accepts_and_rejects(tmp_path: Path) -> None:
     good.write_text("prose\n" + envelope(proposed_goal="Do it", summary="x (memory)"), "utf-8")
     ok = _run("bundle", "check", str(good))
     assert ok.returncode == 0
+    assert ok.stdout.splitlines()[0] == "accepted: the harness would use this envelope"
+    assert "warning" not in ok.stdout
     assert "Do it" in ok.stdout
+    assert _run("bundle", "check", "--strict", str(good)).returncode == 0
     bad = _run("bundle", "check", "-", stdin="[context_bundle]\nsummary: x\n")
     assert bad.returncode == 1
+    assert bad.stdout.startswith("rejected: ")
     assert "unterminated" in bad.stdout
     as_json = json.loads(_run("bundle", "check", "--json", str(good)).stdout)
-    assert as_json["valid"] is True
+    assert as_json["valid"] is True and as_json["accepted"] is True
+    assert as_json["warnings"] == []
     assert as_json["bundle"]["proposed_goal"] == "Do it"
+    rejected = json.loads(_run("bundle", "check", "--json", "-", stdin="no envelope").stdout)
+    assert rejected["valid"] is False and rejected["accepted"] is False
+
+
+EMPTYISH = "[context_bundle]\nhas_enough_context: maybe\nfoo: bar\n[/context_bundle]\n"
+EMPTYISH_WARNINGS = [
+    "has_enough_context: 'maybe' is not true or false; it is read as unknown",
+    "unknown key 'foo' after has_enough_context is ignored: 'foo: bar'",
+    "proposed_goal is missing; it is read as none",
+    "summary is missing: the bundle gives the orchestrator no context",
+]
+
+
+def test_bundle_check_accepts_an_envelope_with_nothing_in_it_but_says_why_it_is_thin() -> None:
+    out = _run("bundle", "check", "-", stdin=EMPTYISH)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "accepted, with 4 warnings: the harness would use it"
+    assert lines[1:5] == [f"warning: {w}" for w in EMPTYISH_WARNINGS]
+    assert lines[5:8] == [
+        "ContextBundle",
+        "  has_enough_context: unknown",
+        "  proposed_goal: none",
+    ]
+    data = json.loads(_run("bundle", "check", "--json", "-", stdin=EMPTYISH).stdout)
+    assert (data["valid"], data["accepted"]) == (True, True)
+    assert data["warnings"] == EMPTYISH_WARNINGS
+
+
+def test_bundle_check_strict_fails_on_warnings() -> None:
+    out = _run("bundle", "check", "--strict", "-", stdin=EMPTYISH)
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0] == "rejected (--strict): 4 warnings"
+    assert "warning: summary is missing" in out.stdout
+    data = json.loads(_run("bundle", "check", "--strict", "--json", "-", stdin=EMPTYISH).stdout)
+    assert (data["valid"], data["accepted"]) == (True, False)
+    one = EMPTYISH.replace("maybe", "true").replace("foo: bar", "proposed_goal: none\nsummary: x")
+    single = _run("bundle", "check", "--strict", "-", stdin=one)
+    assert single.returncode == 0, single.stdout
+    odd = one.replace(
+        "summary: x", "summary: x\nrecommended_skills:\n  - skill: a\n    installed: perhaps"
+    )
+    strict = _run("bundle", "check", "--strict", "-", stdin=odd)
+    assert strict.stdout.splitlines()[:2] == [
+        "rejected (--strict): 1 warning",
+        "warning: recommended_skills 'a': installed 'perhaps' is not true or false; "
+        "it is read as unknown",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -133,15 +187,106 @@ def test_scout_with_no_envelope_exits_1(tmp_path: Path) -> None:
     assert any("no valid envelope" in p for p in data["problems"])
 
 
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_a_failed_model_call_is_labelled_as_named_and_marked_failed() -> None:
+    base_url = f"http://127.0.0.1:{_closed_port()}/v1"
+    out = _run("scout", "--model", "ollama:qwen2.5", "--base-url", base_url, "Plan the budget")
+    assert out.returncode == 1
+    first, call, *rest = out.stdout.splitlines()
+    assert first.startswith(f"scout: failed with ollama:qwen2.5 at {base_url} in ")
+    assert first.endswith(" ms, 1 model call (1 failed), 0 tokens")
+    assert "openai:" not in out.stdout
+    assert call.startswith("   1. model call 1: FAILED after ")
+    assert "Cannot reach the model server" in call
+    assert "→ answer" not in out.stdout
+    assert rest[0] == "(no envelope)"
+
+
+def test_one_successful_call_is_singular() -> None:
+    from supercontext_lab.testing import OpenAITestServer, ScriptedResponse
+
+    reply = envelope(proposed_goal="Plan it", summary="- budget (memory)")
+    with OpenAITestServer([ScriptedResponse.reply(text=reply)]) as server:
+        out = _run("scout", "--base-url", server.base_url, "--model", "scripted", "Plan it")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith(f"scout: completed with scripted at {server.base_url} in ")
+    assert ", 1 model call, " in first
+    assert "   1. model call 1: " in out.stdout and "→ answer" in out.stdout
+
+
+def test_demo_reads_top_to_bottom_and_prints_the_bundle_once() -> None:
+    out = _run("demo")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    headings = [line.split(" ", 2)[1] for line in text.splitlines() if line.startswith("== ")]
+    assert headings == [
+        "Message,",
+        "Gate",
+        "Scout",
+        "Bundle:",
+        "What",
+        "Orchestrator",
+        "Timing:",
+    ]
+    assert text.count("has_enough_context: true") == 1
+    assert "[context_bundle] … [/context_bundle]   (the bundle above)" in text
+    assert "## Prepared context (super context)" in text
+    assert re.search(
+        r"^== Orchestrator \(offline:orchestrator\): 20 tools offered, "
+        r"agent_prepare_context withheld: the harness has just prepared the context$",
+        text,
+        re.MULTILINE,
+    )
+    scout = re.search(r"^== Scout .*, ([\d.]+) ms$", text, re.MULTILINE)
+    timing = re.search(
+        r"^== Timing: preparation ([\d.]+) ms \(the scout's run ([\d.]+) ms, plus ([\d.]+) ms "
+        r"for the gate, the model route and opening the scout's tools\), orchestrator [\d.]+ ms, "
+        r"total [\d.]+ ms$",
+        text,
+        re.MULTILINE,
+    )
+    assert scout and timing
+    assert timing.group(2) == scout.group(1)
+    assert float(timing.group(1)) == pytest.approx(
+        float(timing.group(2)) + float(timing.group(3)), abs=0.15
+    )
+
+
+def test_demo_summary_lines_end_on_whole_words() -> None:
+    from supercontext_lab import open_workspace
+
+    memory = " ".join(
+        " ".join(path.read_text("utf-8").split())
+        for path in (open_workspace(None).root / "memory").rglob("*.md")
+    )
+    out = _run("demo")
+    cut = re.findall(r"^- (.+)… \(memory\)$", out.stdout, re.MULTILINE)
+    assert cut, "the demo's long memory facts are shortened"
+    for prefix in cut:
+        at = memory.find(prefix)
+        assert at >= 0, prefix
+        # What follows the shortened text in the memory file starts a new word.
+        assert not memory[at + len(prefix)].isalnum(), prefix
+
+
 def test_demo_prints_every_part() -> None:
     out = _run("demo")
     assert out.returncode == 0, out.stderr
     for heading in (
         "== Gate",
-        "== Scout trace",
+        "== Scout (",
         "== Bundle",
         "== What the orchestrator receives",
-        "== Reply",
+        "== Orchestrator (",
         "[context_bundle]",
         "## Prepared context (super context)",
     ):

@@ -198,3 +198,11 @@ def test_registry_search_and_offline_keywords_share_one_stop_word_list() -> None
     text = "Please help me with the figures for this paper"
     assert registry_tokens(text) == stems(keywords(text)) == {stem("figures"), stem("paper")}
     assert {"please", "help", "with", "the", "for", "this"} <= STOPWORDS
+
+
+def test_one_line_can_cut_at_a_word() -> None:
+    text = "the budget is tight"
+    assert one_line(text, 13) == "the budget i…"
+    assert one_line(text, 13, at_word=True) == "the budget…"
+    # No word ends in the second half: the plain cut stands.
+    assert one_line("averyveryverylongword and", 12, at_word=True) == "averyveryve…"

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # import each other, except the contract modules, which form one group.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("errors",)),  # and every private helper module (_text, _http, ...)
-    ("contract", ("bundle", "bundle_render", "gate", "config", "routes")),
+    ("contract", ("bundle", "bundle_render", "bundle_lint", "gate", "config", "routes")),
     ("definitions, sources, models", ("agents", "sources", "models")),
     ("tools", ("tools",)),
     ("engine: scout", ("scout",)),

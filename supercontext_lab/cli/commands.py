@@ -39,8 +39,13 @@ def _read_input(source: str) -> str:
         raise UsageProblem(f"{PROG}: cannot read {source}: {exc}") from None
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _cmd_bundle_check(args: argparse.Namespace) -> int:
     from ..bundle import bundle_rejection_reason, parse_context_bundle
+    from ..bundle_lint import bundle_warnings
     from ..bundle_render import render_plain
 
     output = _read_input(args.file)
@@ -48,15 +53,28 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
     if bundle is None:
         reason = bundle_rejection_reason(output) or "the output holds no usable envelope"
         if args.json:
-            print(json.dumps({"valid": False, "reason": reason}))
+            print(json.dumps({"valid": False, "accepted": False, "reason": reason, "warnings": []}))
         else:
             print(f"rejected: {reason}")
         return 1
+    # "valid" is the harness's rule (SPEC §2.1); --strict also refuses what it would
+    # read only in part.
+    warnings = bundle_warnings(output)
+    accepted = not (args.strict and warnings)
     if args.json:
-        print(json.dumps({"valid": True, "bundle": bundle.to_dict()}, ensure_ascii=False))
+        report = {"valid": True, "accepted": accepted, "warnings": warnings}
+        print(json.dumps({**report, "bundle": bundle.to_dict()}, ensure_ascii=False))
+        return 0 if accepted else 1
+    if not accepted:
+        print(f"rejected (--strict): {_plural(len(warnings), 'warning')}")
+    elif warnings:
+        print(f"accepted, with {_plural(len(warnings), 'warning')}: the harness would use it")
     else:
-        print(render_plain(bundle))
-    return 0
+        print("accepted: the harness would use this envelope")
+    for warning in warnings:
+        print(f"warning: {warning}")
+    print(render_plain(bundle))
+    return 0 if accepted else 1
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
@@ -110,8 +128,14 @@ def _scout_model(args: argparse.Namespace, definition: AgentDefinition) -> ChatM
 def _print_trace(trace: Sequence[TraceStep]) -> None:
     for number, step in enumerate(trace, start=1):
         if step.kind == "model":
-            asked = f" → calls {', '.join(step.tool_calls)}" if step.tool_calls else " → answer"
             grace = " (final call, no tools)" if step.grace else ""
+            if not step.ok:
+                print(
+                    f"  {number:>2}. model call {step.iteration}{grace}: FAILED after "
+                    f"{step.duration_ms:.1f} ms: {step.text_preview}"
+                )
+                continue
+            asked = f" → calls {', '.join(step.tool_calls)}" if step.tool_calls else " → answer"
             print(
                 f"  {number:>2}. model call {step.iteration}{grace}: {step.tokens} tokens, "
                 f"{step.duration_ms:.1f} ms{asked}"
@@ -122,6 +146,20 @@ def _print_trace(trace: Sequence[TraceStep]) -> None:
                 f"  {number:>2}. tool {step.tool}({step.arguments}) [{state}] "
                 f"{step.duration_ms:.1f} ms: {step.result_preview[:100]}"
             )
+
+
+def _model_label(args: argparse.Namespace, model_name: str) -> str:
+    """The route as the user named it (``ollama:qwen2.5``), with its server when that was
+    given; without --model, the configured model's own name."""
+    if args.model is None:
+        return model_name
+    label = args.model.strip()
+    return f"{label} at {args.base_url}" if args.base_url else label
+
+
+def _calls(trace: Sequence[TraceStep], count: int) -> str:
+    failed = sum(1 for step in trace if step.kind == "model" and not step.ok)
+    return _plural(count, "model call") + (f" ({failed} failed)" if failed else "")
 
 
 def _cmd_scout(args: argparse.Namespace) -> int:
@@ -145,8 +183,9 @@ def _cmd_scout(args: argparse.Namespace) -> int:
         print(json.dumps(run.to_dict(), ensure_ascii=False))
     else:
         print(
-            f"scout: {run.status} with {run.model_name} in {run.elapsed_ms:.0f} ms, "
-            f"{run.model_calls} model calls, {run.usage.total_tokens} tokens"
+            f"scout: {run.status} with {_model_label(args, run.model_name)} in "
+            f"{run.elapsed_ms:.0f} ms, {_calls(run.trace, run.model_calls)}, "
+            f"{_plural(run.usage.total_tokens, 'token')}"
         )
         _print_trace(run.trace)
         print(run.envelope if run.envelope is not None else "(no envelope)")
@@ -156,49 +195,77 @@ def _cmd_scout(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    """One first turn, printed in the order of the README's diagram: message, gate, scout,
+    bundle, what the orchestrator receives, its reply, then the timings."""
     from ..harness import Thread
 
     workspace = _workspace(args.workspace)
     thread = Thread(workspace)
     print(
-        f"== Thread on workspace '{workspace.root.name}' "
-        f"(Super Context {'on' if thread.enabled else 'off'}, read at construction)"
+        f"== Message, the first of a new thread on workspace '{workspace.root.name}' "
+        f"(Super Context {'on' if thread.enabled else 'off'}, read when the thread started)"
     )
-    print(f"== Message\n{args.message}")
+    print(f"  {args.message}")
     result = thread.send(args.message)
     print("== Gate")
     if result.preparation == "skipped":
         print(f"  no scout: {result.reason}")
     else:
         print("  first turn of a new thread, flag on, message worth preparing: the scout runs")
-    if result.scout is not None:
-        run = result.scout
+    run = result.scout
+    if run is not None:
         print(
-            f"== Scout trace ({run.model_name}, {run.model_calls} model calls, "
-            f"{run.usage.total_tokens} tokens, {run.elapsed_ms:.1f} ms)"
+            f"== Scout ({run.model_name}, read-only tools): {_calls(run.trace, run.model_calls)}, "
+            f"{_plural(run.usage.total_tokens, 'token')}, {run.elapsed_ms:.1f} ms"
         )
         _print_trace(run.trace)
-    print("== Bundle")
-    if result.envelope is not None:
-        print(result.envelope)
+    envelope = result.envelope
+    if envelope is not None:
+        print(
+            f"== Bundle: extracted, parsed, fitted to max_result_chars "
+            f"({len(envelope)} of {thread.definition.max_result_chars} characters)"
+        )
+        print(envelope)
+        if result.goal_from_bundle:
+            print(f"  → thread goal (the bundle's proposed_goal): {result.goal}")
     else:
-        print(f"  none, cold start: {result.reason}")
-    if result.goal_from_bundle:
-        print(f"== Thread goal (from the bundle)\n  {result.goal}")
-    print("== What the orchestrator receives")
-    print(result.sent_message)
-    print(
-        f"== Orchestrator tools offered ({len(result.orchestrator_tools)}; "
-        f"agent_prepare_context {'hidden' if result.prepared else 'available'})"
+        print(f"== Bundle: none, the turn starts cold ({result.reason})")
+    sent = result.sent_message
+    print(f"== What the orchestrator receives ({len(sent)} characters)")
+    if envelope is not None and envelope in sent:
+        # The envelope was just printed in full; print it once.
+        sent = sent.replace(
+            envelope, "[context_bundle] … [/context_bundle]   (the bundle above)", 1
+        )
+    print(sent)
+    withheld = (
+        "agent_prepare_context withheld: the harness has just prepared the context"
+        if result.prepared
+        else "agent_prepare_context included"
     )
-    print(f"== Reply ({result.orchestrator_model})")
+    print(
+        f"== Orchestrator ({result.orchestrator_model}): "
+        f"{_plural(len(result.orchestrator_tools), 'tool')} offered, {withheld}"
+    )
     print(result.reply or f"(no reply: {result.orchestrator_error})")
-    timings = result.timings_ms
-    print(
-        f"== Timing: preparation {timings['preparation_ms']:.1f} ms, "
-        f"orchestrator {timings['orchestrator_ms']:.1f} ms, total {timings['total_ms']:.1f} ms"
-    )
+    print(_timing_line(result.timings_ms, run.elapsed_ms if run is not None else None))
     return 0 if result.orchestrator_error is None else 1
+
+
+def _timing_line(timings: dict[str, float], scout_ms: float | None) -> str:
+    preparation = f"preparation {timings['preparation_ms']:.1f} ms"
+    if scout_ms is not None:
+        # The scout's own clock starts once its tools are open; the rest of the
+        # preparation is the gate, the model route and opening those tools.
+        other = max(timings["preparation_ms"] - scout_ms, 0.0)
+        preparation += (
+            f" (the scout's run {scout_ms:.1f} ms, plus {other:.1f} ms for the gate, the "
+            "model route and opening the scout's tools)"
+        )
+    return (
+        f"== Timing: {preparation}, orchestrator {timings['orchestrator_ms']:.1f} ms, "
+        f"total {timings['total_ms']:.1f} ms"
+    )
 
 
 def _build_parser() -> Parser:
@@ -213,6 +280,12 @@ def _build_parser() -> Parser:
     )
     check.add_argument("file", help="a file holding the model output, or - for stdin")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument(
+        "--strict",
+        action="store_true",
+        help="also fail (exit 1) when there are warnings: unknown keys, unreadable values, "
+        "a missing summary",
+    )
     check.set_defaults(handler=_cmd_bundle_check)
 
     demo = sub.add_parser("demo", help="run one first turn on the demo workspace, offline")

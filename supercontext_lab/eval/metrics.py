@@ -127,12 +127,17 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def _norm(items: Iterable[str]) -> list[str]:
-    seen: list[str] = []
+    """The items trimmed, without empty ones and case-insensitive repeats, spelt as first
+    written: matching ignores case, but a reader sees "2Dt", not "2dt"."""
+    seen: set[str] = set()
+    kept: list[str] = []
     for item in items:
-        key = item.strip().casefold()
+        shown = item.strip()
+        key = shown.casefold()
         if key and key not in seen:
-            seen.append(key)
-    return seen
+            seen.add(key)
+            kept.append(shown)
+    return kept
 
 
 @dataclass(frozen=True)
@@ -207,13 +212,15 @@ def _match(
 ) -> tuple[int, int, int, tuple[str, ...], tuple[str, ...]]:
     got = _norm(recommended)
     want = _norm(expected)
-    matched = [item for item in got if item in want]
+    got_keys = {item.casefold() for item in got}
+    want_keys = {item.casefold() for item in want}
+    matched = [item for item in got if item.casefold() in want_keys]
     return (
         len(matched),
         len(got),
         len(want),
-        tuple(item for item in want if item not in got),
-        tuple(item for item in got if item not in want),
+        tuple(item for item in want if item.casefold() not in got_keys),
+        tuple(item for item in got if item.casefold() not in want_keys),
     )
 
 
@@ -251,7 +258,7 @@ def score_case(
     text = (envelope or "").casefold()
     if expect.mentions is not None:
         wanted = _norm(expect.mentions)
-        missed = tuple(item for item in wanted if item not in text)
+        missed = tuple(item for item in wanted if item.casefold() not in text)
         values.update(
             mentions_found=len(wanted) - len(missed),
             mentions_expected=len(wanted),
@@ -259,7 +266,7 @@ def score_case(
         )
     if expect.must_not_mention is not None:
         banned = _norm(expect.must_not_mention)
-        seen = tuple(item for item in banned if item in text)
+        seen = tuple(item for item in banned if item.casefold() in text)
         values.update(
             forbidden_found=len(seen), forbidden_expected=len(banned), forbidden_mentions=seen
         )

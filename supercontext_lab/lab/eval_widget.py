@@ -39,6 +39,8 @@ CHART_METRICS: tuple[str, ...] = RATE_METRICS
 # Okabe-Ito: distinguishable with every common form of colour blindness.
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
 _TAB_TITLES = ("Metrics", "Cases", "Export")
+_LABEL = {"description_width": "70px"}
+_PICK = widgets.Layout(width="280px")
 
 
 def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> bytes:
@@ -158,17 +160,33 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
         self.chart = widgets.Image(value=chart_png(report), format="png")
         metrics_box = widgets.VBox([self.metrics_html, self.chart])
         # -- cases
+        # Widths: ipywidgets' defaults (a 300px control, an 80px label) cut the case
+        # labels and the longer descriptions off.
         self.only_differences = widgets.Checkbox(
-            value=False, description="only cases where the picked variants differ", indent=False
+            value=False,
+            description="only cases where the picked variants differ",
+            indent=False,
+            layout=widgets.Layout(width="auto"),
         )
-        self.case_select = widgets.Dropdown(description="case", options=self._case_options())
-        self.left = widgets.Dropdown(description="compare", options=names, value=names[0])
+        self.case_select = widgets.Dropdown(
+            description="case",
+            options=self._case_options(),
+            style=_LABEL,
+            layout=widgets.Layout(width="100%", max_width="820px"),
+        )
+        self.left = widgets.Dropdown(
+            description="compare", options=names, value=names[0], style=_LABEL, layout=_PICK
+        )
         self.right = widgets.Dropdown(
-            description="with", options=names, value=names[1] if len(names) > 1 else names[0]
+            description="with",
+            options=names,
+            value=names[1] if len(names) > 1 else names[0],
+            style=_LABEL,
+            layout=_PICK,
         )
         repeats = int(report.settings.get("repeats", 1))
         self.repeat = widgets.BoundedIntText(
-            value=0, min=0, max=max(0, repeats - 1), description="repeat"
+            value=0, min=0, max=max(0, repeats - 1), description="repeat", style=_LABEL
         )
         self.repeat.layout.display = "" if repeats > 1 else "none"
         self.case_html = widgets.HTML()
@@ -177,14 +195,20 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
         self.only_differences.observe(self._on_filter, names="value")
         cases_box = widgets.VBox(
             [
-                widgets.HBox([self.case_select, self.repeat]),
+                widgets.HBox([self.case_select, self.repeat], layout=widgets.Layout(width="100%")),
                 widgets.HBox([self.left, self.right]),
                 self.only_differences,
                 self.case_html,
             ]
         )
         # -- export
-        self.export_base = widgets.Text(value="scout_eval", description="file name")
+        self.export_base = widgets.Text(
+            value="scout_eval",
+            description="file name",
+            placeholder="folder/name (the files get _cases.csv, _metrics.csv, .json)",
+            style=_LABEL,
+            layout=widgets.Layout(width="100%", max_width="640px"),
+        )
         self.csv_button = widgets.Button(description="Export CSV", icon="table")
         self.json_button = widgets.Button(description="Export JSON", icon="download")
         self.export_status = widgets.HTML()
@@ -202,6 +226,7 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
         # Exceptions raised in callbacks would vanish into the browser console otherwise.
         self.errors = widgets.Output()
         super().__init__([self.header, self.tabs, self.errors], **kwargs)
+        self.add_class("scl-eval-comparison")
         self._render_case()
 
     # ------------------------------------------------------------------ rendering

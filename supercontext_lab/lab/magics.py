@@ -298,6 +298,10 @@ class SupercontextMagics(magic.Magics):
             print()
         if turn.first_turn:
             self._remember(message, None, turn.scout, thread.workspace)
+        if self.composer is not None:
+            # The composer shown by %scout_thread may hold this thread: its toggle must
+            # go now that the thread has messages.
+            self.composer.refresh()
         display(self._turn_display(thread, turn))
 
     # -- %%scout -----------------------------------------------------------------------------
@@ -334,10 +338,13 @@ class SupercontextMagics(magic.Magics):
     @argument("path", nargs="?", default=None, help="an agent.toml (default: the shipped one)")
     @line_magic
     @_usage_errors
-    def agent_toml(self, line: str) -> None:
+    def agent_toml(self, line: str) -> Any:
         """Open the live agent.toml editor on the shipped definition or on PATH.
 
         PATH is an agent.toml, a folder holding one, or a new file name (Save creates it).
+        The editor is returned, so IPython shows it as the cell's result;
+        ``editor = %agent_toml PATH`` keeps it in a variable without showing it. Each call
+        opens a new editor (the latest is also kept in this object's ``editor``).
 
         *Apply* makes later ``%%scout`` runs and new ``%%chat`` threads use the edited
         definition; *Run again* re-runs the last ``%%scout`` (or first ``%%chat``) message
@@ -360,7 +367,7 @@ class SupercontextMagics(magic.Magics):
             path, rerun=self._rerun, baseline=self.last_run, workspace=workspace
         )
         self.editor.on_apply(self._apply)
-        display(self.editor)
+        return self.editor
 
     def _apply(self, definition: AgentDefinition) -> None:
         """Editor callback: later runs and new threads use ``definition``."""

@@ -42,7 +42,7 @@ def test_cases_side_by_side_with_differences_marked(report: EvalReport) -> None:
     assert "GR-7731" in html  # the baseline's envelope
     assert 'data-changed="true"' in html  # the summaries differ
     assert "Differences: baseline → no_memory_recall" in html
-    assert "missing mentions: gr-7731" in html  # the variant's misses
+    assert "missing mentions: GR-7731" in html  # the variant's misses, as spelt
     assert html.count('class="scl-pre"') == 2  # one envelope per variant
     widget.right.value = "baseline"
     assert "identical field by field" in widget.case_html.value
@@ -109,3 +109,15 @@ def test_repeats_show_the_repeat_picker(small_cases: list[EvalCase]) -> None:
     assert widget.repeat.max == 1
     widget.repeat.value = 1
     assert "kernel-decision" in widget.case_html.value
+
+
+def test_controls_are_sized_for_their_labels_and_values(report: EvalReport) -> None:
+    # ipywidgets' defaults (300px controls, 80px labels) cut the case labels off; the
+    # browser test measures the rendered result, this pins the settings.
+    widget = EvalComparison(report)
+    assert "scl-eval-comparison" in widget._dom_classes
+    assert widget.case_select.layout.width == "100%"
+    assert widget.export_base.layout.width == "100%"
+    assert widget.only_differences.layout.width == "auto"
+    for control in (widget.case_select, widget.left, widget.right, widget.export_base):
+        assert control.style.description_width == "70px"

@@ -190,7 +190,7 @@ def test_case_scores_report_the_misses_and_round_trip() -> None:
     bundle = parse_context_bundle(text)
     assert bundle is not None
     scores = score_case(expect, bundle.envelope, bundle.to_dict())
-    assert scores.missed_mentions == ("gr-7731",)
+    assert scores.missed_mentions == ("GR-7731",)  # as the expectation spells it
     assert scores.forbidden_mentions == ("sourdough",)
     assert scores.missed_skills == ("b",)
     assert scores.unexpected_skills == ("c",)
@@ -234,3 +234,19 @@ def test_spread_over_repeats() -> None:
     assert stats["mention_rate"]["stdev"] == pytest.approx(0.3535533905932738)
     assert stats["valid_rate"] == {"stdev": 0.0, "min": 1.0, "max": 1.0}
     assert spread([first])["mention_rate"]["stdev"] == 0.0
+
+
+def test_reported_names_keep_their_first_spelling_and_match_any_case() -> None:
+    expect = Expectations(mentions=("2Dt", "2DT", "Lofoten"), skills=("Planner", "planner"))
+    text = envelope(
+        summary="lofoten trip (memory)",
+        recommended_skills=[{"skill": "PLANNER"}, {"skill": "Extra-Skill"}],
+    )
+    bundle = parse_context_bundle(text)
+    assert bundle is not None
+    scores = score_case(expect, bundle.envelope, bundle.to_dict())
+    assert scores.mentions_expected == 2  # "2Dt" and "2DT" are one mention
+    assert scores.missed_mentions == ("2Dt",)
+    assert scores.skills_matched == 1
+    assert scores.missed_skills == ()
+    assert scores.unexpected_skills == ("Extra-Skill",)

@@ -86,7 +86,7 @@ def test_exports(report: EvalReport, tmp_path: Path) -> None:
     assert tuple(rows[0]) == CASE_COLUMNS
     assert [(r["id"], r["variant"]) for r in rows] == [(r.id, r.variant) for r in report.results]
     bare = next(r for r in rows if r["id"] == "kernel-decision" and r["variant"] != "baseline")
-    assert "2dt" in bare["missed_mentions"]
+    assert "2Dt" in bare["missed_mentions"]
 
     metrics_csv = report.to_csv(table="metrics")
     header, *lines = metrics_csv.splitlines()
@@ -103,7 +103,7 @@ def test_lookups_and_misses(report: EvalReport) -> None:
     with pytest.raises(KeyError, match="baseline, no_memory_recall"):
         report.variant("other")
     misses = dict(report.misses("no_memory_recall"))
-    assert "missing mention '2dt'" in misses["kernel-decision"]
+    assert "missing mention '2Dt'" in misses["kernel-decision"]
 
 
 @pytest.mark.parametrize(

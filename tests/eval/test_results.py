@@ -225,7 +225,7 @@ def test_edited_expectations_and_ids_are_rescored_without_a_run(setup: Setup) ->
     assert len(setup.server.requests) == requests
     kernel = second.result("kernel-renamed", "v")
     assert kernel.from_cache and kernel.envelope == first.result("kernel", "v").envelope
-    assert kernel.scores.missed_mentions == ("lofoten",)
+    assert kernel.scores.missed_mentions == ("Lofoten",)
     assert second.metrics("v")["mention_rate"] == 0.0
     assert first.metrics("v")["goal_accuracy"] == 1.0
     assert second.metrics("v")["goal_accuracy"] == 0.0

@@ -1,10 +1,15 @@
-"""One real-browser test: JupyterLab renders the bundle panel and the Super Context toggle.
+"""Real-browser tests: JupyterLab in Debian's chromium, driven by Python Playwright.
 
-JupyterLab runs on 127.0.0.1 in a subprocess with every Jupyter and IPython folder in the
-test's temp folder; Debian's chromium, driven by Python Playwright, opens a notebook that
-loads the extension, runs ``%%scout`` and ``%scout_thread new``, and clicks the toggle.
+One JupyterLab runs on 127.0.0.1 for the whole module, with every Jupyter and IPython
+folder in a temp folder and ``PYTHONPATH`` pointing at this checkout, so the server and
+its kernels import the code under test. The tests open notebooks with their outputs
+cleared, *Run All*, and assert on what a reader sees afterwards: the bundle panel, the
+composer and its Super Context toggle, the ``%agent_toml`` editor and its comparison in
+notebook 04, the composers of notebook 01 and the comparison widget of notebook 07.
+Screenshots go to ``test-artifacts/browser/`` (git-ignored) before the assertions, so a
+failure still leaves a picture of what was on screen.
 
-Without ``/usr/bin/chromium`` the test is skipped with the install command, except under
+Without ``/usr/bin/chromium`` the tests are skipped with the install command, except under
 ``CI=true``, where a missing browser is a failure.
 """
 
@@ -14,7 +19,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -23,7 +27,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +48,15 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 REPO = Path(__file__).resolve().parents[2]
-ARTIFACT = REPO / "test-artifacts" / "browser" / "panel.png"
+NOTEBOOKS = REPO / "notebooks"
+ARTIFACTS = REPO / "test-artifacts" / "browser"
 MESSAGE = "Help me finish the sensitivity analysis section for the grant renewal"
 GOAL = "Finish the sensitivity analysis section for the grant renewal"
 TIMEOUT_MS = 30_000
+RUN_ALL_TIMEOUT_S = 90
+# Tall enough for the longest widget: JupyterLab scrolls inside the page, so a screenshot
+# only shows what is inside the viewport.
+VIEWPORT = {"width": 1400, "height": 2200}
 
 
 def _missing(what: str, install: str) -> None:
@@ -65,7 +74,7 @@ def _free_port() -> int:
         return port
 
 
-def _write_notebook(path: Path) -> None:
+def _write_toggle_notebook(path: Path) -> None:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {
         "name": "python3",
@@ -73,11 +82,24 @@ def _write_notebook(path: Path) -> None:
         "language": "python",
     }
     notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext supercontext_lab"),
+        nbformat.v4.new_code_cell(
+            "import supercontext_lab\nprint('loaded from', supercontext_lab.__file__)\n"
+            "%load_ext supercontext_lab"
+        ),
         nbformat.v4.new_code_cell(f"%%scout\n{MESSAGE}"),
         nbformat.v4.new_code_cell("%scout_thread new"),
     ]
     nbformat.write(notebook, path)
+
+
+def _copy_cleared(source: Path, target: Path) -> None:
+    """The committed notebook without outputs, so nothing on screen predates the run."""
+    notebook = nbformat.read(source, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    nbformat.write(notebook, target)
 
 
 def _wait_for_status(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -95,22 +117,55 @@ def _wait_for_status(url: str, process: subprocess.Popen[bytes], log: Path) -> N
     raise AssertionError(f"JupyterLab did not answer in 30 s:\n{log.read_text('utf-8')[-3000:]}")
 
 
-@contextmanager
-def _jupyterlab(tmp_path: Path, lab_home: Path) -> Iterator[tuple[str, str]]:
-    """Start JupyterLab with everything in ``tmp_path``; yield (base URL, token)."""
+@dataclass
+class Lab:
+    """A running JupyterLab and a browser connected to nothing yet."""
+
+    base: str
+    token: str
+    root: Path
+    lab_home: Path
+    browser: Any
+
+    def open(self, name: str) -> Any:
+        """A new page showing notebook ``name`` with its kernel idle."""
+        from playwright.sync_api import expect
+
+        page = self.browser.new_page(viewport=VIEWPORT)
+        # ?reset: a fresh workspace, so earlier notebooks do not reopen beside this one.
+        page.goto(f"{self.base}/lab/tree/{name}?reset&token={self.token}")
+        expect(page.locator("#jp-main-statusbar")).to_contain_text(
+            re.compile(r"\| Idle"), timeout=TIMEOUT_MS
+        )
+        return page
+
+    def shut_down_kernels(self) -> None:
+        request = urllib.request.Request(f"{self.base}/api/kernels?token={self.token}")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            kernels = json.loads(response.read())
+        for kernel in kernels:
+            url = f"{self.base}/api/kernels/{kernel['id']}?token={self.token}"
+            urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=10)
+
+
+def _launch(tmp: Path) -> tuple[list[str], dict[str, str], dict[str, Path]]:
     folders = {
-        name: tmp_path / name
+        name: tmp / name
         for name in ("root", "config", "data", "runtime", "ipython", "workspaces", "settings")
     }
     for folder in folders.values():
         folder.mkdir()
-    settings = folders["settings"] / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
+    settings = folders["settings"] / "@jupyterlab"
+    (settings / "apputils-extension").mkdir(parents=True)
     # The "Jupyter news?" pop-up would cover the notebook on every fresh start.
-    (settings / "notification.jupyterlab-settings").write_text(
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}), "utf-8"
     )
-    _write_notebook(folders["root"] / "browser.ipynb")
+    # Every cell in the DOM: the default windowing detaches cells scrolled out of view.
+    (settings / "notebook-extension").mkdir()
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"}), "utf-8"
+    )
     port, token = _free_port(), secrets.token_hex(16)
     env = dict(os.environ)
     env.update(
@@ -118,7 +173,9 @@ def _jupyterlab(tmp_path: Path, lab_home: Path) -> Iterator[tuple[str, str]]:
         JUPYTER_DATA_DIR=str(folders["data"]),
         JUPYTER_RUNTIME_DIR=str(folders["runtime"]),
         IPYTHONDIR=str(folders["ipython"]),
-        SUPERCONTEXT_LAB_HOME=str(lab_home),
+        SUPERCONTEXT_LAB_HOME=str(tmp / "labhome"),
+        # The server and every kernel import this checkout, whatever is pip-installed.
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     )
     command = [
         sys.executable,
@@ -135,13 +192,37 @@ def _jupyterlab(tmp_path: Path, lab_home: Path) -> Iterator[tuple[str, str]]:
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
-    log = tmp_path / "jupyterlab.log"
+    env["SCL_TEST_PORT"], env["SCL_TEST_TOKEN"] = str(port), token
+    return command, env, folders
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    if not CHROMIUM.exists():
+        _missing("Debian's chromium (/usr/bin/chromium)", "apt-get install -y chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("Python Playwright", "pip install playwright")
+    tmp = tmp_path_factory.mktemp("jupyterlab")
+    command, env, folders = _launch(tmp)
+    _write_toggle_notebook(folders["root"] / "toggle.ipynb")
+    for name in ("01_quickstart", "04_editing_the_scout_live", "07_comparing_scout_variants"):
+        _copy_cleared(NOTEBOOKS / f"{name}.ipynb", folders["root"] / f"{name}.ipynb")
+    log = tmp / "jupyterlab.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    base, token = f"http://127.0.0.1:{env['SCL_TEST_PORT']}", env["SCL_TEST_TOKEN"]
     try:
         _wait_for_status(f"{base}/api/status?token={token}", process, log)
-        yield base, token
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                yield Lab(base, token, folders["root"], tmp / "labhome", browser)
+            finally:
+                browser.close()
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -151,19 +232,110 @@ def _jupyterlab(tmp_path: Path, lab_home: Path) -> Iterator[tuple[str, str]]:
             process.wait(timeout=10)
 
 
-def _config_flag(lab_home: Path) -> bool | None:
-    import tomllib
-
-    path = lab_home / "config.toml"
-    if not path.exists():
-        return None
-    value = tomllib.loads(path.read_text("utf-8")).get("context", {}).get("super_context_enabled")
-    return value if isinstance(value, bool) else None
+# -- helpers reading the page ---------------------------------------------------------------
 
 
-def _rest_flag(base: str, token: str) -> Any:
-    with urllib.request.urlopen(f"{base}/{ROUTE}?token={token}", timeout=5) as response:
-        return json.loads(response.read())
+def _cell_index(notebook: Path, startswith: str) -> int:
+    """The index of the first cell whose source starts with ``startswith``."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    return next(i for i, cell in enumerate(cells) if cell.source.startswith(startswith))
+
+
+def _cell(page: Any, index: int) -> Any:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def _run_all(page: Any, notebook: Path) -> None:
+    """Run > Run All, then wait until the last code cell has run; fail on any error."""
+    from playwright.sync_api import expect
+
+    cells = nbformat.read(notebook, as_version=4).cells
+    last = max(i for i, cell in enumerate(cells) if cell.cell_type == "code")
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator('li[data-command="runmenu:run-all"]').click()
+    prompt = _cell(page, last).locator(".jp-InputArea-prompt")
+    errors = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+    deadline = time.monotonic() + RUN_ALL_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if re.search(r"\[\d+\]", prompt.inner_text()):
+            break
+        if page.locator(".jp-RenderedText[data-mime-type*='error']").count():
+            break
+        time.sleep(0.25)
+    tracebacks = page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
+    assert tracebacks.count() == 0, tracebacks.first.inner_text()
+    assert errors.count() == 0 or "Traceback" not in errors.first.inner_text()
+    expect(prompt).to_have_text(re.compile(r"\[\d+\]"), timeout=1000)
+    expect(page.locator("#jp-main-statusbar")).to_contain_text(
+        re.compile(r"\| Idle"), timeout=TIMEOUT_MS
+    )
+
+
+def _shot(target: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    target.screenshot(path=str(ARTIFACTS / name))
+
+
+def _shot_span(page: Any, top: Any, bottom: Any, name: str) -> None:
+    """A screenshot from the top of ``top`` to the bottom of ``bottom`` (a widget taller
+    than the viewport would otherwise be cut)."""
+    bottom.scroll_into_view_if_needed()
+    first, last = top.bounding_box(), bottom.bounding_box()
+    assert first is not None and last is not None
+    y = max(first["y"], 0)
+    clip = {"x": 0, "y": y, "width": VIEWPORT["width"], "height": last["y"] + last["height"] - y}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), clip=clip)
+
+
+def _rgb(css: str) -> tuple[float, float, float]:
+    numbers = [float(x) for x in re.findall(r"[\d.]+", css)[:3]]
+    return numbers[0], numbers[1], numbers[2]
+
+
+def _contrast(fg: str, bg: str) -> float:
+    """WCAG contrast ratio of two ``rgb(...)`` colours."""
+
+    def luminance(colour: str) -> float:
+        def channel(value: float) -> float:
+            c = value / 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        r, g, b = (channel(v) for v in _rgb(colour))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+_COLOURS = """(node) => {
+  const style = getComputedStyle(node);
+  let bg = style.backgroundColor, up = node;
+  while (/rgba\\(0, 0, 0, 0\\)|transparent/.test(bg) && up.parentElement) {
+    up = up.parentElement; bg = getComputedStyle(up).backgroundColor;
+  }
+  return [style.color, bg];
+}"""
+
+_TEXT_WIDTH = """(select) => {
+  const probe = document.createElement('span');
+  probe.style.font = getComputedStyle(select).font;
+  probe.style.whiteSpace = 'pre';
+  probe.textContent = select.options[select.selectedIndex].text;
+  document.body.appendChild(probe);
+  const width = probe.getBoundingClientRect().width;
+  probe.remove();
+  return [width, select.clientWidth];
+}"""
+
+
+def _right(locator: Any) -> float:
+    box = locator.bounding_box()
+    assert box is not None
+    return float(box["x"] + box["width"])
+
+
+# -- the tests ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -187,58 +359,201 @@ def test_a_missing_browser_skips_with_the_install_command_but_fails_under_ci(
         _missing("Debian's chromium (/usr/bin/chromium)", "apt-get install -y chromium")
 
 
+def _config_flag(lab_home: Path) -> bool | None:
+    import tomllib
+
+    path = lab_home / "config.toml"
+    if not path.exists():
+        return None
+    value = tomllib.loads(path.read_text("utf-8")).get("context", {}).get("super_context_enabled")
+    return value if isinstance(value, bool) else None
+
+
+def _rest_flag(base: str, token: str) -> Any:
+    with urllib.request.urlopen(f"{base}/{ROUTE}?token={token}", timeout=5) as response:
+        return json.loads(response.read())
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(120)
-def test_jupyterlab_shows_the_panel_and_the_toggle_persists_the_flag(
-    tmp_path: Path, lab_home: Path
+def test_the_panel_renders_and_the_toggle_persists_the_flag_and_shows_its_state(
+    lab: Lab,
 ) -> None:
-    if not CHROMIUM.exists():
-        _missing("Debian's chromium (/usr/bin/chromium)", "apt-get install -y chromium")
+    from playwright.sync_api import expect
+
+    page = lab.open("toggle.ipynb")
     try:
-        from playwright.sync_api import expect, sync_playwright
-    except ImportError:
-        _missing("Python Playwright", "pip install playwright")
-
-    started = time.monotonic()
-    with _jupyterlab(tmp_path, lab_home) as (base, token), sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        _run_all(page, lab.root / "toggle.ipynb")
+        # The kernel imports this checkout, not another installed copy.
+        expect(_cell(page, 0).locator(".jp-OutputArea-output").first).to_contain_text(
+            f"loaded from {REPO / 'supercontext_lab' / '__init__.py'}"
         )
-        try:
-            # Tall enough for the whole notebook: JupyterLab scrolls inside the page, so a
-            # full-page screenshot would not show what is scrolled away.
-            page = browser.new_page(viewport={"width": 1400, "height": 2000})
-            page.goto(f"{base}/lab/tree/browser.ipynb?token={token}")
-            status_bar = page.locator("#jp-main-statusbar")
-            expect(status_bar).to_contain_text(re.compile(r"\| Idle"), timeout=TIMEOUT_MS)
+        # Exact text inside a rendered ipywidgets HTML element: the plain-text fallback
+        # (shown when widgets fail) can not satisfy this.
+        goal = page.locator(".widget-html").get_by_text(GOAL, exact=True)
+        expect(goal.first).to_be_visible(timeout=TIMEOUT_MS)
+        _shot(_cell(page, 1).locator(".jp-Cell-outputArea"), "toggle_panel.png")
+        _shot(_cell(page, 2).locator(".jp-Cell-outputArea"), "toggle_composer.png")
+        summary = page.locator(".scl-bundle-panel .scl-summary").first
+        expect(summary.locator("li").first).to_be_visible()
 
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.locator('li[data-command="runmenu:run-all"]').click()
+        composer = _cell(page, 2).locator(".scl-composer")
+        toggle = composer.get_by_role("button", name=re.compile(r"Super Context: on$"))
+        expect(toggle).to_be_visible(timeout=TIMEOUT_MS)
+        _shot(composer, "toggle_on.png")
+        on_colours = toggle.evaluate(_COLOURS)
+        assert _config_flag(lab.lab_home) is None
+        toggle.click()
+        deadline = time.monotonic() + 15
+        while _config_flag(lab.lab_home) is not False and time.monotonic() < deadline:
+            time.sleep(0.2)
+        off = composer.get_by_role("button", name=re.compile(r"Super Context: off$"))
+        expect(off).to_be_visible()
+        _shot(composer, "toggle_off.png")
+        _shot(page, "panel.png")
+        assert _config_flag(lab.lab_home) is False
+        assert _rest_flag(lab.base, lab.token) == {"enabled": False, "source": "file"}
+        note = composer.locator(".widget-html").get_by_text("applies to new threads")
+        expect(note).to_be_visible()
+        # Summary bullets are list items, not a literal "- ".
+        assert not re.search(r"^\s*- ", summary.inner_text(), re.MULTILINE)
+        off_colours = off.evaluate(_COLOURS)
+    finally:
+        page.close()
+        lab.shut_down_kernels()
 
-            # Exact text inside a rendered ipywidgets HTML element: the plain-text
-            # fallback (shown when widgets fail) can not satisfy this.
-            goal = page.locator(".widget-html").get_by_text(GOAL, exact=True)
-            expect(goal.first).to_be_visible(timeout=TIMEOUT_MS)
+    # On and off differ by more than a shade of grey: the label says which, the "on"
+    # state has a colour, and both are readable.
+    r, g, b = _rgb(on_colours[1])
+    assert max(r, g, b) - min(r, g, b) > 60, on_colours
+    assert _contrast(*on_colours) >= 4.5, on_colours
+    assert _contrast(*off_colours) >= 4.5, off_colours
+    assert on_colours[1] != off_colours[1]
 
-            # The accessible name starts with the icon's glyph.
-            toggle = page.get_by_role("button", name=re.compile(r"^\W*Super Context$"))
-            expect(toggle).to_be_visible(timeout=TIMEOUT_MS)
-            assert _config_flag(lab_home) is None
-            toggle.click()
-            deadline = time.monotonic() + 15
-            while _config_flag(lab_home) is not False and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert _config_flag(lab_home) is False
-            assert _rest_flag(base, token) == {"enabled": False, "source": "file"}
-            expect(
-                page.locator(".widget-html").get_by_text("applies to new threads")
-            ).to_be_visible()
 
-            goal.first.scroll_into_view_if_needed()
-            shot = tmp_path / "panel.png"
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
-    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(shot, ARTIFACT)
-    print(f"screenshot: {ARTIFACT} (and {shot}); took {time.monotonic() - started:.0f} s")
+@pytest.mark.browser
+@pytest.mark.timeout(150)
+def test_notebook_04_after_run_all_shows_each_step_as_the_markdown_tells_it(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    notebook = lab.root / "04_editing_the_scout_live.ipynb"
+    page = lab.open(notebook.name)
+    try:
+        _run_all(page, notebook)
+        editor_cell = _cell(page, _cell_index(notebook, "%agent_toml"))
+        compare_cell = _cell(page, _cell_index(notebook, "editor.apply_button.click()"))
+        _shot(editor_cell.locator(".jp-Cell-outputArea"), "04_editor.png")
+        _shot(compare_cell.locator(".jp-Cell-outputArea"), "04_comparison.png")
+        editor = editor_cell.locator(".scl-agent-editor")
+        expect(editor).to_be_visible(timeout=TIMEOUT_MS)
+        comparison = compare_cell.locator(".scl-bundle-comparison")
+        expect(comparison).to_be_visible(timeout=TIMEOUT_MS)
+
+        # The editor under "Open the editor" still shows the file as it was opened.
+        recall = editor.locator(".widget-checkbox").filter(has_text="memory_recall")
+        expect(recall.locator("input")).to_be_checked()
+        expect(editor.locator(".scl-editor-status")).to_contain_text("Editing ")
+        assert "Ran again" not in editor.inner_text()
+        # Its "Save to" field stays inside the editor.
+        save_to = editor.locator(".widget-text").filter(has_text="Save to")
+        assert _right(save_to) <= _right(editor) + 0.5
+
+        # The comparison under the memory_recall step compares the baseline with the run
+        # without memory_recall, as the Markdown below it says.
+        headline = comparison.locator(".scl-diff > div").first
+        expect(headline).to_have_text(re.compile(r"^Changed: .*summary"))
+        panels = comparison.locator(".scl-bundle-panel")
+        expect(panels).to_have_count(2)
+        expect(panels.nth(0).locator(".scl-summary")).to_contain_text("2Dt kernel")
+        expect(panels.nth(1).locator(".scl-summary")).not_to_contain_text("2Dt")
+        # Removed lines: one "−" marker, no bullet dash after it, and readable colours.
+        removed = comparison.locator(".scl-del").first
+        expect(removed).to_contain_text("2Dt kernel")
+        assert not re.match(r"^\W*−\s*-", removed.inner_text())
+        colours = removed.evaluate(_COLOURS)
+        assert _contrast(*colours) >= 7, colours
+
+        # A real user edit: Run again in the editor, then an invalid temperature. The
+        # status must no longer claim a clean rerun.
+        editor.get_by_role("button", name=re.compile("Run again")).click()
+        expect(editor).to_contain_text("Ran again", timeout=TIMEOUT_MS)
+        textarea = editor.locator("textarea").first
+        text = textarea.input_value()
+        textarea.fill(text.replace("temperature = 0.3", "temperature = 3.5"))
+        textarea.blur()
+        expect(editor).to_contain_text("Invalid:", timeout=TIMEOUT_MS)
+        _shot_span(
+            page,
+            editor.locator("textarea").first,
+            editor.locator(".scl-editor-status"),
+            "04_editor_invalid_edit.png",
+        )
+        assert "Ran again" not in editor.locator(".scl-editor-status").inner_text()
+    finally:
+        page.close()
+        lab.shut_down_kernels()
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(150)
+def test_notebook_01_after_run_all_hides_the_toggle_of_threads_with_messages(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    notebook = lab.root / "01_quickstart.ipynb"
+    page = lab.open(notebook.name)
+    try:
+        _run_all(page, notebook)
+        first_cell = _cell(page, _cell_index(notebook, "%scout_thread new"))
+        second_cell = _cell(page, _cell_index(notebook, "%supercontext off"))
+        _shot(first_cell.locator(".jp-Cell-outputArea"), "01_composer_first_thread.png")
+        _shot(second_cell.locator(".jp-Cell-outputArea"), "01_composer_second_thread.png")
+        first, second = (cell.locator(".scl-composer") for cell in (first_cell, second_cell))
+        expect(first).to_be_attached(timeout=TIMEOUT_MS)
+        expect(second).to_be_attached(timeout=TIMEOUT_MS)
+        # Both threads got messages through %%chat: neither composer offers the toggle,
+        # and each says how many turns its thread has.
+        for composer, turns in ((first, 2), (second, 1)):
+            expect(composer.get_by_role("button", name=re.compile("Super Context"))).to_be_hidden()
+            expect(composer).to_contain_text(f"{turns} turn")
+    finally:
+        page.close()
+        lab.shut_down_kernels()
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(150)
+def test_notebook_07_comparison_widget_fits_its_controls_and_keeps_spelling(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    notebook = lab.root / "07_comparing_scout_variants.ipynb"
+    page = lab.open(notebook.name)
+    try:
+        _run_all(page, notebook)
+        widget_cell = _cell(page, _cell_index(notebook, "%load_ext supercontext_lab"))
+        widget = widget_cell.locator(".scl-eval-comparison")
+        widget_cell.get_by_role("tab", name="Cases").click()
+        _shot(widget_cell.locator(".jp-Cell-outputArea"), "07_cases_tab.png")
+        widget_cell.get_by_role("tab", name="Export").click()
+        _shot(widget_cell.locator(".jp-Cell-outputArea"), "07_export_tab.png")
+        expect(widget).to_be_visible(timeout=TIMEOUT_MS)
+        widget.get_by_role("tab", name="Cases").click()
+        case = widget.locator(".widget-dropdown").filter(has_text="case")
+        expect(case).to_be_visible()
+        expect(widget).to_contain_text("missing mentions:")
+        # The mention is shown as the dataset spells it.
+        expect(widget).to_contain_text("missing mentions: 2Dt, 34 of the 40 sites")
+        # Labels and the picked case are not cut off.
+        for label in widget.locator(".widget-dropdown label").all():
+            if label.is_visible():
+                assert label.evaluate("(n) => n.scrollWidth <= n.clientWidth"), label.inner_text()
+        text_width, box_width = case.locator("select").evaluate(_TEXT_WIDTH)
+        assert text_width + 20 <= box_width, (text_width, box_width)
+
+        widget.get_by_role("tab", name="Export").click()
+        name_field = widget.locator(".widget-text").filter(has_text="file name").locator("input")
+        expect(name_field).to_be_visible()
+        box = name_field.bounding_box()
+        assert box is not None and box["width"] >= 400, box
+    finally:
+        page.close()
+        lab.shut_down_kernels()

@@ -407,6 +407,19 @@ def test_scout_thread_new_reads_the_flag_now_and_shows_the_composer(
     assert magics.thread.turns[0].reason == "super_context_disabled"
 
 
+def test_chat_on_the_composers_thread_hides_its_toggle(
+    shell: InteractiveShell, magics: Any
+) -> None:
+    _outputs(lambda: shell.run_line_magic("scout_thread", "new"))
+    composer = magics.composer
+    assert composer.toggle_row.layout.display is None
+    _outputs(lambda: shell.run_cell_magic("chat", "", GRANT))
+    _outputs(lambda: shell.run_cell_magic("chat", "", "And the budget?"))
+    assert composer.thread is magics.thread
+    assert composer.toggle_row.layout.display == "none"
+    assert "This thread has 2 turns" in composer.status.value
+
+
 def test_composer_toggle_persists_the_flag_and_rebuilds_the_current_thread(
     shell: InteractiveShell, magics: Any
 ) -> None:
@@ -433,14 +446,29 @@ def test_a_new_thread_replaces_the_one_chat_continues(shell: InteractiveShell, m
 # --------------------------------------------------------------------------- %agent_toml
 
 
-def test_agent_toml_displays_an_editor_on_the_shipped_definition(
+def test_agent_toml_shows_an_editor_on_the_shipped_definition_as_the_cell_result(
     shell: InteractiveShell, magics: Any
 ) -> None:
-    outputs, _ = _outputs(lambda: shell.run_line_magic("agent_toml", ""))
+    with capture_output():
+        result = shell.run_cell("%agent_toml")
+    assert result.success
     editor = magics.editor
     assert isinstance(editor, AgentEditor)
-    assert len(outputs) == 1 and WIDGET_VIEW_MIME in outputs[0].data
+    # The cell's result is what a kernel shows under the cell (Out[n]).
+    assert result.result is editor
     assert editor.toml_text.value == default_agent_toml()
+
+
+def test_agent_toml_assigned_opens_a_new_editor_without_showing_it(
+    shell: InteractiveShell, magics: Any
+) -> None:
+    with capture_output() as captured:
+        first = shell.run_cell("%agent_toml").result
+        assigned = shell.run_cell("second = %agent_toml")
+    assert assigned.result is None
+    assert captured.outputs == []
+    assert shell.user_ns["second"] is magics.editor
+    assert magics.editor is not first
 
 
 def test_agent_toml_opens_a_path(shell: InteractiveShell, magics: Any, tmp_path: Path) -> None:

@@ -28,8 +28,11 @@ def send(composer: Composer, text: str) -> None:
 def test_toggle_starts_at_the_effective_flag(saved: bool) -> None:
     supercontext_lab.set_super_context_enabled(saved)
     composer = Composer(Thread)
-    assert composer.toggle.description == "Super Context"
     assert composer.toggle.value is saved
+    state = "on" if saved else "off"
+    assert composer.toggle.description == f"Super Context: {state}"
+    assert composer.toggle.icon == f"toggle-{state}"
+    assert composer.toggle.button_style == ("success" if saved else "")
 
 
 def test_toggle_is_shown_only_while_the_thread_has_no_messages() -> None:
@@ -172,3 +175,29 @@ def test_real_bugs_are_not_swallowed(caplog: pytest.LogCaptureFixture) -> None:
     assert "a bug in the factory" in caplog.text
     assert composer.status.value == ""
     assert composer.history.children == ()
+
+
+def test_refresh_after_messages_sent_elsewhere_hides_the_toggle_and_counts_turns() -> None:
+    composer = Composer(Thread)
+    thread = composer.thread
+    thread.send(BUDGET)
+    thread.send("And the numbers?")
+    assert composer.toggle_row.layout.display is None  # not told yet
+
+    composer.refresh()
+
+    assert composer.toggle_row.layout.display == "none"
+    assert "This thread has 2 turns (sent with %%chat" in composer.status.value
+    assert "Super Context was on when it started" in composer.status.value
+
+
+def test_the_toggle_note_never_calls_a_thread_with_turns_empty() -> None:
+    composer = Composer(Thread)
+    composer.thread.send(BUDGET)
+    composer.toggle.value = False  # a stale view of the toggle can still be clicked
+
+    assert "which has no messages yet" not in composer.toggle_note.value
+    assert "This thread already has 1 turn and keeps Super Context on" in (
+        composer.toggle_note.value
+    )
+    assert composer.toggle.description == "Super Context: off"

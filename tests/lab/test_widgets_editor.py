@@ -359,13 +359,78 @@ def test_run_again_without_memory_recall_loses_the_memory_facts() -> None:
     assert editor.before_panel is not None and editor.after_panel is not None
     assert editor.before_panel.run is baseline
     assert editor.after_panel.run is run
-    assert len(editor.comparison.children) == 2
+    first = editor.comparison
+    assert first is not None and first.changed == ["summary"]
+    assert editor.comparison_box.children == (first,)
     assert editor.definition is not None  # Run again does not apply
     assert "memory_recall" in editor.definition.tools.named
 
     editor.temperature.value = 0.5
     editor.rerun_button.click()
     assert editor.before_panel.run is run  # the previous rerun is the new baseline
+    # A new comparison; the first one, shown under an earlier notebook cell, still
+    # compares the baseline with the run without memory_recall.
+    assert editor.comparison is not first
+    assert editor.comparison_box.children == (editor.comparison,)
+    assert first.before_panel is not None and first.before_panel.run is baseline
+    assert first.after_panel.run is run
+    assert "Changed: summary" in first.diff_html.value
+    assert "identical" in editor.comparison.diff_html.value
+
+
+def _kernel_editor() -> AgentEditor:
+    workspace = supercontext_lab.open_workspace(None)
+
+    def rerun(definition: AgentDefinition) -> ScoutRun:
+        return Thread(workspace, definition=definition, super_context_enabled=True).run_scout(
+            KERNEL
+        )
+
+    baseline = Thread(workspace, super_context_enabled=True).run_scout(KERNEL)
+    return AgentEditor(rerun=rerun, baseline=baseline, workspace=workspace)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda e: setattr(e.toml_text, "value", e.toml_text.value.replace("0.3", "3.5")),
+            "invalid",
+        ),
+        (lambda e: setattr(e.prompt_text, "value", "   "), "invalid"),
+        (lambda e: setattr(e.max_iterations, "value", 3), "Unsaved edits: Apply"),
+        (lambda e: setattr(e.prompt_text, "value", "Be brief."), "Unsaved edits: Apply"),
+    ],
+)
+def test_an_edit_after_run_again_replaces_the_run_status(edit: Any, expected: str) -> None:
+    editor = _kernel_editor()
+    editor.rerun_button.click()
+    assert "Ran again with definition" in editor.status.value
+    assert "Changed: nothing" in editor.status.value
+    comparison = editor.comparison
+
+    edit(editor)
+
+    assert "Ran again" not in editor.status.value
+    assert expected in editor.status.value
+    assert editor.comparison is comparison  # the last comparison stays, labelled by hash
+
+
+def test_revert_and_save_path_edits_keep_their_own_status(agent_file: Path) -> None:
+    editor = AgentEditor(agent_file)
+    editor.toml_text.value = editor.toml_text.value.replace("0.3", "0.4")
+    editor.revert_button.click()
+    assert "Reverted to" in editor.status.value
+    editor.save_button.click()
+    saved = editor.status.value
+    assert "Saved" in saved
+    editor.save_path.value = str(agent_file.parent / "copy.toml")
+    assert editor.status.value == saved
+
+
+def test_save_to_fits_the_editor_width() -> None:
+    # "100%" for a labelled text box overflows its container by the label's width.
+    assert AgentEditor().save_path.layout.width == "auto"
 
 
 def test_run_again_is_disabled_without_a_rerun_function() -> None:
@@ -462,6 +527,12 @@ def test_diff_marks_additions_and_removals_escaped() -> None:
     assert 'data-field="proposed_goal" data-changed="false"' in html
     assert "scl-chip-web" in html
     assert "Changed: summary" in html
+    # One mark per line, in place of the bullet: never "− -" or "+ -".
+    assert "</span> -" not in html
+    assert "</span> gone &lt;script" in html and "</span> new &amp; shiny" in html
+    # Removed words are dark on a pale tint and not struck through.
+    removed_style = html.split("<del", 1)[1].split(">", 1)[0]
+    assert "text-decoration:none" in removed_style and "color:#2b1111" in removed_style
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import supercontext_lab
 from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
 from supercontext_lab.harness import Thread
 from supercontext_lab.lab.widgets import BundlePanel, TraceTimeline
-from supercontext_lab.lab.widgets.html import badge, escape, render_summary_html
+from supercontext_lab.lab.widgets.html import badge, escape, render_summary_html, strip_bullet
 from supercontext_lab.lab.widgets.panel import TAB_TITLES
 from supercontext_lab.scout import ScoutRun, run_scout
 from supercontext_lab.sources.workspace import Workspace
@@ -392,7 +392,7 @@ def test_summary_html_only_ever_contains_its_own_markup(summary: str) -> None:
     parser.feed(render_summary_html(summary))
     parser.close()
     for tag, attrs in parser.tags:
-        assert tag in {"div", "span", "a"}
+        assert tag in {"div", "span", "a", "ul", "li"}
         assert not any(name.startswith("on") for name in attrs)
         if tag == "a":
             assert (attrs["href"] or "").startswith(("http://", "https://"))
@@ -400,10 +400,40 @@ def test_summary_html_only_ever_contains_its_own_markup(summary: str) -> None:
             assert attrs["target"] == "_blank"
 
 
-@given(st.text().filter(lambda text: "(" not in text))
+def _has_bullet(text: str) -> bool:
+    return any(strip_bullet(line) != line for line in text.split("\n"))
+
+
+@given(st.text().filter(lambda text: "(" not in text and not _has_bullet(text)))
 def test_summary_text_without_attributions_round_trips(summary: str) -> None:
     parser = _TagCollector()
     parser.feed(render_summary_html(summary))
     parser.close()
     assert [tag for tag, _ in parser.tags] == ["div"]
     assert "".join(parser.text) == summary
+
+
+def test_summary_bullets_become_list_items_without_their_dash() -> None:
+    summary = (
+        "Context:\n- The <b>2Dt</b> kernel (memory)\n* Section 3.2 (profile)\n\nAfter the list"
+    )
+    parser = _TagCollector()
+    parser.feed(render_summary_html(summary))
+    parser.close()
+    tags = [tag for tag, _ in parser.tags]
+    assert tags.count("li") == 2 and tags.count("ul") == 1
+    text = "".join(parser.text)
+    assert "- " not in text and "* " not in text
+    assert "The <b>2Dt</b> kernel" in text  # escaped, so it reads back as text
+    assert text.startswith("Context:") and text.endswith("After the list")
+
+
+@given(st.lists(st.sampled_from(["- a fact (memory)", "plain line", "  * b", "", "- <i>"])))
+def test_bulleted_summaries_keep_every_line_in_order(lines: list[str]) -> None:
+    parser = _TagCollector()
+    parser.feed(render_summary_html("\n".join(lines)))
+    parser.close()
+    shown = "".join(parser.text)
+    expected = "".join(strip_bullet(line).replace("(memory)", "memory") for line in lines)
+    if any(_has_bullet(line) for line in lines):
+        assert shown == expected

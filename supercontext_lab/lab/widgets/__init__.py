@@ -1,5 +1,6 @@
 """ipywidgets composites for the notebook lab: bundle panels, trace timelines, the
-composer with the Super Context toggle, the live agent.toml editor and bundle diffs.
+composer with the Super Context toggle, the live agent.toml editor, bundle diffs and
+side-by-side comparisons.
 
 They render and edit what the engine returns and call the engine for every action;
 untrusted text is escaped before it becomes HTML (see :mod:`.html`).
@@ -7,6 +8,7 @@ untrusted text is escaped before it becomes HTML (see :mod:`.html`).
 
 from __future__ import annotations
 
+from .comparison import BundleComparison
 from .composer import Composer
 from .diff import bundle_diff_html, changed_fields
 from .editor import AgentEditor
@@ -15,6 +17,7 @@ from .trace import TraceTimeline
 
 __all__ = [
     "AgentEditor",
+    "BundleComparison",
     "BundlePanel",
     "Composer",
     "TraceTimeline",

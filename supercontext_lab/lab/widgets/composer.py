@@ -3,6 +3,8 @@
 The toggle is shown only while the thread has no messages, because the flag is read when
 a thread is constructed (SPEC §3): flipping it persists the flag for *new* threads, and
 the composer's own thread, still empty, is re-created so its first message uses it.
+Messages sent to the same thread another way (``%%chat``) count too: :meth:`Composer.refresh`
+brings the composer up to date with its thread.
 """
 
 from __future__ import annotations
@@ -67,8 +69,9 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         self.toggle = widgets.ToggleButton(
             description="Super Context",
             value=False,
-            icon="bolt",
+            icon="toggle-off",
             tooltip="Run the context scout before the first turn of new threads",
+            layout=widgets.Layout(width="auto"),
         )
         self.toggle_note = widgets.HTML()
         self.history = widgets.VBox()
@@ -134,11 +137,32 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             self.toggle.value = value
         finally:
             self._syncing = False
+        # The state is in the words and the icon, and "on" is green: a pressed and an
+        # unpressed grey button alone look almost the same.
+        self.toggle.description = f"Super Context: {'on' if value else 'off'}"
+        self.toggle.icon = "toggle-on" if value else "toggle-off"
+        self.toggle.button_style = "success" if value else ""
 
     def _sync_toggle(self) -> None:
         """Show the effective flag, and the toggle only while the thread is empty."""
         self._set_toggle(super_context_status().enabled)
         self.toggle_row.layout.display = "none" if self._has_messages() else None
+
+    def refresh(self) -> None:
+        """Catch up with turns sent to this composer's thread without it (``%%chat``):
+        hide the toggle once the thread has messages and say how many turns it has."""
+        self._sync_toggle()
+        thread = self._thread
+        if thread is None or len(thread.turns) == len(self.history.children):
+            return
+        count = len(thread.turns)
+        state = "on" if thread.enabled else "off"
+        self.status.value = note(
+            f"This thread has {count} turn{'' if count == 1 else 's'} (sent with %%chat, shown "
+            f"under those cells). Super Context was {state} when it started; start a new "
+            "thread to change that.",
+            "info",
+        )
 
     # -- callbacks ---------------------------------------------------------------------------
 
@@ -158,7 +182,16 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             # The flag is read at construction: rebuild the empty thread so it applies.
             self._thread = self.thread_factory()
         state = "on" if wanted else "off"
-        text = f"Super Context saved as {state}; it applies to new threads (including this one, which has no messages yet)."
+        text = f"Super Context saved as {state}; it applies to new threads"
+        thread = self._thread
+        if thread is None or not self._has_messages():
+            text += " (including this one, which has no messages yet)."
+        else:
+            count = len(thread.turns)
+            text += (
+                f". This thread already has {count} turn{'' if count == 1 else 's'} and keeps "
+                f"Super Context {'on' if thread.enabled else 'off'}."
+            )
         if status.enabled != wanted:
             self.toggle_note.value = note(
                 f"{text} The environment overrides it ({status.detail}), so it stays "

@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Callable, Sequence
 
 from ...bundle import ContextBundle, RecommendedSkill, RecommendedToolCall
-from .html import badge, escape, render_attributions
+from .html import badge, escape, render_attributions, strip_bullet
 
 __all__ = ["FIELDS", "bundle_diff_html", "changed_fields"]
 
@@ -24,12 +24,17 @@ FIELDS: tuple[str, ...] = (
 )
 """The compared fields, named as in the envelope, in envelope order."""
 
+# Dark text on a pale tint, so removed lines stay as readable as added ones; the coloured
+# border and the +/− mark say which is which (no strike-through over the words).
 _INS = (
-    '<ins class="scl-ins" style="background:#e6ffec; color:#1a5e20; text-decoration:none; '
-    'display:block; padding:0 4px;">'
+    '<ins class="scl-ins" style="background:#e6ffec; color:#0f3d14; text-decoration:none; '
+    'display:block; padding:0 4px; border-left:3px solid #2e7d32;">'
+    '<span class="scl-mark" style="color:#1b5e20; font-weight:700;">+</span> '
 )
 _DEL = (
-    '<del class="scl-del" style="background:#ffebe9; color:#8e1b1b; display:block; padding:0 4px;">'
+    '<del class="scl-del" style="background:#fff0f0; color:#2b1111; text-decoration:none; '
+    'display:block; padding:0 4px; border-left:3px solid #c62828;">'
+    '<span class="scl-mark" style="color:#b71c1c; font-weight:700;">−</span> '
 )
 _SAME = '<div class="scl-same" style="color:#616161; padding:0 4px;">'
 
@@ -95,9 +100,14 @@ def _line_diff(old: Sequence[str], new: Sequence[str], render: Callable[[str], s
         if op == "equal":
             out.extend(f"{_SAME}{render(line)}</div>" for line in old[a0:a1])
             continue
-        out.extend(f"{_DEL}− {render(line)}</del>" for line in old[a0:a1])
-        out.extend(f"{_INS}+ {render(line)}</ins>" for line in new[b0:b1])
+        out.extend(f"{_DEL}{render(line)}</del>" for line in old[a0:a1])
+        out.extend(f"{_INS}{render(line)}</ins>" for line in new[b0:b1])
     return "".join(out) or '<div style="color:#757575; font-style:italic;">empty</div>'
+
+
+def _summary_line_html(line: str) -> str:
+    # The +/− mark takes the place of the line's own bullet.
+    return render_attributions(strip_bullet(line))
 
 
 def _field_html(name: str, old: ContextBundle | None, new: ContextBundle | None) -> str:
@@ -106,11 +116,11 @@ def _field_html(name: str, old: ContextBundle | None, new: ContextBundle | None)
     state = badge("changed", "warn") if changed else badge("unchanged", "neutral")
     if name in ("has_enough_context", "proposed_goal"):
         if changed:
-            body = f"{_DEL}− {escape(before[0])}</del>{_INS}+ {escape(after[0])}</ins>"
+            body = f"{_DEL}{escape(before[0])}</del>{_INS}{escape(after[0])}</ins>"
         else:
             body = f"{_SAME}{escape(before[0])}</div>"
     else:
-        body = _line_diff(before, after, render_attributions if name == "summary" else escape)
+        body = _line_diff(before, after, _summary_line_html if name == "summary" else escape)
     return (
         f'<div class="scl-diff-field" data-field="{name}" data-changed="{str(changed).lower()}" '
         'style="margin:6px 0; border-left:3px solid '

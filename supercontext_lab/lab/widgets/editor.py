@@ -33,7 +33,7 @@ from ...errors import AgentDefinitionError, SupercontextError
 from ...scout import ScoutRun
 from ...sources.workspace import Workspace
 from .agent_form import OMIT_FIELDS, AgentForm
-from .diff import bundle_diff_html, changed_fields
+from .comparison import BundleComparison
 from .html import note
 from .panel import BundlePanel
 
@@ -141,17 +141,19 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
             tooltip="Run the scout again with this definition and compare",
             disabled=self.rerun is None,
         )
+        # "auto" rather than "100%": the label takes room too, and 100% for the whole
+        # widget pushed the text box past the editor's right edge.
         self.save_path = widgets.Text(
             value="" if self.source_path is None else str(self.source_path),
             description="Save to",
             placeholder="path/to/agent.toml",
-            layout=widgets.Layout(width="100%"),
+            layout=widgets.Layout(width="auto"),
         )
         self.status = widgets.HTML()
-        self.comparison = widgets.HBox(layout=widgets.Layout(width="100%"))
-        self.before_panel: BundlePanel | None = None
-        self.after_panel: BundlePanel | None = None
-        self.diff_html = widgets.HTML()
+        self.status.add_class("scl-editor-status")
+        # The latest Run again, a new BundleComparison each time (see comparison.py).
+        self.comparison: BundleComparison | None = None
+        self.comparison_box = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.output = widgets.Output()
         buttons = widgets.HBox(
             [self.apply_button, self.save_button, self.revert_button, self.rerun_button]
@@ -163,8 +165,7 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
                 buttons,
                 self.save_path,
                 self.status,
-                self.comparison,
-                self.diff_html,
+                self.comparison_box,
                 self.output,
             ]
         )
@@ -206,6 +207,21 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         return callback
 
     @property
+    def before_panel(self) -> BundlePanel | None:
+        """The earlier run's panel in the latest comparison (``None`` before any)."""
+        return self.comparison.before_panel if self.comparison is not None else None
+
+    @property
+    def after_panel(self) -> BundlePanel | None:
+        """The latest *Run again* panel (``None`` before any)."""
+        return self.comparison.after_panel if self.comparison is not None else None
+
+    @property
+    def diff_html(self) -> widgets.HTML:
+        """The field-by-field differences of the latest comparison (empty before any)."""
+        return self.comparison.diff_html if self.comparison is not None else widgets.HTML()
+
+    @property
     def current(self) -> AgentDefinition | None:
         """The definition the editor holds now, or ``None`` while it is invalid."""
         return self._validate(render=False)
@@ -245,9 +261,26 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         self.save_button.disabled = not self.save_path.value.strip()
         self.rerun_button.disabled = self.rerun is None
 
-    def _on_text(self, _change: dict[str, Any]) -> None:
-        if not self._syncing:
-            self._validate()
+    def _on_text(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
+        definition = self._validate()
+        if change.get("owner") is not self.save_path and change.get("old") != change.get("new"):
+            self._show_edited(definition)
+
+    def _show_edited(self, definition: AgentDefinition | None) -> None:
+        # Whatever the status said (a save, a rerun, a revert) was about the text before
+        # this edit; leaving it would claim, say, a clean rerun of an invalid definition.
+        if definition is None:
+            self.status.value = note(
+                "Unsaved edits, invalid: Apply, Save and Run again are off until it is fixed.",
+                "warn",
+            )
+            return
+        actions = "Apply uses them in this kernel, Save writes them"
+        if self.rerun is not None:
+            actions += ", Run again compares them with the last run"
+        self.status.value = note(f"Unsaved edits: {actions}.", "info")
 
     def _write_text(self, new_text: str) -> None:
         if new_text != self.toml_text.value:
@@ -377,31 +410,16 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         )
         run = self.rerun(definition)
         self.last_run = run
-        self._show_comparison(previous, run, definition)
+        self._show_comparison(previous, run)
 
-    def _show_comparison(
-        self, previous: ScoutRun | None, run: ScoutRun, definition: AgentDefinition
-    ) -> None:
-        self.after_panel = BundlePanel(
-            run, workspace=self.workspace, title=f"After: definition {definition.definition_hash()}"
-        )
-        if previous is None:
-            self.before_panel = None
-            before: Any = widgets.HTML(note("No earlier run to compare with.", "neutral"))
-        else:
-            self.before_panel = BundlePanel(
-                previous,
-                workspace=self.workspace,
-                title=f"Before: definition {previous.definition_hash}",
-            )
-            before = self.before_panel
-        self.comparison.children = tuple(
-            widgets.VBox([child], layout=widgets.Layout(width="50%", min_width="0"))
-            for child in (before, self.after_panel)
-        )
-        old = previous.bundle if previous is not None else None
-        self.diff_html.value = bundle_diff_html(old, run.bundle)
-        changed = changed_fields(old, run.bundle)
+    def _show_comparison(self, previous: ScoutRun | None, run: ScoutRun) -> None:
+        # A new widget, never the old one refilled: a cell that displayed the previous
+        # comparison keeps showing that step.
+        self.comparison = BundleComparison(previous, run, workspace=self.workspace)
+        self.comparison_box.children = (self.comparison,)
+        changed = self.comparison.changed
         self.status.value = note(
-            "Ran again. Changed: " + (", ".join(changed) if changed else "nothing"), "ok"
+            f"Ran again with definition {run.definition_hash}. Changed: "
+            + (", ".join(changed) if changed else "nothing"),
+            "ok",
         )

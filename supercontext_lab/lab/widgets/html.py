@@ -28,6 +28,7 @@ __all__ = [
     "render_attributions",
     "render_summary_html",
     "section",
+    "strip_bullet",
     "table",
 ]
 
@@ -153,13 +154,41 @@ def render_attributions(text: str) -> str:
     return "".join(pieces)
 
 
+_BULLET_RE = re.compile(r"^[ \t]*[-*•][ \t]+")
+
+
+def strip_bullet(line: str) -> str:
+    """``line`` without a leading Markdown bullet (``- ``, ``* `` or ``• ``)."""
+    return _BULLET_RE.sub("", line, count=1)
+
+
 def render_summary_html(summary: str) -> str:
     """The summary as HTML: every attribution becomes a coloured chip, every other
-    character is escaped, and line breaks are kept (the block uses ``pre-wrap``)."""
-    return (
-        f'<div class="scl-summary" style="white-space:pre-wrap; line-height:1.55; {_FONT}">'
-        f"{render_attributions(summary)}</div>"
-    )
+    character is escaped, and line breaks are kept (the block uses ``pre-wrap``).
+
+    Bullet lines (``- fact``) become the items of a list, so the reader sees bullets, not
+    a literal dash; other lines are kept as they are, in order.
+    """
+    style = f"white-space:pre-wrap; line-height:1.55; {_FONT}"
+    lines = summary.split("\n")
+    if not any(_BULLET_RE.match(line) for line in lines):
+        return f'<div class="scl-summary" style="{style}">{render_attributions(summary)}</div>'
+    parts: list[str] = []
+    items: list[str] = []
+
+    def close_list() -> None:
+        if items:
+            parts.append(f'<ul style="margin:2px 0; padding-left:20px;">{"".join(items)}</ul>')
+            items.clear()
+
+    for line in lines:
+        if _BULLET_RE.match(line):
+            items.append(f"<li>{render_attributions(strip_bullet(line))}</li>")
+        elif line.strip():
+            close_list()
+            parts.append(f"<div>{render_attributions(line)}</div>")
+    close_list()
+    return f'<div class="scl-summary" style="{style}">{"".join(parts)}</div>'
 
 
 def pre(text: str, *, max_height: str | None = None) -> str:

@@ -47,12 +47,12 @@ class OfflineOrchestratorModel:
         lines = ["(offline orchestrator — a deterministic stand-in, not a language model)"]
         if bundle is None:
             lines.append(
-                f"Starting cold: no prepared context came with “{one_line(request, 120)}”."
+                f"Starting cold: no prepared context came with “{one_line(request, 120, at_word=True)}”."
             )
             lines.append("With a real model configured I would gather context myself now.")
         elif prepared is not last_user:
             lines.append(
-                f"On “{one_line(request, 120)}”: I still have the context prepared "
+                f"On “{one_line(request, 120, at_word=True)}”: I still have the context prepared "
                 "at the start of this thread."
             )
             if bundle.proposed_goal:

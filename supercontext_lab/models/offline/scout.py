@@ -142,7 +142,9 @@ class OfflineScoutModel:
             seen.add(content)
             chosen.append((rank, content))
         chosen.sort(key=lambda pair: -pair[0])
-        return [f"{one_line(content, FACT_CHARS)} (memory)" for _, content in chosen[:5]]
+        return [
+            f"{one_line(content, FACT_CHARS, at_word=True)} (memory)" for _, content in chosen[:5]
+        ]
 
     def _skills(
         self, context: RequestContext
@@ -199,11 +201,11 @@ class OfflineScoutModel:
         query = context.query_stems
         facts = self._memory_facts(context)
         facts += [
-            f"{one_line(line, FACT_CHARS)} (memory)"
+            f"{one_line(line, FACT_CHARS, at_word=True)} (memory)"
             for line in relevant_lines(context.memory_md, query, 3)
         ]
         profile = [
-            f"{one_line(line, FACT_CHARS)} (profile)"
+            f"{one_line(line, FACT_CHARS, at_word=True)} (profile)"
             for line in relevant_lines(context.profile, query, 3)
         ]
         for result in context.results.get("memory_flavour", []):
@@ -213,7 +215,8 @@ class OfflineScoutModel:
                 lines = [ln.strip("- ").strip() for ln in content.splitlines() if ln.strip()]
                 best = relevant_lines(content, query, 2) or lines[:2]
                 profile.extend(
-                    f"{facet.capitalize()}: {one_line(ln, FACT_CHARS)} (profile)" for ln in best
+                    f"{facet.capitalize()}: {one_line(ln, FACT_CHARS, at_word=True)} (profile)"
+                    for ln in best
                 )
         missing: list[str] = []
         integration_lines: list[str] = []
@@ -228,7 +231,7 @@ class OfflineScoutModel:
                     tool_calls.append(
                         (
                             delegate,
-                            {"task": one_line(context.request, 200)},
+                            {"task": one_line(context.request, 200, at_word=True)},
                             f"{toolkit} is connected and the request concerns it",
                         )
                     )
@@ -250,7 +253,7 @@ class OfflineScoutModel:
                 for result in web[:1]:
                     for item in result.get("results", [])[:3]:
                         facts.append(
-                            f"{one_line(str(item.get('title', '')), 120)} "
+                            f"{one_line(str(item.get('title', '')), 120, at_word=True)} "
                             f"(web: {item.get('url', '')})"
                         )
             elif "web_search" in context.orchestrator_tools:
@@ -317,7 +320,7 @@ class OfflineScoutModel:
         if skills:
             out.append("recommended_skills:")
             for skill_id, is_installed, description in skills:
-                why = one_line(description, 140) or "fits the request"
+                why = one_line(description, 140, at_word=True) or "fits the request"
                 out += [
                     f"  - skill: {skill_id}",
                     f"    installed: {'true' if is_installed else 'false'}",
