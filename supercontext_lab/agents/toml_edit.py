@@ -9,7 +9,6 @@ a backup of the file it replaces.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Array
 
+from .._files import write_text_atomic
 from ..errors import AgentDefinitionError
 from .definition import AgentDefinition, load_agent_definition
 
@@ -93,32 +93,6 @@ def backup_path(path: Path) -> Path:
     return path.with_name(path.name + ".bak")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Make the rename itself durable; not every platform can open a directory.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def save_agent_files(
     path: str | os.PathLike[str], toml_text: str, *, prompt: str | None = None
 ) -> AgentDefinition:
@@ -139,8 +113,8 @@ def save_agent_files(
     try:
         for file, text in pairs:
             if file.exists():
-                _atomic_write(backup_path(file), file.read_text("utf-8"))
-            _atomic_write(file, text)
+                write_text_atomic(backup_path(file), file.read_text("utf-8"))
+            write_text_atomic(file, text)
     except OSError as exc:
         raise AgentDefinitionError(
             f"{target}: could not save ({exc.strerror or exc}); the previous file is "

@@ -27,7 +27,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -38,6 +37,7 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import Table
 
+from .._files import write_text_atomic
 from .._text import one_line
 from ..errors import ConfigError
 
@@ -69,8 +69,6 @@ ENV_LAB_HOME = "SUPERCONTEXT_LAB_HOME"
 
 _CONFIG_NAME = "config.toml"
 _LOCK_NAME = "config.toml.lock"
-_TEMP_PREFIX = ".config.toml."
-_TEMP_SUFFIX = ".tmp"
 FLAG_TABLE = "context"
 FLAG_KEY = "super_context_enabled"
 MODELS_TABLE = "models"
@@ -202,41 +200,6 @@ def _exclusive_lock(home: Path) -> Iterator[None]:
             os.close(fd)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync it, then ``os.replace`` it in."""
-    fd, tmp_name = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX, dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename durable where directories can be fsynced (best effort)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows cannot open folders
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - some filesystems refuse directory fsync
-        pass
-    finally:
-        os.close(fd)
-
-
 def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
     """Read, modify and write ``config.toml`` under an exclusive inter-process lock.
 
@@ -270,7 +233,7 @@ def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
         if problem is not None:
             raise ConfigError(f"Refusing to save {path}: {problem}; the file was left unchanged.")
         try:
-            _write_atomic(path, new_text)
+            write_text_atomic(path, new_text)
         except OSError as exc:
             raise ConfigError(
                 f"Cannot write {path} ({one_line(exc.strerror or exc)}); "

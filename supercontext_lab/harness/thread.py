@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import write_text_atomic
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..config import get_super_context_enabled
 from ..errors import ModelError, SupercontextError, WorkspaceError
@@ -320,9 +321,7 @@ class Thread:
             "prepared_markers": self.prepared_markers,
             "transcript": [m.to_openai() for m in self.transcript],
         }
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, target)
+        write_text_atomic(target, json.dumps(data, indent=2, ensure_ascii=False))
         return target
 
     @classmethod
