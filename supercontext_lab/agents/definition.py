@@ -8,8 +8,6 @@ names the key (for a tool, the tool) and the reason, in one line.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 from importlib import resources
@@ -27,6 +25,7 @@ from pydantic import (
     field_validator,
 )
 
+from .._hashing import fingerprint
 from .._text import describe_validation_error
 from ..errors import AgentDefinitionError
 from .known_tools import KNOWN_TOOLS
@@ -161,10 +160,13 @@ class AgentDefinition(_Strict):
         copy._source = self._source
         return copy
 
+    def fingerprint(self) -> str:
+        """The sha256 of the definition and its prompt: equal exactly when both are."""
+        return fingerprint([self.model_dump(mode="json"), self.prompt])
+
     def definition_hash(self) -> str:
-        """A short, stable hash of the definition and its prompt, for provenance."""
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True) + "\0" + self.prompt
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+        """The first 12 digits of :meth:`fingerprint`, for provenance shown to people."""
+        return self.fingerprint()[:12]
 
 
 def _check_rules(definition: AgentDefinition) -> None:

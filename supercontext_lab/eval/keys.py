@@ -3,7 +3,7 @@ on has changed, the stored result is reused instead of running the scout again.
 
 A case's key is the sha256 of the canonical JSON of everything that decides its run:
 
-* the variant's agent definition, prompt included (:func:`definition_fingerprint`);
+* the variant's agent definition, prompt included (``AgentDefinition.fingerprint``);
 * the model's identity: the route's kind, base URL (without credentials), model name and
   the settings that change what the server is asked (``native_tool_calling``,
   ``stream``) — never the API key nor the name of its variable;
@@ -27,13 +27,11 @@ from typing import Any
 
 from .._hashing import digest_files, fingerprint
 from .._text import strip_userinfo
-from ..agents.definition import AgentDefinition
 from ..sources.memory import INDEX_DIR
 
 __all__ = [
     "OUTSIDE_TOOLS",
     "case_result_key",
-    "definition_fingerprint",
     "model_identity",
     "package_revision",
     "workspace_fingerprint",
@@ -54,12 +52,6 @@ def package_revision() -> str:
     computed once per process."""
     files = (p for p in _PACKAGE_ROOT.rglob("*.py") if "__pycache__" not in p.parts)
     return digest_files(_PACKAGE_ROOT, files)
-
-
-def definition_fingerprint(definition: AgentDefinition) -> str:
-    """The full sha256 of a definition and its prompt (``definition_hash`` is a 12-digit
-    prefix of the same idea, fine for display but short for a cache key)."""
-    return fingerprint([definition.model_dump(mode="json"), definition.prompt])
 
 
 def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,7 +113,7 @@ def case_result_key(
     workspace: str,
     repeat: int,
 ) -> str:
-    """The key of one run: ``definition`` from :func:`definition_fingerprint`, ``model``
+    """The key of one run: ``definition`` from ``AgentDefinition.fingerprint()``, ``model``
     from :func:`model_identity`, ``workspace`` from :func:`workspace_fingerprint`."""
     payload = {
         "v": _KEY_VERSION,

@@ -34,7 +34,6 @@ from .dataset import EvalCase, load_dataset
 from .executors import EXECUTORS, ExecutorName, run_tasks
 from .keys import (
     case_result_key,
-    definition_fingerprint,
     model_identity,
     workspace_fingerprint,
 )
@@ -179,7 +178,7 @@ def _plan(
     for spec in specs:
         # A factory's model cannot be identified from outside: no result caching for it.
         keyed = session.cache is not None and spec.model_factory is None
-        definition = definition_fingerprint(spec.definition()) if keyed else ""
+        definition = spec.definition().fingerprint() if keyed else ""
         model = model_identity(spec.route or {}) if keyed else {}
         for repeat in range(repeats):
             for case in cases:
