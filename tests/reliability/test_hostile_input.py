@@ -308,8 +308,9 @@ TOML_BOMBS = [
     ("inline-tables-5k-deep", "x = " + "{a = " * 5_000 + "1" + "}" * 5_000 + "\n"),
     ("dotted-key-100k-long", "a" + ".a" * 100_000 + " = 1\n"),
     ("table-header-100k-long", "[" + ".".join(["t"] * 100_000) + "]\n"),
-    ("string-of-20mb", 'x = "' + "s" * 20_000_000 + '"\n'),
-    ("array-of-3m-items", "x = [" + "1," * 3_000_000 + "]\n"),
+    # Past every size limit (1M characters, 4 MB for config.toml) without filling the disk.
+    ("string-of-5mb", 'x = "' + "s" * 5_000_000 + '"\n'),
+    ("array-of-1.5m-items", "x = [" + "1," * 1_500_000 + "]\n"),
 ]
 
 
