@@ -9,7 +9,6 @@ a backup of the file it replaces.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Array
 
+from .._atomic import write_atomic
+from .._bounded import InputLimitError, toml_document
 from ..errors import AgentDefinitionError
 from .definition import AgentDefinition, load_agent_definition
 
@@ -26,7 +27,9 @@ __all__ = ["backup_path", "edit_agent_toml", "save_agent_files", "set_tool_enabl
 
 def _document(text: str) -> tomlkit.TOMLDocument:
     try:
-        return tomlkit.parse(text)
+        return toml_document(text)
+    except InputLimitError as exc:
+        raise AgentDefinitionError(f"agent.toml: {exc}.") from None
     except TOMLKitError as exc:
         raise AgentDefinitionError(f"agent.toml: invalid TOML: {exc}.") from None
 
@@ -93,32 +96,6 @@ def backup_path(path: Path) -> Path:
     return path.with_name(path.name + ".bak")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Make the rename itself durable; not every platform can open a directory.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def save_agent_files(
     path: str | os.PathLike[str], toml_text: str, *, prompt: str | None = None
 ) -> AgentDefinition:
@@ -138,9 +115,7 @@ def save_agent_files(
         pairs.append((target.with_name("prompt.md"), prompt))
     try:
         for file, text in pairs:
-            if file.exists():
-                _atomic_write(backup_path(file), file.read_text("utf-8"))
-            _atomic_write(file, text)
+            write_atomic(file, text, backup=backup_path(file))
     except OSError as exc:
         raise AgentDefinitionError(
             f"{target}: could not save ({exc.strerror or exc}); the previous file is "

@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from .._bounded import json_loads
 from ..config import lab_home
 from ..errors import CacheError
 from .base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
@@ -156,7 +157,7 @@ def reply_to_json(reply: ModelReply) -> str:
 def reply_from_json(text: str) -> ModelReply:
     """The inverse of :func:`reply_to_json`; ``ValueError`` for anything else."""
     try:
-        data = json.loads(text)
+        data = json_loads(text)
         raw = data["message"]
         message = Message(
             role=raw["role"],
@@ -283,7 +284,7 @@ class ResponseCache:
         if row is None:
             return None
         try:
-            record = json.loads(str(row[0]))
+            record = json_loads(str(row[0]))
         except ValueError as exc:
             raise self.damaged(key, exc) from exc
         if not isinstance(record, dict):

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._bounded import json_loads
 from ..gate import GREETINGS, normalize_message
 from .base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
 from .text import keywords, overlap, stems, tokens
@@ -170,7 +171,7 @@ def _parse_context(messages: Sequence[Message]) -> _Context:
                 context.errors[name] = content.removeprefix("error:").strip()
                 continue
             try:
-                payload = json.loads(content)
+                payload = json_loads(content)
             except ValueError:
                 continue
             context.results.setdefault(name, []).append(payload)

@@ -12,7 +12,6 @@ The API key is read from the environment at call time, sent only in the
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
 import math
 import os
@@ -26,6 +25,7 @@ from typing import Any, NoReturn
 
 import httpx
 
+from .._bounded import json_loads
 from .._version import __version__
 from ..errors import ConfigError, ModelError, ModelTimeoutError
 from .base import Message, ModelReply, ToolSpec
@@ -519,8 +519,8 @@ class OpenAICompatibleModel:
 
     def _parse_completion(self, body: bytes, status: int, key: str) -> ModelReply:
         try:
-            data = json.loads(body)
-        except (ValueError, RecursionError) as exc:
+            data = json_loads(body)
+        except ValueError as exc:
             raise self._bad_body(status, "a body that is not JSON", body, key) from exc
         try:
             return completion_from_openai(data, default_model=self.model)
@@ -553,8 +553,8 @@ class OpenAICompatibleModel:
                     done = True
                     break
                 try:
-                    chunk = json.loads(data)
-                except (ValueError, RecursionError) as exc:
+                    chunk = json_loads(data)
+                except ValueError as exc:
                     raise self._bad_body(
                         response.status_code, "a stream chunk that is not JSON", data.encode(), key
                     ) from exc

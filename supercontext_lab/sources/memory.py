@@ -32,7 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from ..errors import MemoryIndexError
+from .._confine import confined_path, read_limited
+from ..errors import MemoryIndexError, PathRefusedError
 from .frontmatter import parse_front_matter
 from .memory_index import (
     DocRow,
@@ -91,6 +92,9 @@ class SyncReport:
     updated: int = 0
     removed: int = 0
     unchanged: int = 0
+    refused: tuple[tuple[str, str], ...] = ()
+    """``(path under memory/, reason)`` of every file or folder left out: links leading
+    out of the tree's folder, special files."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ class MemoryTree:
     the index can neither be opened nor rebuilt (for instance in a read-only folder).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, allow_outside_links: bool = False) -> None:
         root = Path(path)
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -138,6 +142,9 @@ class MemoryTree:
                 "pass a folder that exists or can be created."
             ) from exc
         self._root = root
+        # Links under memory/ are followed only while they stay inside the folder: a
+        # workspace may be somebody else's, and what is indexed is shown to a model.
+        self._allow_outside_links = allow_outside_links
         self._lock = threading.RLock()
         self._closed = False
         self._rebuilding = False
@@ -396,7 +403,7 @@ class MemoryTree:
         """
 
         def work(conn: sqlite3.Connection) -> SyncReport:
-            files, unlisted = self._scan()
+            files, unlisted, refused = self._scan()
             known = {
                 row[0]: row[1:]
                 for row in conn.execute("SELECT path, mtime_ns, size, namespace, key FROM files")
@@ -433,18 +440,23 @@ class MemoryTree:
             changed = added + updated
             if changed >= _OPTIMIZE_AFTER and changed * 4 >= self._count(conn, None):
                 optimize(conn)
-            return SyncReport(added, updated, removed, unchanged)
+            return SyncReport(added, updated, removed, unchanged, tuple(refused))
 
         self._last_sync = self._run(work, write=True, syncs=True)
         return self._last_sync
 
-    def _scan(self) -> tuple[dict[str, _FileEntry], set[str]]:
-        """Stat every ``memory/<namespace>/<key>.md``; also return unlistable namespaces."""
+    def _scan(self) -> tuple[dict[str, _FileEntry], set[str], list[tuple[str, str]]]:
+        """Stat every ``memory/<namespace>/<key>.md``; also return unlistable namespaces
+        and what was refused (links leading out of the folder, special files)."""
         memory = self._root / "memory"
         files: dict[str, _FileEntry] = {}
         unlisted: set[str] = set()
+        refused: list[tuple[str, str]] = []
         if not memory.is_dir():
-            return files, unlisted
+            return files, unlisted, refused
+        root = self._root.resolve()
+        if self._refused(root, memory, "", refused):
+            return files, unlisted, refused
         try:
             namespaces = sorted(os.scandir(memory), key=lambda e: e.name)
         except OSError as exc:
@@ -454,6 +466,8 @@ class MemoryTree:
             ) from exc
         for folder in namespaces:
             if folder.name.startswith(".") or folder.name == "*" or not folder.is_dir():
+                continue
+            if folder.is_symlink() and self._refused(root, Path(folder.path), folder.name, refused):
                 continue
             try:
                 entries = list(os.scandir(folder.path))
@@ -465,28 +479,48 @@ class MemoryTree:
                 name = entry.name
                 if name.startswith(".") or not name.lower().endswith(".md") or len(name) <= 3:
                     continue
+                rel = f"{folder.name}/{name}"
                 try:
+                    if entry.is_symlink() and self._refused(root, Path(entry.path), rel, refused):
+                        continue
+                    if entry.is_dir():
+                        continue
                     if not entry.is_file():
+                        refused.append((rel, "it is not a regular file"))
+                        _log.warning("Not indexing memory/%s: it is not a regular file.", rel)
                         continue
                     stat = entry.stat()
                 except OSError:
                     continue
-                files[f"{folder.name}/{name}"] = _FileEntry(
+                files[rel] = _FileEntry(
                     Path(entry.path), stat.st_mtime_ns, stat.st_size, folder.name, name[:-3]
                 )
-        return files, unlisted
+        return files, unlisted, refused
+
+    def _refused(self, root: Path, path: Path, rel: str, refused: list[tuple[str, str]]) -> bool:
+        """Whether ``path`` must be left out (recorded in ``refused`` and logged)."""
+        try:
+            confined_path(root, path, allow_outside=self._allow_outside_links)
+        except PathRefusedError as exc:
+            reason = str(exc)
+        except OSError:
+            return False  # a dangling link: nothing to read, nothing to report
+        else:
+            return False
+        shown = f"memory/{rel}".rstrip("/")
+        refused.append((rel, reason))
+        _log.warning("Not indexing %s: %s.", shown, reason)
+        return True
 
     @staticmethod
     def _read_file(entry: _FileEntry, rel: str) -> DocRow | None:
         try:
-            with entry.path.open("rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
+            data, more = read_limited(entry.path, MAX_FILE_BYTES)
+        except (OSError, PathRefusedError) as exc:
             _log.warning("Skipping memory file %s: %s", entry.path, exc)
             return None
-        if len(data) > MAX_FILE_BYTES:
+        if more:
             _log.warning("Indexing only the first %d bytes of %s.", MAX_FILE_BYTES, entry.path)
-            data = data[:MAX_FILE_BYTES]
         front = parse_front_matter(data.decode("utf-8", errors="replace"))
         key = (front.get("key") or "").strip() or entry.key
         category = (front.get("category") or "").strip() or DEFAULT_CATEGORY

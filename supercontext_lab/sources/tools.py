@@ -7,7 +7,6 @@ keys, so a model that invents an argument is told which one.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._bounded import json_loads
 from ..errors import ToolError, WorkspaceError
 from .memory import MAX_RECALL_LIMIT
 from .registry import Tool, ToolResult, make_tool
@@ -231,11 +231,11 @@ def _remote_registry_loader(url: str) -> Callable[[], list[RegistryEntry]]:
         try:
             response = httpx.get(url, timeout=REGISTRY_TIMEOUT_S, follow_redirects=True)
             response.raise_for_status()
-            data = response.json()
+            data = json_loads(response.content)
         except httpx.HTTPError as exc:
             raise ToolError(f"the skill registry at {url} cannot be reached ({exc}).") from exc
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"the skill registry at {url} did not answer JSON.") from exc
+        except ValueError as exc:
+            raise ToolError(f"the skill registry at {url} did not answer JSON ({exc}).") from exc
         try:
             entries = parse_registry_entries(data, f"the skill registry at {url}")
         except WorkspaceError as exc:

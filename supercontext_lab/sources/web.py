@@ -9,13 +9,14 @@ on each redirect hop (redirects are followed here, at most five). The connection
 goes to the address that was vetted, with the original host name in the ``Host`` header
 and in TLS SNI, so a DNS answer that changes between the check and the connection (DNS
 rebinding) cannot redirect it. Bodies are streamed and cut at ``max_bytes``; a wall-clock
-deadline bounds the whole fetch.
+deadline bounds the whole fetch: connect, response headers and body.
 """
 
 from __future__ import annotations
 
 import functools
 import ipaddress
+import math
 import re
 import socket
 import ssl
@@ -27,6 +28,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from .._deadline import deadline_transport
 from .._version import __version__
 from ..config import get_setting
 from ..errors import ConfigError, ToolError
@@ -209,6 +211,7 @@ def fetch_page(
     """
     if max_bytes < 1:
         raise ToolError("max_bytes must be at least 1.")
+    _check_timeout(timeout)
     deadline = time.monotonic() + timeout
     redirects: list[str] = []
     current = url
@@ -321,11 +324,13 @@ def _request(
         }
         # A fresh client per hop: a pooled TLS connection made for one host name must
         # never serve another host that happens to share the address.
+        # The transport bounds every connect, header and body read by the deadline: a
+        # server dripping header lines cannot hold the fetch (and its pool thread) past it.
         with httpx.Client(
             trust_env=False,
             follow_redirects=False,
             timeout=httpx.Timeout(min(timeout, remaining)),
-            verify=_tls_context(),
+            transport=deadline_transport(deadline, verify=_tls_context()),
         ) as client:
             try:
                 request = client.build_request(
@@ -554,8 +559,6 @@ def web_fetch(
 
 def _policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, float]:
     """The explicit values, or the lab's config settings for those left as ``None``."""
-    if allow_private is not None and timeout is not None:
-        return allow_private, timeout
     try:
         if allow_private is None:
             allow_private = get_setting("web.allow_private_addresses", False)
@@ -563,6 +566,12 @@ def _policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, fl
             timeout = get_setting("web.timeout_s", DEFAULT_FETCH_TIMEOUT_S)
     except ConfigError as exc:
         raise ToolError(f"the lab's config cannot be used: {exc}") from exc
-    if timeout <= 0:
-        raise ToolError(f"the fetch timeout must be positive, not {timeout:g} s.")
+    _check_timeout(timeout)
     return allow_private, timeout
+
+
+def _check_timeout(timeout: float) -> None:
+    # inf would overflow the socket timeout and nan would compare false everywhere,
+    # silently removing the bound.
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ToolError(f"the fetch timeout must be a positive number of seconds, not {timeout:g}.")

@@ -12,9 +12,14 @@ Layout (every part optional; a missing part is an empty source)::
     files/                         other files the scout may list and read
 
 A :class:`Workspace` reads lazily and caches each part; it never writes anything except
-the memory index under ``.supercontext/`` (through :class:`MemoryTree`). Reads inside
-``files/`` cannot leave it: ``..``, absolute paths and symlinks that point outside are
-refused.
+the memory index under ``.supercontext/`` (through :class:`MemoryTree`). A workspace is
+often somebody else's folder, so every read is confined: a file or folder that is a link
+leading out of the workspace, a FIFO, a device or anything under /proc is not read, and
+the refusal is recorded in :attr:`Workspace.diagnostics` (the scout copies it into its
+run's problems). Links that stay inside keep working; ``workspace.allow_outside_links =
+true`` in the lab's config.toml (or ``allow_outside_links=True``) follows links out too,
+but never into /proc, /sys or /dev. Reads inside ``files/`` cannot leave ``files/``. Every
+file is read up to a size limit and every TOML or JSON file is parsed with bounded depth.
 """
 
 from __future__ import annotations
@@ -22,11 +27,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from functools import cached_property
@@ -35,13 +38,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..config import lab_home
-from ..errors import WorkspaceError
+from .._atomic import write_atomic
+from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
+from .._confine import confined_path, read_limited
+from ..config import get_setting, lab_home
+from ..errors import ConfigError, PathRefusedError, WorkspaceError
 from .frontmatter import parse_front_matter
 from .memory import MemoryTree
-
-# tomllib (3.11+) and its backport tomli share one API.
-tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
 
 __all__ = [
     "DEFAULT_ORCHESTRATOR_TOOLS",
@@ -61,6 +64,12 @@ _DEMO_DIR_NAME = "demo-workspace"
 _DEMO_MARKER = "demo-source.sha256"
 _SHIPPED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "workspace"
 _IGNORED_NAMES = frozenset({INDEX_DIR_NAME, "__pycache__", ".DS_Store", ".ipynb_checkpoints"})
+_MAX_TEXT_BYTES = 1 << 20
+"""Markdown sources are read up to this size (the prompt keeps far less of them)."""
+_MAX_DATA_BYTES = 8 << 20
+"""registry.json and the TOML files are refused past this size."""
+_MAX_TOML_CHARS = 1_000_000
+_TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
 
 
 @dataclass(frozen=True)
@@ -241,7 +250,9 @@ class Workspace:
     the file.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, allow_outside_links: bool | None = None
+    ) -> None:
         path = Path(root).expanduser()
         if not path.exists():
             raise WorkspaceError(
@@ -250,6 +261,76 @@ class Workspace:
         if not path.is_dir():
             raise WorkspaceError(f"workspace '{path}' is not a folder; pass a folder path.")
         self.root: Path = path.resolve()
+        self._diagnostics: list[str] = []
+        self._surveyed = False
+        if allow_outside_links is None:
+            try:
+                allow_outside_links = get_setting("workspace.allow_outside_links", False)
+            except ConfigError as exc:
+                # The safe value; the config problem itself is reported where it is used.
+                allow_outside_links = False
+                self._note(f"links out of the workspace are not followed ({exc})")
+        self.allow_outside_links: bool = allow_outside_links
+        """Whether links leading out of the workspace are followed (never into /proc,
+        /sys or /dev)."""
+
+    @property
+    def diagnostics(self) -> list[str]:
+        """One line per thing this workspace refused to read so far (a link out of it, a
+        FIFO, a device, /proc, a file past its size limit), including the memory tree's
+        refusals once it is open. Parts are read on first use, so this grows as they are."""
+        if not self._surveyed:
+            self._surveyed = True
+            self._survey()
+        found = list(self._diagnostics)
+        memory = self.__dict__.get("memory")
+        if isinstance(memory, MemoryTree):
+            for rel, reason in memory.last_sync.refused:
+                found.append(_memory_refusal(rel, reason))
+        return list(dict.fromkeys(found))
+
+    def _survey(self) -> None:
+        """Note every refused source, read yet or not: checking where links lead costs a
+        few stats, and a refusal must show even when the scout never opens that part."""
+        for name in ("PROFILE.md", "MEMORY.md", "registry.json", *_TOML_FILES):
+            path = self.root / name
+            if path.is_symlink():
+                self._confined(path)
+        for name, pattern in (("flavour", "*.md"), ("skills", "*/SKILL.md")):
+            folder = self._folder(name)
+            if folder is not None:
+                for path in sorted(folder.glob(pattern)):
+                    if path.is_symlink() or path.parent.is_symlink():
+                        self._confined(path)
+        memory = self.root / "memory"
+        if not memory.is_dir():
+            return
+        if not self._memory_link_allowed(memory, ""):
+            return
+        with contextlib.suppress(OSError):
+            for folder in sorted(memory.iterdir()):
+                if folder.name.startswith("."):
+                    continue
+                if folder.is_symlink() and not self._memory_link_allowed(folder, folder.name):
+                    continue
+                if folder.is_dir():
+                    for doc in sorted(folder.glob("*.md")):
+                        if doc.is_symlink():
+                            self._memory_link_allowed(doc, f"{folder.name}/{doc.name}")
+
+    def _memory_link_allowed(self, path: Path, rel: str) -> bool:
+        try:
+            confined_path(self.root, path, allow_outside=self.allow_outside_links)
+        except PathRefusedError as exc:
+            self._note(_memory_refusal(rel, str(exc)))
+            return False
+        except OSError:
+            pass
+        return True
+
+    def _note(self, line: str) -> None:
+        if line not in self._diagnostics:
+            self._diagnostics.append(line)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -269,13 +350,16 @@ class Workspace:
     @cached_property
     def flavour(self) -> dict[str, str]:
         """Facet name (the file stem) → text, from ``flavour/<facet>.md``."""
-        folder = self.root / "flavour"
-        if not folder.is_dir():
+        folder = self._folder("flavour")
+        if folder is None:
             return {}
         facets: dict[str, str] = {}
         for path in sorted(folder.glob("*.md")):
-            if path.is_file() and not path.name.startswith("."):
-                facets[path.stem] = self._read_text(path)
+            if path.name.startswith(".") or path.is_dir():
+                continue
+            text = self._read_text(path, optional=True)
+            if text is not None:
+                facets[path.stem] = text
         return facets
 
     # ------------------------------------------------------------------ skills
@@ -283,20 +367,24 @@ class Workspace:
     @cached_property
     def skills(self) -> list[InstalledSkill]:
         """Installed skills from ``skills/<dir_name>/SKILL.md``, sorted by ``dir_name``."""
-        folder = self.root / "skills"
-        if not folder.is_dir():
+        folder = self._folder("skills")
+        if folder is None:
             return []
         skills: list[InstalledSkill] = []
         for skill_dir in sorted(folder.iterdir()):
             manifest = skill_dir / "SKILL.md"
-            if skill_dir.name.startswith(".") or not manifest.is_file():
+            if skill_dir.name.startswith(".") or not (manifest.exists() or manifest.is_symlink()):
                 continue
-            skills.append(self._read_skill(skill_dir.name, manifest))
+            if manifest.is_dir():
+                continue
+            text = self._read_text(manifest, optional=True)
+            if text is not None:
+                skills.append(self._read_skill(skill_dir.name, text))
         return skills
 
-    def _read_skill(self, dir_name: str, manifest: Path) -> InstalledSkill:
+    def _read_skill(self, dir_name: str, text: str) -> InstalledSkill:
         # The front-matter reader is forgiving: a damaged block reads as body, not an error.
-        front = parse_front_matter(self._read_text(manifest))
+        front = parse_front_matter(text)
         return InstalledSkill(
             dir_name=dir_name,
             name=(front.get("name") or "").strip() or dir_name,
@@ -309,15 +397,21 @@ class Workspace:
     def registry(self) -> list[RegistryEntry]:
         """Skill registry entries from ``registry.json``."""
         path = self.root / "registry.json"
-        if not path.exists():
+        text = self._read_data(path)
+        if text is None:
             return []
-        text = self._read_text(path)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = json_loads(text)
+        except InputLimitError as exc:
+            raise WorkspaceError(f"{self._rel(path)} is unusable: {exc}; fix the file.") from None
+        except ValueError as exc:
+            detail = (
+                f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                if isinstance(exc, json.JSONDecodeError)
+                else str(exc)
+            )
             raise WorkspaceError(
-                f"{self._rel(path)} is not valid JSON ({exc.msg} at line {exc.lineno} "
-                f"column {exc.colno}); fix the file or remove it."
+                f"{self._rel(path)} is not valid JSON ({detail}); fix the file or remove it."
             ) from exc
         return parse_registry_entries(data, self._rel(path))
 
@@ -358,12 +452,14 @@ class Workspace:
     ) -> list[BaseModel] | None:
         """The validated ``[[table]]`` items of ``file_name``, or ``None`` when it is absent."""
         path = self.root / file_name
-        if not path.exists():
+        text = self._read_data(path)
+        if text is None:
             return None
-        text = self._read_text(path)
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            data = toml_loads(text, max_chars=_MAX_TOML_CHARS)
+        except InputLimitError as exc:
+            raise WorkspaceError(f"{file_name} is unusable: {exc}; fix the file.") from None
+        except TOMLDecodeError as exc:
             raise WorkspaceError(f"{file_name} is not valid TOML ({exc}); fix the file.") from exc
         raw = data.get(table, [])
         if not isinstance(raw, list):
@@ -395,7 +491,7 @@ class Workspace:
                 f"{INDEX_DIR_NAME} in workspace '{self.root}' is a link; the memory index is "
                 f"only written inside the workspace. Remove the link (or delete {INDEX_DIR_NAME})."
             )
-        return MemoryTree(self.root)
+        return MemoryTree(self.root, allow_outside_links=self.allow_outside_links)
 
     # ------------------------------------------------------------------ files/
 
@@ -436,6 +532,11 @@ class Workspace:
                 target = _resolve(path)
                 if target is not None and target.is_relative_to(base) and target.is_file():
                     found.append(path.relative_to(base).as_posix())
+                elif path.is_symlink():
+                    self._note(
+                        f"files/{path.relative_to(base).as_posix()} was left out: it is a link "
+                        "that leads out of files/ or nowhere."
+                    )
         return sorted(found)
 
     def read_file(self, rel: str, max_chars: int = 20_000) -> str:
@@ -497,24 +598,89 @@ class Workspace:
             return str(path)
 
     def _read_optional_text(self, name: str) -> str:
-        path = self.root / name
-        if not path.exists():
-            return ""
-        return self._read_text(path)
+        return self._read_text(self.root / name, optional=True) or ""
 
-    def _read_text(self, path: Path) -> str:
-        if not path.is_file():
-            raise WorkspaceError(f"{self._rel(path)} in '{self.root}' is not a file.")
+    def _folder(self, name: str) -> Path | None:
+        """The folder ``name`` of the workspace, or ``None`` when absent or refused."""
+        folder = self.root / name
+        if not folder.is_dir():
+            return None
         try:
-            return path.read_text(encoding="utf-8-sig")
+            return confined_path(self.root, folder, allow_outside=self.allow_outside_links)
+        except (PathRefusedError, OSError) as exc:
+            self._note(f"{name}/ was not read: {exc}.")
+            return None
+
+    def _confined(self, path: Path) -> Path | None:
+        """The real path of a workspace file, or ``None`` (with a diagnostic) if refused."""
+        try:
+            return confined_path(self.root, path, allow_outside=self.allow_outside_links)
+        except PathRefusedError as exc:
+            self._note(f"{self._rel(path)} was not read: {exc}.")
+        except FileNotFoundError:
+            if path.is_symlink():
+                self._note(f"{self._rel(path)} was not read: it is a link to nothing.")
+        except OSError as exc:
+            raise WorkspaceError(
+                f"{self._rel(path)} in '{self.root}' cannot be read ({exc.strerror or exc})."
+            ) from exc
+        return None
+
+    def _read_text(self, path: Path, *, optional: bool = False) -> str | None:
+        """A Markdown source, cut at its size limit; ``None`` when absent or refused."""
+        data = self._read_bytes(path, _MAX_TEXT_BYTES, cut=True)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise WorkspaceError(
                 f"{self._rel(path)} in '{self.root}' is not UTF-8 text; save it as UTF-8."
             ) from exc
+
+    def _read_data(self, path: Path) -> str | None:
+        """A JSON or TOML source (refused past its size limit); ``None`` when absent or
+        refused."""
+        data = self._read_bytes(path, _MAX_DATA_BYTES, cut=False)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise WorkspaceError(
+                f"{self._rel(path)} in '{self.root}' is not UTF-8 text; save it as UTF-8."
+            ) from exc
+
+    def _read_bytes(self, path: Path, limit: int, *, cut: bool) -> bytes | None:
+        if not path.exists() and not path.is_symlink():
+            return None
+        real = self._confined(path)
+        if real is None:
+            return None
+        if real.is_dir():
+            raise WorkspaceError(f"{self._rel(path)} in '{self.root}' is not a file.")
+        try:
+            data, more = read_limited(real, limit)
+        except PathRefusedError as exc:
+            self._note(f"{self._rel(path)} was not read: {exc}.")
+            return None
         except OSError as exc:
             raise WorkspaceError(
-                f"{self._rel(path)} in '{self.root}' cannot be read ({exc.strerror})."
+                f"{self._rel(path)} in '{self.root}' cannot be read ({exc.strerror or exc})."
             ) from exc
+        if more and not cut:
+            raise WorkspaceError(
+                f"{self._rel(path)} in '{self.root}' is larger than {limit >> 20} MiB; "
+                "make it smaller."
+            )
+        if more:
+            self._note(f"{self._rel(path)} was read up to its first {limit >> 20} MiB only.")
+        return data
+
+
+def _memory_refusal(rel: str, reason: str) -> str:
+    """The diagnostic line of a memory file or folder left out of the index."""
+    return f"{'memory/' + rel if rel else 'memory/'} was not indexed: {reason}."
 
 
 def _resolve(path: Path) -> Path | None:
@@ -601,7 +767,7 @@ def demo_workspace_path(refresh: bool = False) -> Path:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, dest)
         (fresh / INDEX_DIR_NAME).mkdir(parents=True, exist_ok=True)
-        (fresh / INDEX_DIR_NAME / _DEMO_MARKER).write_text(expected + "\n", encoding="utf-8")
+        write_atomic(fresh / INDEX_DIR_NAME / _DEMO_MARKER, expected + "\n")
         _swap_into_place(fresh, target, staging)
     except OSError as exc:
         raise WorkspaceError(f"cannot copy the demo workspace to '{target}' ({exc}).") from exc
