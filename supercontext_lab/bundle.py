@@ -21,13 +21,14 @@ never content.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+from ._bounded import json_loads
 
 __all__ = [
     "CLOSE_TAG",
@@ -393,8 +394,8 @@ def _json_object(args: str) -> dict[str, Any] | None:
     elif len(candidate) > 1 and candidate[0] == candidate[-1] == "`":
         candidate = candidate[1:-1]
     try:
-        value = json.loads(candidate)
-    except (ValueError, RecursionError):
+        value = json_loads(candidate)
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 

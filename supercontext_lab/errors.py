@@ -7,13 +7,15 @@ Every error the package raises on purpose derives from :class:`SupercontextError
     ├── ConfigError                 config.toml unreadable, corrupt or invalid; bad env route
     ├── AgentDefinitionError        agent.toml / prompt.md invalid        (also ValueError)
     ├── WorkspaceError              a workspace folder or one of its files is unusable
-    │   └── MemoryIndexError        the SQLite memory index is unusable
+    │   ├── MemoryIndexError        the SQLite memory index is unusable
+    │   └── PathRefusedError        a link out of the workspace, a FIFO, a device, /proc
     ├── ToolError                   a scout tool refused or failed a call
     │   └── ToolNotAllowedError     a call outside the read-only allowlist
     ├── ModelError                  a chat model failed (bad status, bad body, unreachable)
     │   └── ModelTimeoutError       a model call ran past its timeout
     ├── ScoutError                  a scout run could not start (bad inputs)
     ├── DatasetError                an evaluation dataset line is invalid  (also ValueError)
+    ├── InputLimitError             TOML/JSON too large or nested too deep (also ValueError)
     └── CacheError                  the response cache is unusable
 
 Messages are full sentences that name the problem and, where there is one, the way out.
@@ -27,9 +29,11 @@ __all__ = [
     "CacheError",
     "ConfigError",
     "DatasetError",
+    "InputLimitError",
     "MemoryIndexError",
     "ModelError",
     "ModelTimeoutError",
+    "PathRefusedError",
     "ScoutError",
     "SupercontextError",
     "ToolError",
@@ -58,6 +62,11 @@ class MemoryIndexError(WorkspaceError):
     """The SQLite memory index cannot be opened, read or rebuilt."""
 
 
+class PathRefusedError(WorkspaceError):
+    """A file the lab will not read: it leads out of its folder (through a link), or it is
+    a FIFO, a device or a file under /proc, /sys or /dev."""
+
+
 class ToolError(SupercontextError):
     """A scout tool refused a call or failed while answering it."""
 
@@ -80,6 +89,10 @@ class ScoutError(SupercontextError):
 
 class DatasetError(SupercontextError, ValueError):
     """An evaluation dataset cannot be read; the message names the line."""
+
+
+class InputLimitError(SupercontextError, ValueError):
+    """TOML or JSON text too large or nested too deep to be parsed safely."""
 
 
 class CacheError(SupercontextError):

@@ -1,9 +1,7 @@
-"""The private helpers every layer shares: text, words, keys, HTTP bodies, file writes."""
+"""The private helpers every layer shares: text, words, keys and fingerprints, HTTP bodies."""
 
 from __future__ import annotations
 
-import errno
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +10,6 @@ import httpx
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from supercontext_lab._files import NEW_FILE_MODE, write_text_atomic
 from supercontext_lab._hashing import canonical_json, digest_files, fingerprint
 from supercontext_lab._http import read_body
 from supercontext_lab._text import describe_validation_error, one_line, strip_userinfo
@@ -209,55 +206,3 @@ def test_one_line_can_cut_at_a_word() -> None:
     assert one_line(text, 13, at_word=True) == "the budget…"
     # No word ends in the second half: the plain cut stands.
     assert one_line("averyveryverylongword and", 12, at_word=True) == "averyveryve…"
-
-
-# --------------------------------------------------------------------------- files
-
-
-def test_write_text_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
-    path = tmp_path / "agent.toml"
-    write_text_atomic(path, "a = 1\n")
-    assert path.read_text("utf-8") == "a = 1\n"
-    assert path.stat().st_mode & 0o777 == NEW_FILE_MODE
-    path.chmod(0o640)
-    write_text_atomic(path, "a = 2\r\n")
-    assert path.read_bytes() == b"a = 2\r\n"
-    assert path.stat().st_mode & 0o777 == 0o640
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.toml"]
-
-
-def test_write_text_atomic_leaves_the_old_file_when_it_fails(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text("old\n", "utf-8")
-
-    def refuse(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(OSError, match="No space"):
-        write_text_atomic(path, "new\n")
-    assert path.read_text("utf-8") == "old\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
-
-
-@pytest.mark.parametrize(("code", "reported"), [(errno.EINVAL, False), (errno.EIO, True)])
-def test_a_folder_that_cannot_be_synced_is_no_failure(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, reported: bool
-) -> None:
-    path = tmp_path / "thread.json"
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if os.path.isdir(f"/proc/self/fd/{fd}"):  # the folder's fsync after the rename
-            raise OSError(code, os.strerror(code))
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    if reported:
-        with pytest.raises(OSError, match=os.strerror(code)):
-            write_text_atomic(path, "{}")
-    else:
-        write_text_atomic(path, "{}")
-    assert path.read_text("utf-8") == "{}"  # renamed in place either way

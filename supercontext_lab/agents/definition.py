@@ -9,7 +9,6 @@ names the key (for a tool, the tool) and the reason, in one line.
 from __future__ import annotations
 
 import os
-import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -25,15 +24,15 @@ from pydantic import (
     field_validator,
 )
 
+from .._bounded import MAX_TOML_CHARS, InputLimitError, TOMLDecodeError, toml_loads
+from .._confine import read_limited
 from .._hashing import fingerprint
 from .._text import describe_validation_error
-from ..errors import AgentDefinitionError
+from ..errors import AgentDefinitionError, PathRefusedError
 from .known_tools import KNOWN_TOOLS
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+_MAX_PROMPT_BYTES = 1_000_000
+"""Largest prompt.md read: a role prompt is a page or two."""
 
 __all__ = [
     "AgentDefinition",
@@ -222,13 +221,30 @@ def _from_mapping(data: dict[str, Any], *, prompt: str, source: str) -> AgentDef
 
 def _parse_toml(text: str, *, where: str) -> dict[str, Any]:
     try:
-        data: dict[str, Any] = tomllib.loads(text)
-        return data
-    except tomllib.TOMLDecodeError as exc:
+        return toml_loads(text)
+    except InputLimitError as exc:
+        raise AgentDefinitionError(f"{where}: {exc}.") from None
+    except TOMLDecodeError as exc:
         hint = ""
         if "\n" not in text and text.strip().endswith(".toml"):
             hint = " (to load a file, pass a pathlib.Path, not a str)"
         raise AgentDefinitionError(f"{where}: invalid TOML: {exc}{hint}.") from None
+
+
+def _read_file(path: Path, max_bytes: int) -> str:
+    """The UTF-8 text of ``path``: a regular file of at most ``max_bytes`` (a FIFO or a
+    device given as an agent file must not block or fill memory)."""
+    try:
+        data, more = read_limited(path, max_bytes)
+        if more:
+            raise AgentDefinitionError(
+                f"{path}: the file is too large (more than {max_bytes:,} bytes)."
+            )
+        return data.decode("utf-8")
+    except PathRefusedError as exc:
+        raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
 
 
 def default_agent_toml() -> str:
@@ -265,20 +281,11 @@ def load_agent_definition(
             data, prompt=default_prompt() if prompt is None else prompt, source="<text>"
         )
     path = Path(source)
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
+    text = _read_file(path, 4 * MAX_TOML_CHARS)
     data = _parse_toml(text, where=str(path))
     if prompt is None:
         beside = path.with_name("prompt.md")
-        if beside.is_file():
-            try:
-                prompt = beside.read_text("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise AgentDefinitionError(f"{beside}: cannot read the file ({exc}).") from None
-        else:
-            prompt = default_prompt()
+        prompt = _read_file(beside, _MAX_PROMPT_BYTES) if beside.is_file() else default_prompt()
     try:
         return _from_mapping(data, prompt=prompt, source=str(path))
     except AgentDefinitionError as exc:

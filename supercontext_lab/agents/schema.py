@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from .definition import AgentDefinition
 
 __all__ = ["SCHEMA_PATH", "agent_definition_json_schema", "render_schema"]
@@ -33,5 +34,5 @@ def render_schema() -> str:
 
 
 if __name__ == "__main__":
-    SCHEMA_PATH.write_text(render_schema(), encoding="utf-8")
+    write_atomic(SCHEMA_PATH, render_schema())
     print(f"wrote {SCHEMA_PATH}")

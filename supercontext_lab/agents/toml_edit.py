@@ -17,7 +17,8 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Array
 
-from .._files import write_text_atomic
+from .._atomic import write_atomic
+from .._bounded import InputLimitError, toml_document
 from ..errors import AgentDefinitionError
 from .definition import AgentDefinition, load_agent_definition
 
@@ -26,7 +27,9 @@ __all__ = ["backup_path", "edit_agent_toml", "save_agent_files", "set_tool_enabl
 
 def _document(text: str) -> tomlkit.TOMLDocument:
     try:
-        return tomlkit.parse(text)
+        return toml_document(text)
+    except InputLimitError as exc:
+        raise AgentDefinitionError(f"agent.toml: {exc}.") from None
     except TOMLKitError as exc:
         raise AgentDefinitionError(f"agent.toml: invalid TOML: {exc}.") from None
 
@@ -112,9 +115,7 @@ def save_agent_files(
         pairs.append((target.with_name("prompt.md"), prompt))
     try:
         for file, text in pairs:
-            if file.exists():
-                write_text_atomic(backup_path(file), file.read_text("utf-8"))
-            write_text_atomic(file, text)
+            write_atomic(file, text, backup=backup_path(file))
     except OSError as exc:
         raise AgentDefinitionError(
             f"{target}: could not save ({exc.strerror or exc}); the previous file is "

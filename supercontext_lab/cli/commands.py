@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,6 +26,18 @@ if TYPE_CHECKING:
     from ..sources.workspace import Workspace
 
 __all__ = ["main"]
+
+
+def _seconds(text: str) -> float:
+    """A ``--timeout`` value: a finite number of seconds above zero (``inf`` would
+    overflow the socket timeouts and ``nan`` would silently remove the bound)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text!r}")
+    return value
 
 
 def _read_input(source: str) -> str:
@@ -304,7 +317,7 @@ def _build_parser() -> Parser:
     scout.add_argument("--api-key-env", help="the NAME of the variable holding the API key")
     scout.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=120.0,
         help="wall-clock limit of the run in seconds (default 120)",
     )

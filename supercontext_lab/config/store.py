@@ -24,9 +24,8 @@ naming the file; it is never reset or overwritten.
 
 from __future__ import annotations
 
-import importlib
+import logging
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -37,13 +36,16 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import Table
 
-from .._files import write_text_atomic
+from .._atomic import write_atomic
+from .._bounded import (
+    MAX_TOML_CHARS,
+    InputLimitError,
+    TOMLDecodeError,
+    toml_document,
+    toml_loads,
+)
 from .._text import one_line
 from ..errors import ConfigError
-
-# tomllib (3.11+) and its backport tomli share one API; importing by name keeps the type
-# checker happy on every target version.
-tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
 
 try:
     import fcntl
@@ -73,6 +75,8 @@ FLAG_TABLE = "context"
 FLAG_KEY = "super_context_enabled"
 MODELS_TABLE = "models"
 
+
+_log = logging.getLogger(__name__)
 
 # Threads of one process serialise here; flock then serialises processes.
 _THREAD_LOCK = threading.Lock()
@@ -105,11 +109,16 @@ def _corrupt(path: Path, problem: str) -> ConfigError:
 def _read_text(path: Path) -> str | None:
     """Return the file's text, ``None`` when it does not exist."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            # Bounded: the text is refused past MAX_TOML_CHARS anyway (UTF-8 is at most
+            # four bytes a character), so a huge file is never read whole.
+            data = handle.read(4 * MAX_TOML_CHARS + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise _corrupt(path, f"cannot read it ({one_line(exc.strerror or exc)})") from exc
+    if len(data) > 4 * MAX_TOML_CHARS:
+        raise _corrupt(path, f"it is too large (the limit is {MAX_TOML_CHARS:,} characters)")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -119,8 +128,10 @@ def _read_text(path: Path) -> str | None:
 def _parse_checked(text: str, path: Path) -> dict[str, Any]:
     """Parse TOML text strictly and check the types of the keys this module owns."""
     try:
-        data: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = toml_loads(text)
+    except InputLimitError as exc:
+        raise _corrupt(path, str(exc)) from None
+    except TOMLDecodeError as exc:
         raise _corrupt(path, f"TOML syntax error: {one_line(exc)}") from exc
     problem = _known_key_problem(data)
     if problem is not None:
@@ -200,6 +211,10 @@ def _exclusive_lock(home: Path) -> Iterator[None]:
             os.close(fd)
 
 
+def _log_folder_sync_error(exc: OSError) -> None:
+    _log.warning("config.toml was saved, but its folder could not be synced to disk (%s).", exc)
+
+
 def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
     """Read, modify and write ``config.toml`` under an exclusive inter-process lock.
 
@@ -221,19 +236,23 @@ def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
         text = _read_text(path) or ""
         _parse_checked(text, path)
         try:
-            document = tomlkit.parse(text)
+            document = toml_document(text)
+        except InputLimitError as exc:
+            raise _corrupt(path, str(exc)) from None
         except tomlkit.exceptions.TOMLKitError as exc:
             raise _corrupt(path, f"TOML syntax error: {one_line(exc)}") from exc
         mutate(document)
         new_text = tomlkit.dumps(document)
         try:
-            problem = _known_key_problem(tomllib.loads(new_text))
-        except tomllib.TOMLDecodeError as exc:
+            problem = _known_key_problem(toml_loads(new_text))
+        except (InputLimitError, TOMLDecodeError) as exc:
             problem = f"the edited file would not be valid TOML ({one_line(exc)})"
         if problem is not None:
             raise ConfigError(f"Refusing to save {path}: {problem}; the file was left unchanged.")
         try:
-            write_text_atomic(path, new_text)
+            # The new file is in place once renamed; a folder fsync failing after that is
+            # logged rather than reported as a failed save.
+            write_atomic(path, new_text, on_folder_sync_error=_log_folder_sync_error)
         except OSError as exc:
             raise ConfigError(
                 f"Cannot write {path} ({one_line(exc.strerror or exc)}); "

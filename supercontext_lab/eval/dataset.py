@@ -17,13 +17,13 @@ unless another is given). Blank lines are skipped. Every problem raises
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._bounded import json_loads
 from .._json import json_type_name
 from ..errors import DatasetError
 
@@ -169,7 +169,7 @@ def _workspace(where: _Line, value: str | None, base: Path | None) -> Path | Non
 
 def _case(where: _Line, text: str, base: Path | None) -> EvalCase:
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except ValueError as exc:
         raise where.error(f"invalid JSON ({exc}); write one JSON object per line.") from exc
     if not isinstance(data, dict):

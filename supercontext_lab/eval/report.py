@@ -14,9 +14,9 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._atomic import write_atomic
 from .metrics import (
     COUNT_NAMES,
     HIGHER_IS_BETTER,
@@ -189,7 +189,7 @@ class EvalReport:
         """The report as JSON text; also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=indent) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_atomic(path, text)
         return text
 
     def case_rows(self) -> list[dict[str, Any]]:
@@ -239,7 +239,7 @@ class EvalReport:
         writer.writerows(rows)
         text = buffer.getvalue()
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8", newline="")
+            write_atomic(path, text)
         return text
 
     # ------------------------------------------------------------------ display

@@ -9,13 +9,13 @@ case is not even run again; :func:`result_record` is what is stored of a result 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .._bounded import json_loads
 from .._hashing import canonical_json
 from .._sqlite import SqliteStore
 from ..scout import ScoutRun, StopCause
@@ -58,7 +58,7 @@ class ResultStore(SqliteStore):
         if row is None:
             return None
         try:
-            record = json.loads(str(row[0]))
+            record = json_loads(str(row[0]))
         except ValueError as exc:
             raise self.damaged(key, exc) from exc
         if not isinstance(record, dict):

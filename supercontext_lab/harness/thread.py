@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._files import write_text_atomic
+from .._atomic import write_atomic
+from .._bounded import json_loads
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..config import get_super_context_enabled
 from ..errors import ModelError, SupercontextError, WorkspaceError
@@ -214,7 +215,7 @@ class Thread:
     def _answer_tool(self, call: ToolCall) -> str:
         if call.name == "agent_prepare_context":
             try:
-                args = json.loads(call.arguments or "{}")
+                args = json_loads(call.arguments or "{}")
             except ValueError:
                 return "error: agent_prepare_context got invalid JSON arguments."
             if not isinstance(args, dict) or not isinstance(args.get("question"), str):
@@ -321,8 +322,9 @@ class Thread:
             "prepared_markers": self.prepared_markers,
             "transcript": [m.to_openai() for m in self.transcript],
         }
-        write_text_atomic(target, json.dumps(data, indent=2, ensure_ascii=False))
-        return target
+        # A unique temporary file, fsynced, mode kept: two saves never collide and a crash
+        # leaves the previous save whole.
+        return write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], **overrides: Any) -> Thread:
@@ -332,8 +334,8 @@ class Thread:
 
         source = Path(path)
         try:
-            data = json.loads(source.read_text("utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:
+            data = json_loads(source.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
             raise WorkspaceError(f"{source}: cannot read the saved thread ({exc}).") from None
         # A saved thread is a file a user may edit or receive: check its shape here, so a
         # damaged one fails with a message naming it instead of an AttributeError or a

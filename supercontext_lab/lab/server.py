@@ -4,7 +4,9 @@
 "env"|"file"|"default"}``; ``PUT`` with the body ``{"enabled": bool}`` saves the flag in
 the lab's config file and answers the same shape (the effective value: an environment
 override still wins). Both are authenticated like the rest of Jupyter's API. A body that
-is not a JSON object with a boolean ``enabled`` gets a 400 with a JSON ``message``.
+is not a small JSON object with a boolean ``enabled`` (too large, nested, not JSON, a key
+given twice, a wrong type) gets a 400 with a one-line JSON ``message``, and the config
+file is not touched.
 
 The extension is enabled on install by ``jupyter-config/jupyter_server_config.d/
 supercontext_lab.json``; Jupyter Server finds this module through
@@ -21,6 +23,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from .._bounded import InputLimitError, json_loads
 from ..config import set_super_context_enabled, super_context_status
 from ..errors import ConfigError
 
@@ -37,23 +40,38 @@ def _flag_payload() -> dict[str, Any]:
     return {"enabled": status.enabled, "source": status.source}
 
 
+_MAX_BODY_BYTES = 4096
+"""A PUT body is ``{"enabled": true}``; anything much larger is not one."""
+_MAX_BODY_DEPTH = 8
+_HOW = 'send {"enabled": true} or {"enabled": false}'
+
+
+def _bad_body(reason: str) -> tornado.web.HTTPError:
+    # One line, whatever the body held: it is echoed to the client and to the log.
+    return tornado.web.HTTPError(400, " ".join(f"{reason}; {_HOW}.".split())[:280])
+
+
 def _requested_value(body: bytes) -> bool:
     """The ``enabled`` value of a PUT body, or a 400 saying what is wrong with it."""
+    if len(body) > _MAX_BODY_BYTES:
+        raise _bad_body(f"The body is too large ({len(body):,} bytes)")
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise tornado.web.HTTPError(
-            400, 'The body is not JSON; send {"enabled": true} or {"enabled": false}.'
-        ) from exc
-    if not isinstance(data, dict) or "enabled" not in data:
-        raise tornado.web.HTTPError(
-            400, 'The body needs an "enabled" key; send {"enabled": true} or {"enabled": false}.'
+        data = json_loads(
+            body.decode("utf-8"), max_depth=_MAX_BODY_DEPTH, allow_nan=False, unique_keys=True
         )
+    except InputLimitError as exc:
+        if "nested" in str(exc):
+            raise _bad_body(f"The body is nested too deeply ({exc})") from None
+        if "more than once" in str(exc):
+            raise _bad_body(f"The body is ambiguous: {exc}") from None
+        raise _bad_body(f"The body is not JSON ({exc})") from None
+    except (UnicodeDecodeError, ValueError):
+        raise _bad_body("The body is not JSON") from None
+    if not isinstance(data, dict) or "enabled" not in data:
+        raise _bad_body('The body needs an "enabled" key')
     value = data["enabled"]
     if not isinstance(value, bool):
-        raise tornado.web.HTTPError(
-            400, f'"enabled" must be true or false, not {json.dumps(value)[:40]}.'
-        )
+        raise _bad_body(f'"enabled" must be true or false, not {json.dumps(value)[:40]}')
     return value
 
 

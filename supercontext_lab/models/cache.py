@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from .._bounded import json_loads
 from .._hashing import canonical_json, digest_files, fingerprint
 from .._sqlite import SqliteStore
 from .._text import strip_userinfo
@@ -122,7 +122,7 @@ def reply_to_json(reply: ModelReply) -> str:
 def reply_from_json(text: str) -> ModelReply:
     """The inverse of :func:`reply_to_json`; ``ValueError`` for anything else."""
     try:
-        data = json.loads(text)
+        data = json_loads(text)
         raw = data["message"]
         message = Message(
             role=raw["role"],

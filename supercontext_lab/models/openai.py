@@ -11,7 +11,6 @@ The API key is read from the environment at call time, sent only in the
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -21,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from .._bounded import json_loads
 from .._http import read_body, tls_context
 from .._text import strip_userinfo
 from .._version import __version__
@@ -349,8 +349,8 @@ class OpenAICompatibleModel(ServerFailures):
 
     def _parse_completion(self, body: bytes, status: int, key: str) -> ModelReply:
         try:
-            data = json.loads(body)
-        except (ValueError, RecursionError) as exc:
+            data = json_loads(body)
+        except ValueError as exc:
             raise self._bad_body(status, "a body that is not JSON", body, key) from exc
         try:
             return completion_from_openai(data, default_model=self.model)
@@ -383,8 +383,8 @@ class OpenAICompatibleModel(ServerFailures):
                     done = True
                     break
                 try:
-                    chunk = json.loads(data)
-                except (ValueError, RecursionError) as exc:
+                    chunk = json_loads(data)
+                except ValueError as exc:
                     raise self._bad_body(
                         response.status_code, "a stream chunk that is not JSON", data.encode(), key
                     ) from exc

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._bounded import json_loads
 from ..errors import ModelError
 from .base import Message, ModelReply, Role, ToolCall, ToolSpec, Usage
 
@@ -240,8 +241,8 @@ def render_tool_catalogue(tools: Sequence[ToolSpec], tool_choice: str | None = N
 def render_tool_call_block(call: ToolCall) -> str:
     """One ``<tool_call>`` block for ``call`` (arguments embedded as JSON when they parse)."""
     try:
-        arguments: Any = json.loads(call.arguments)
-    except (ValueError, RecursionError):
+        arguments: Any = json_loads(call.arguments)
+    except ValueError:
         arguments = call.arguments
     body = json.dumps({"name": call.name, "arguments": arguments}, ensure_ascii=False)
     # "<\/" is a valid JSON escape of "</": a string holding "</tool_call>" cannot end
@@ -308,8 +309,8 @@ def _call_from_block(inner: str, ident: str) -> ToolCall | None:
     if fenced:
         text = fenced.group(1)
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = json_loads(text)
+    except ValueError:
         return None
     if not isinstance(data, dict):
         return None

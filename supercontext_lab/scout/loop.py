@@ -15,6 +15,7 @@ answered to the model as a tool error.
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from ..bundle import (
     fit_bundle,
     parse_context_bundle,
 )
-from ..errors import ModelError, ModelTimeoutError, ToolNotAllowedError
+from ..errors import ModelError, ModelTimeoutError, ScoutError, ToolNotAllowedError
 from ..models.base import ChatModel, Message, ToolCall, Usage
 from ..sources.workspace import Workspace
 from ..tools.base import ToolRegistry, ToolResult
@@ -225,6 +226,9 @@ def run_scout(
     Never raises for model or tool failures: they become the run's status, reason and
     problems. ``registry`` defaults to the workspace's read-only tools.
     """
+    if not math.isfinite(timeout_s) or timeout_s <= 0:
+        # nan would compare false everywhere (no bound at all) and inf overflows timeouts.
+        raise ScoutError(f"timeout_s must be a finite number of seconds above 0, not {timeout_s}.")
     definition = definition or default_agent_definition()
     registry = registry or build_scout_registry(workspace)
     run = _Run(definition, registry, model, timeout_s, on_step)
@@ -297,6 +301,9 @@ def run_scout(
         for step in run.trace
         if step.kind == "tool" and step.refused
     )
+    # What the workspace refused to read (links out of it, special files) is shown with
+    # the run, never dropped silently.
+    problems.extend(f"workspace: {line}" for line in workspace.diagnostics)
     return ScoutRun(
         status=status,
         stopped=stopped,

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .._atomic import write_atomic
 from .._hashing import digest_files
 from ..config import lab_home
 from ..errors import WorkspaceError
@@ -89,7 +90,7 @@ def demo_workspace_path(refresh: bool = False) -> Path:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, dest)
         (fresh / INDEX_DIR).mkdir(parents=True, exist_ok=True)
-        (fresh / INDEX_DIR / _DEMO_MARKER).write_text(expected + "\n", encoding="utf-8")
+        write_atomic(fresh / INDEX_DIR / _DEMO_MARKER, expected + "\n")
         _swap_into_place(fresh, target, staging)
     except OSError as exc:
         raise WorkspaceError(f"cannot copy the demo workspace to '{target}' ({exc}).") from exc

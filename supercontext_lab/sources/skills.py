@@ -7,7 +7,6 @@ or the same shape served at a URL).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .._bounded import json_loads
 from .._text import describe_validation_error
 from .._words import STOPWORDS, stem
 from ..errors import ToolError, WorkspaceError
@@ -153,11 +153,11 @@ def fetch_registry(url: str, *, timeout: float = REGISTRY_TIMEOUT_S) -> list[Reg
     try:
         response = httpx.get(url, timeout=timeout, follow_redirects=True)
         response.raise_for_status()
-        data = response.json()
+        data = json_loads(response.content)
     except httpx.HTTPError as exc:
         raise ToolError(f"the skill registry at {url} cannot be reached ({exc}).") from exc
-    except json.JSONDecodeError as exc:
-        raise ToolError(f"the skill registry at {url} did not answer JSON.") from exc
+    except ValueError as exc:
+        raise ToolError(f"the skill registry at {url} did not answer JSON ({exc}).") from exc
     try:
         return parse_registry_entries(data, f"the skill registry at {url}")
     except WorkspaceError as exc:

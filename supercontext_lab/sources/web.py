@@ -5,11 +5,13 @@ address checked by :mod:`.address_guard` on every redirect hop (at most five, fo
 here). The connection goes to the address that was vetted, with the original host name in
 the ``Host`` header and in TLS SNI, so a DNS answer that changes between the check and the
 connection (DNS rebinding) cannot redirect it. Bodies are streamed and cut at
-``max_bytes``; a wall-clock deadline bounds the whole fetch.
+``max_bytes``; a wall-clock deadline bounds the whole fetch: connect, response headers
+and body.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from .._deadline import deadline_transport
 from .._http import read_body, tls_context
 from .._version import __version__
 from ..errors import ToolError
@@ -28,6 +31,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "MAX_REDIRECTS",
     "FetchedPage",
+    "check_timeout",
     "fetch_page",
 ]
 
@@ -65,6 +69,7 @@ def fetch_page(
     """
     if max_bytes < 1:
         raise ToolError("max_bytes must be at least 1.")
+    check_timeout(timeout)
     deadline = time.monotonic() + timeout
     redirects: list[str] = []
     current = url
@@ -131,11 +136,13 @@ def _request(
         }
         # A fresh client per hop: a pooled TLS connection made for one host name must
         # never serve another host that happens to share the address.
+        # The transport bounds every connect, header and body read by the deadline: a
+        # server dripping header lines cannot hold the fetch (and its pool thread) past it.
         with httpx.Client(
             trust_env=False,
             follow_redirects=False,
             timeout=httpx.Timeout(min(timeout, remaining)),
-            verify=tls_context(),
+            transport=deadline_transport(deadline, verify=tls_context()),
         ) as client:
             try:
                 request = client.build_request(
@@ -224,3 +231,11 @@ def _read_capped(
         raise timed_out() from exc
     except httpx.HTTPError as exc:
         raise ToolError(f"reading {url} failed: {exc}.") from exc
+
+
+def check_timeout(timeout: float) -> None:
+    """Refuse a fetch timeout that is not a positive, finite number of seconds."""
+    # inf would overflow the socket timeout and nan would compare false everywhere,
+    # silently removing the bound.
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ToolError(f"the fetch timeout must be a positive number of seconds, not {timeout:g}.")

@@ -12,130 +12,52 @@ Layout (every part optional; a missing part is an empty source)::
     files/                         other files the scout may list and read
 
 A :class:`Workspace` reads lazily and caches each part; it never writes anything except
-the memory index under ``.supercontext/`` (through :class:`MemoryTree`). Reads inside
-``files/`` cannot leave it: ``..``, absolute paths and symlinks that point outside are
-refused.
+the memory index under ``.supercontext/`` (through :class:`MemoryTree`). A workspace is
+often somebody else's folder, so every read is confined: a file or folder that is a link
+leading out of the workspace, a FIFO, a device or anything under /proc is not read, and
+the refusal is recorded in :attr:`Workspace.diagnostics` (the scout copies it into its
+run's problems). Links that stay inside keep working; ``workspace.allow_outside_links =
+true`` in the lab's config.toml (or ``allow_outside_links=True``) follows links out too,
+but never into /proc, /sys or /dev. Reads inside ``files/`` cannot leave ``files/``. Every
+file is read up to a size limit and every TOML or JSON file is parsed with bounded depth.
 """
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import json
 import os
-import sys
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
+from .._confine import confined_path
 from .._text import describe_validation_error
-from ..errors import WorkspaceError
+from ..config import get_setting
+from ..errors import ConfigError, PathRefusedError, WorkspaceError
+from .confined import ConfinedFolder
 from .frontmatter import parse_front_matter
+from .integrations import (
+    DEFAULT_ORCHESTRATOR_TOOLS,
+    Integration,
+    IntegrationIn,
+    OrchestratorTool,
+    ToolIn,
+)
 from .memory import INDEX_DIR, MemoryTree
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
-# tomllib (3.11+) and its backport tomli share one API.
-tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
-
-__all__ = [
-    "DEFAULT_ORCHESTRATOR_TOOLS",
-    "IGNORED_NAMES",
-    "Integration",
-    "OrchestratorTool",
-    "Workspace",
-]
+__all__ = ["IGNORED_NAMES", "Workspace"]
 
 #: Names a listing of the workspace (or a copy of the demo) passes over.
 IGNORED_NAMES = frozenset({INDEX_DIR, "__pycache__", ".DS_Store", ".ipynb_checkpoints"})
+_MAX_TOML_CHARS = 1_000_000
+_TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
 
 
-@dataclass(frozen=True)
-class Integration:
-    """A toolkit the orchestrator can reach (Gmail, Slack, ...), connected or not."""
-
-    toolkit: str
-    description: str
-    connected: bool
-
-
-@dataclass(frozen=True)
-class OrchestratorTool:
-    """One tool in the orchestrator's catalogue (what the scout may recommend calling)."""
-
-    name: str
-    description: str
-
-
-def _delegate(toolkit: str, label: str, scope: str) -> OrchestratorTool:
-    return OrchestratorTool(
-        f"delegate_{toolkit}",
-        f"Hand a task to the {label} integration's agent ({scope}); it acts on the "
-        "user's connected account and reports back.",
-    )
-
-
-DEFAULT_ORCHESTRATOR_TOOLS: tuple[OrchestratorTool, ...] = (
-    OrchestratorTool(
-        "memory_recall",
-        "Search the user's memory tree by namespace and query; returns the best matching "
-        "notes with their category and key.",
-    ),
-    OrchestratorTool(
-        "memory_store",
-        "Save a fact, preference or decision to the memory tree under a namespace and key.",
-    ),
-    OrchestratorTool("web_search", "Search the web and return titles, URLs and snippets."),
-    OrchestratorTool("web_fetch", "Fetch one web page and return its readable text."),
-    OrchestratorTool(
-        "run_workflow",
-        "Run an installed skill by its dir_name slug with a JSON object of inputs.",
-    ),
-    OrchestratorTool(
-        "skill_registry_install",
-        "Install a skill from the registry by its entry id so run_workflow can run it.",
-    ),
-    OrchestratorTool("file_read", "Read a text file from the user's workspace."),
-    OrchestratorTool("file_write", "Create or overwrite a text file in the user's workspace."),
-    OrchestratorTool(
-        "shell", "Run a shell command in the user's environment and return its output."
-    ),
-    OrchestratorTool(
-        "spawn_subagent",
-        "Start a worker agent on a self-contained sub-task and wait for its result.",
-    ),
-    OrchestratorTool(
-        "agent_prepare_context",
-        "Run the context scout on a question and return a [context_bundle] envelope.",
-    ),
-    OrchestratorTool("set_thread_goal", "Set or replace the one-line goal of this thread."),
-    _delegate("gmail", "Gmail", "search, read, draft and send email"),
-    _delegate("google_calendar", "Google Calendar", "find, create and move events"),
-    _delegate("slack", "Slack", "read channels, search and post messages"),
-    _delegate("notion", "Notion", "search, read and edit pages and databases"),
-    _delegate("github", "GitHub", "issues, pull requests and repository files"),
-    _delegate("google_drive", "Google Drive", "search, read and share documents"),
-)
-"""The orchestrator catalogue used when a workspace has no ``orchestrator_tools.toml``."""
-
-
-class _IntegrationIn(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    toolkit: str = Field(min_length=1)
-    description: str = ""
-    connected: bool = False
-
-
-class _ToolIn(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    name: str = Field(min_length=1)
-    description: str = ""
-
-
-class Workspace:
+class Workspace(ConfinedFolder):
     """A workspace folder; every part is read on first use and cached.
 
     Raises :class:`WorkspaceError` when ``root`` is missing or not a folder, and (on first
@@ -143,7 +65,9 @@ class Workspace:
     the file.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, allow_outside_links: bool | None = None
+    ) -> None:
         path = Path(root).expanduser()
         if not path.exists():
             raise WorkspaceError(
@@ -152,6 +76,72 @@ class Workspace:
         if not path.is_dir():
             raise WorkspaceError(f"workspace '{path}' is not a folder; pass a folder path.")
         self.root: Path = path.resolve()
+        self._diagnostics: list[str] = []
+        self._surveyed = False
+        if allow_outside_links is None:
+            try:
+                allow_outside_links = get_setting("workspace.allow_outside_links", False)
+            except ConfigError as exc:
+                # The safe value; the config problem itself is reported where it is used.
+                allow_outside_links = False
+                self._note(f"links out of the workspace are not followed ({exc})")
+        self.allow_outside_links: bool = allow_outside_links
+        """Whether links leading out of the workspace are followed (never into /proc,
+        /sys or /dev)."""
+
+    @property
+    def diagnostics(self) -> list[str]:
+        """One line per thing this workspace refused to read so far (a link out of it, a
+        FIFO, a device, /proc, a file past its size limit), including the memory tree's
+        refusals once it is open. Parts are read on first use, so this grows as they are."""
+        if not self._surveyed:
+            self._surveyed = True
+            self._survey()
+        found = list(self._diagnostics)
+        memory = self.__dict__.get("memory")
+        if isinstance(memory, MemoryTree):
+            for rel, reason in memory.last_sync.refused:
+                found.append(_memory_refusal(rel, reason))
+        return list(dict.fromkeys(found))
+
+    def _survey(self) -> None:
+        """Note every refused source, read yet or not: checking where links lead costs a
+        few stats, and a refusal must show even when the scout never opens that part."""
+        for name in ("PROFILE.md", "MEMORY.md", "registry.json", *_TOML_FILES):
+            path = self.root / name
+            if path.is_symlink():
+                self._confined(path)
+        for name, pattern in (("flavour", "*.md"), ("skills", "*/SKILL.md")):
+            folder = self._folder(name)
+            if folder is not None:
+                for path in sorted(folder.glob(pattern)):
+                    if path.is_symlink() or path.parent.is_symlink():
+                        self._confined(path)
+        memory = self.root / "memory"
+        if not memory.is_dir():
+            return
+        if not self._memory_link_allowed(memory, ""):
+            return
+        with contextlib.suppress(OSError):
+            for folder in sorted(memory.iterdir()):
+                if folder.name.startswith("."):
+                    continue
+                if folder.is_symlink() and not self._memory_link_allowed(folder, folder.name):
+                    continue
+                if folder.is_dir():
+                    for doc in sorted(folder.glob("*.md")):
+                        if doc.is_symlink():
+                            self._memory_link_allowed(doc, f"{folder.name}/{doc.name}")
+
+    def _memory_link_allowed(self, path: Path, rel: str) -> bool:
+        try:
+            confined_path(self.root, path, allow_outside=self.allow_outside_links)
+        except PathRefusedError as exc:
+            self._note(_memory_refusal(rel, str(exc)))
+            return False
+        except OSError:
+            pass
+        return True
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -171,13 +161,16 @@ class Workspace:
     @cached_property
     def flavour(self) -> dict[str, str]:
         """Facet name (the file stem) → text, from ``flavour/<facet>.md``."""
-        folder = self.root / "flavour"
-        if not folder.is_dir():
+        folder = self._folder("flavour")
+        if folder is None:
             return {}
         facets: dict[str, str] = {}
         for path in sorted(folder.glob("*.md")):
-            if path.is_file() and not path.name.startswith("."):
-                facets[path.stem] = self._read_text(path)
+            if path.name.startswith(".") or path.is_dir():
+                continue
+            text = self._read_text(path, optional=True)
+            if text is not None:
+                facets[path.stem] = text
         return facets
 
     # ------------------------------------------------------------------ skills
@@ -185,20 +178,24 @@ class Workspace:
     @cached_property
     def skills(self) -> list[InstalledSkill]:
         """Installed skills from ``skills/<dir_name>/SKILL.md``, sorted by ``dir_name``."""
-        folder = self.root / "skills"
-        if not folder.is_dir():
+        folder = self._folder("skills")
+        if folder is None:
             return []
         skills: list[InstalledSkill] = []
         for skill_dir in sorted(folder.iterdir()):
             manifest = skill_dir / "SKILL.md"
-            if skill_dir.name.startswith(".") or not manifest.is_file():
+            if skill_dir.name.startswith(".") or not (manifest.exists() or manifest.is_symlink()):
                 continue
-            skills.append(self._read_skill(skill_dir.name, manifest))
+            if manifest.is_dir():
+                continue
+            text = self._read_text(manifest, optional=True)
+            if text is not None:
+                skills.append(self._read_skill(skill_dir.name, text))
         return skills
 
-    def _read_skill(self, dir_name: str, manifest: Path) -> InstalledSkill:
+    def _read_skill(self, dir_name: str, text: str) -> InstalledSkill:
         # The front-matter reader is forgiving: a damaged block reads as body, not an error.
-        front = parse_front_matter(self._read_text(manifest))
+        front = parse_front_matter(text)
         return InstalledSkill(
             dir_name=dir_name,
             name=(front.get("name") or "").strip() or dir_name,
@@ -211,15 +208,21 @@ class Workspace:
     def registry(self) -> list[RegistryEntry]:
         """Skill registry entries from ``registry.json``."""
         path = self.root / "registry.json"
-        if not path.exists():
+        text = self._read_data(path)
+        if text is None:
             return []
-        text = self._read_text(path)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = json_loads(text)
+        except InputLimitError as exc:
+            raise WorkspaceError(f"{self._rel(path)} is unusable: {exc}; fix the file.") from None
+        except ValueError as exc:
+            detail = (
+                f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                if isinstance(exc, json.JSONDecodeError)
+                else str(exc)
+            )
             raise WorkspaceError(
-                f"{self._rel(path)} is not valid JSON ({exc.msg} at line {exc.lineno} "
-                f"column {exc.colno}); fix the file or remove it."
+                f"{self._rel(path)} is not valid JSON ({detail}); fix the file or remove it."
             ) from exc
         return parse_registry_entries(data, self._rel(path))
 
@@ -228,13 +231,13 @@ class Workspace:
     @cached_property
     def integrations(self) -> list[Integration]:
         """Integrations from ``integrations.toml`` (``[[integration]]`` tables)."""
-        items = self._toml_array("integrations.toml", "integration", _IntegrationIn)
+        items = self._toml_array("integrations.toml", "integration", IntegrationIn)
         if items is None:
             return []
         return [
             Integration(toolkit=i.toolkit.strip(), description=i.description, connected=i.connected)
             for i in items
-            if isinstance(i, _IntegrationIn)
+            if isinstance(i, IntegrationIn)
         ]
 
     @property
@@ -246,13 +249,13 @@ class Workspace:
     def orchestrator_tools(self) -> list[OrchestratorTool]:
         """The orchestrator's tool catalogue from ``orchestrator_tools.toml`` (``[[tool]]``),
         or :data:`DEFAULT_ORCHESTRATOR_TOOLS` when the file is absent."""
-        items = self._toml_array("orchestrator_tools.toml", "tool", _ToolIn)
+        items = self._toml_array("orchestrator_tools.toml", "tool", ToolIn)
         if items is None:
             return list(DEFAULT_ORCHESTRATOR_TOOLS)
         return [
             OrchestratorTool(name=t.name.strip(), description=t.description)
             for t in items
-            if isinstance(t, _ToolIn)
+            if isinstance(t, ToolIn)
         ]
 
     def _toml_array(
@@ -260,12 +263,14 @@ class Workspace:
     ) -> list[BaseModel] | None:
         """The validated ``[[table]]`` items of ``file_name``, or ``None`` when it is absent."""
         path = self.root / file_name
-        if not path.exists():
+        text = self._read_data(path)
+        if text is None:
             return None
-        text = self._read_text(path)
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            data = toml_loads(text, max_chars=_MAX_TOML_CHARS)
+        except InputLimitError as exc:
+            raise WorkspaceError(f"{file_name} is unusable: {exc}; fix the file.") from None
+        except TOMLDecodeError as exc:
             raise WorkspaceError(f"{file_name} is not valid TOML ({exc}); fix the file.") from exc
         raw = data.get(table, [])
         if not isinstance(raw, list):
@@ -299,7 +304,7 @@ class Workspace:
                 f"{INDEX_DIR} in workspace '{self.root}' is a link; the memory index is "
                 f"only written inside the workspace. Remove the link (or delete {INDEX_DIR})."
             )
-        return MemoryTree(self.root)
+        return MemoryTree(self.root, allow_outside_links=self.allow_outside_links)
 
     # ------------------------------------------------------------------ files/
 
@@ -340,6 +345,11 @@ class Workspace:
                 target = _resolve(path)
                 if target is not None and target.is_relative_to(base) and target.is_file():
                     found.append(path.relative_to(base).as_posix())
+                elif path.is_symlink():
+                    self._note(
+                        f"files/{path.relative_to(base).as_posix()} was left out: it is a link "
+                        "that leads out of files/ or nowhere."
+                    )
         return sorted(found)
 
     def read_file(self, rel: str, max_chars: int = 20_000) -> str:
@@ -392,33 +402,10 @@ class Workspace:
             raise WorkspaceError(f"files/{rel} is not a file.")
         return target
 
-    # ------------------------------------------------------------------ helpers
 
-    def _rel(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
-
-    def _read_optional_text(self, name: str) -> str:
-        path = self.root / name
-        if not path.exists():
-            return ""
-        return self._read_text(path)
-
-    def _read_text(self, path: Path) -> str:
-        if not path.is_file():
-            raise WorkspaceError(f"{self._rel(path)} in '{self.root}' is not a file.")
-        try:
-            return path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise WorkspaceError(
-                f"{self._rel(path)} in '{self.root}' is not UTF-8 text; save it as UTF-8."
-            ) from exc
-        except OSError as exc:
-            raise WorkspaceError(
-                f"{self._rel(path)} in '{self.root}' cannot be read ({exc.strerror})."
-            ) from exc
+def _memory_refusal(rel: str, reason: str) -> str:
+    """The diagnostic line of a memory file or folder left out of the index."""
+    return f"{'memory/' + rel if rel else 'memory/'} was not indexed: {reason}."
 
 
 def _resolve(path: Path) -> Path | None:

@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from .._bounded import json_loads
 from ..errors import ModelError, ModelTimeoutError
 from ..models.base import ChatModel, Message, ModelReply, ToolCall, Usage
 from ..models.wire import messages_from_openai
@@ -279,7 +280,7 @@ class OpenAITestServer:
         raw = handler.rfile.read(length) if length > 0 else b""
         parsed: Any = None
         try:
-            parsed = _json.loads(raw) if raw else None
+            parsed = json_loads(raw) if raw else None
         except ValueError:
             parsed = None
         path = urlsplit(handler.path).path.rstrip("/")

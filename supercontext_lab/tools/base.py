@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._bounded import InputLimitError, json_loads
 from .._json import json_type_name
 from .._text import describe_validation_error, one_line
 from ..errors import SupercontextError, ToolError, ToolNotAllowedError
@@ -275,7 +276,9 @@ def _parse_arguments(arguments: str | Mapping[str, Any]) -> dict[str, Any] | str
         # Several servers send "" for a call without arguments.
         return {}
     try:
-        value = json.loads(arguments)
+        value = json_loads(arguments)
+    except InputLimitError as exc:
+        return f"not usable JSON ({exc})"
     except json.JSONDecodeError as exc:
         return f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     if not isinstance(value, dict):

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ..config import get_setting
 from ..errors import ConfigError, ToolError
-from ..sources.web import DEFAULT_FETCH_TIMEOUT_S, DEFAULT_MAX_BYTES, fetch_page
+from ..sources.web import DEFAULT_FETCH_TIMEOUT_S, DEFAULT_MAX_BYTES, check_timeout, fetch_page
 from ..sources.web_search import WebSearchProvider
 from .base import ToolArgs, ToolResult
 from .context import ToolContext
@@ -111,8 +111,6 @@ def web_fetch(
 
 def _policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, float]:
     """The explicit values, or the lab's config settings for those left as ``None``."""
-    if allow_private is not None and timeout is not None:
-        return allow_private, timeout
     try:
         if allow_private is None:
             allow_private = get_setting("web.allow_private_addresses", False)
@@ -120,6 +118,5 @@ def _policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, fl
             timeout = get_setting("web.timeout_s", DEFAULT_FETCH_TIMEOUT_S)
     except ConfigError as exc:
         raise ToolError(f"the lab's config cannot be used: {exc}") from exc
-    if timeout <= 0:
-        raise ToolError(f"the fetch timeout must be positive, not {timeout:g} s.")
+    check_timeout(timeout)
     return allow_private, timeout

@@ -34,6 +34,7 @@ GROUPS = [
     ("3. Fuzzing", ["test_fuzz"]),
     ("4. No data lost", ["test_no_data_lost", "test_corrupt_files"]),
     ("5. Nothing let in", ["test_nothing_let_in"]),
+    ("6. Hostile workspaces and input", ["test_hostile_input", "test_rest_bodies"]),
 ]
 
 ELSEWHERE: dict[str, list[tuple[str, str, str]]] = {
@@ -146,7 +147,7 @@ def build_table() -> str:
             totals["examples" if row.unit == "examples" else "cases"] += row.count
             if title.startswith("1.") and row.name.startswith("test_turn_survives"):
                 totals["faults"] += row.count
-            if title.startswith(("2.", "5.")) and row.unit == "cases":
+            if title.startswith(("2.", "5.", "6.")) and row.unit == "cases":
                 totals["hostile"] += row.count
         for path, name, what in ELSEWHERE.get(title, []):
             state = "" if _exists(path, name) else " (missing)"
@@ -164,7 +165,8 @@ def build_table() -> str:
         "### Totals",
         "",
         f"- faults injected into a full turn: **{totals['faults']}**",
-        f"- hostile inputs tried (injection corpus, URLs, paths, echoes, markup): "
+        f"- hostile inputs tried (injection corpus, URLs, paths, echoes, markup, linked "
+        f"and special workspace files, parser bombs, REST bodies): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

@@ -7,12 +7,12 @@ message and the tool results), so this module turns those messages into a
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._bounded import json_loads
 from ..._words import keywords, overlap, stems, tokens
 from ...gate import GREETINGS, normalize_message
 from ..base import Message
@@ -171,7 +171,7 @@ def read_request(messages: Sequence[Message]) -> RequestContext:
                 context.errors[name] = content.removeprefix("error:").strip()
                 continue
             try:
-                payload = json.loads(content)
+                payload = json_loads(content)
             except ValueError:
                 continue
             context.results.setdefault(name, []).append(payload)

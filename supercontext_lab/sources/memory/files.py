@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import MemoryIndexError
+from ..._confine import confined_path, read_limited
+from ...errors import MemoryIndexError, PathRefusedError
 from ..frontmatter import parse_front_matter
 from .index import DocRow, doc_row
 
@@ -42,14 +43,21 @@ class FileEntry:
     key: str
 
 
-def scan_memory_folder(root: Path) -> tuple[dict[str, FileEntry], set[str]]:
+def scan_memory_folder(
+    root: Path, *, allow_outside_links: bool = False
+) -> tuple[dict[str, FileEntry], set[str], list[tuple[str, str]]]:
     """Stat every ``root/memory/<namespace>/<key>.md``, by ``namespace/file`` path; also
-    return the namespaces whose folder could not be listed."""
+    return the namespaces whose folder could not be listed, and what was refused (links
+    leading out of ``root``, special files) with the reason."""
     memory = root / "memory"
     files: dict[str, FileEntry] = {}
     unlisted: set[str] = set()
+    refused: list[tuple[str, str]] = []
     if not memory.is_dir():
-        return files, unlisted
+        return files, unlisted, refused
+    resolved = root.resolve()
+    if _refused(resolved, memory, "", refused, allow_outside_links):
+        return files, unlisted, refused
     try:
         namespaces = sorted(os.scandir(memory), key=lambda e: e.name)
     except OSError as exc:
@@ -58,6 +66,10 @@ def scan_memory_folder(root: Path) -> tuple[dict[str, FileEntry], set[str]]:
         ) from exc
     for folder in namespaces:
         if folder.name.startswith(".") or folder.name == "*" or not folder.is_dir():
+            continue
+        if folder.is_symlink() and _refused(
+            resolved, Path(folder.path), folder.name, refused, allow_outside_links
+        ):
             continue
         try:
             entries = list(os.scandir(folder.path))
@@ -69,29 +81,54 @@ def scan_memory_folder(root: Path) -> tuple[dict[str, FileEntry], set[str]]:
             name = entry.name
             if name.startswith(".") or not name.lower().endswith(".md") or len(name) <= 3:
                 continue
+            rel = f"{folder.name}/{name}"
             try:
+                if entry.is_symlink() and _refused(
+                    resolved, Path(entry.path), rel, refused, allow_outside_links
+                ):
+                    continue
+                if entry.is_dir():
+                    continue
                 if not entry.is_file():
+                    refused.append((rel, "it is not a regular file"))
+                    _log.warning("Not indexing memory/%s: it is not a regular file.", rel)
                     continue
                 stat = entry.stat()
             except OSError:
                 continue
-            files[f"{folder.name}/{name}"] = FileEntry(
+            files[rel] = FileEntry(
                 Path(entry.path), stat.st_mtime_ns, stat.st_size, folder.name, name[:-3]
             )
-    return files, unlisted
+    return files, unlisted, refused
+
+
+def _refused(
+    root: Path, path: Path, rel: str, refused: list[tuple[str, str]], allow_outside: bool
+) -> bool:
+    """Whether ``path`` must be left out (recorded in ``refused`` and logged)."""
+    try:
+        confined_path(root, path, allow_outside=allow_outside)
+    except PathRefusedError as exc:
+        reason = str(exc)
+    except OSError:
+        return False  # a dangling link: nothing to read, nothing to report
+    else:
+        return False
+    shown = f"memory/{rel}".rstrip("/")
+    refused.append((rel, reason))
+    _log.warning("Not indexing %s: %s.", shown, reason)
+    return True
 
 
 def read_memory_file(entry: FileEntry, rel: str) -> DocRow | None:
     """The document of one memory file (front matter read), ``None`` when unreadable."""
     try:
-        with entry.path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
+        data, more = read_limited(entry.path, MAX_FILE_BYTES)
+    except (OSError, PathRefusedError) as exc:
         _log.warning("Skipping memory file %s: %s", entry.path, exc)
         return None
-    if len(data) > MAX_FILE_BYTES:
+    if more:
         _log.warning("Indexing only the first %d bytes of %s.", MAX_FILE_BYTES, entry.path)
-        data = data[:MAX_FILE_BYTES]
     front = parse_front_matter(data.decode("utf-8", errors="replace"))
     key = (front.get("key") or "").strip() or entry.key
     category = (front.get("category") or "").strip() or DEFAULT_CATEGORY

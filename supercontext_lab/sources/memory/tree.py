@@ -88,6 +88,9 @@ class SyncReport:
     updated: int = 0
     removed: int = 0
     unchanged: int = 0
+    refused: tuple[tuple[str, str], ...] = ()
+    """``(path under memory/, reason)`` of every file or folder left out: links leading
+    out of the tree's folder, special files."""
 
 
 def _text(value: object, what: str, *, allow_empty: bool = False) -> str:
@@ -116,7 +119,7 @@ class MemoryTree:
     the index can neither be opened nor rebuilt (for instance in a read-only folder).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, allow_outside_links: bool = False) -> None:
         root = Path(path)
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -126,6 +129,9 @@ class MemoryTree:
                 "pass a folder that exists or can be created."
             ) from exc
         self._root = root
+        # Links under memory/ are followed only while they stay inside the folder: a
+        # workspace may be somebody else's, and what is indexed is shown to a model.
+        self._allow_outside_links = allow_outside_links
         self._lock = threading.RLock()
         self._closed = False
         self._rebuilding = False
@@ -384,7 +390,9 @@ class MemoryTree:
         """
 
         def work(conn: sqlite3.Connection) -> SyncReport:
-            files, unlisted = scan_memory_folder(self._root)
+            files, unlisted, refused = scan_memory_folder(
+                self._root, allow_outside_links=self._allow_outside_links
+            )
             known = {
                 row[0]: row[1:]
                 for row in conn.execute("SELECT path, mtime_ns, size, namespace, key FROM files")
@@ -421,7 +429,7 @@ class MemoryTree:
             changed = added + updated
             if changed >= _OPTIMIZE_AFTER and changed * 4 >= self._count(conn, None):
                 optimize(conn)
-            return SyncReport(added, updated, removed, unchanged)
+            return SyncReport(added, updated, removed, unchanged, tuple(refused))
 
         self._last_sync = self._run(work, write=True, syncs=True)
         return self._last_sync
