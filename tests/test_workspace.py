@@ -15,13 +15,13 @@ import pytest
 from supercontext_lab.errors import WorkspaceError
 from supercontext_lab.sources import demo as demo_module
 from supercontext_lab.sources.demo import demo_workspace_path, open_workspace
-from supercontext_lab.sources.skills import InstalledSkill, RegistryEntry, parse_registry_entries
-from supercontext_lab.sources.workspace import (
+from supercontext_lab.sources.integrations import (
     DEFAULT_ORCHESTRATOR_TOOLS,
     Integration,
     OrchestratorTool,
-    Workspace,
 )
+from supercontext_lab.sources.skills import InstalledSkill, RegistryEntry, parse_registry_entries
+from supercontext_lab.sources.workspace import Workspace
 
 SHIPPED_DEMO = Path(demo_module.__file__).resolve().parent.parent / "demo" / "workspace"
 

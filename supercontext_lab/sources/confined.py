@@ -72,20 +72,14 @@ class ConfinedFolder:
 
     def _read_text(self, path: Path, *, optional: bool = False) -> str | None:
         """A Markdown source, cut at its size limit; ``None`` when absent or refused."""
-        data = self._read_bytes(path, MAX_TEXT_BYTES, cut=True)
-        if data is None:
-            return None
-        try:
-            return data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise WorkspaceError(
-                f"{self._rel(path)} in '{self.root}' is not UTF-8 text; save it as UTF-8."
-            ) from exc
+        return self._decoded(path, self._read_bytes(path, MAX_TEXT_BYTES, cut=True))
 
     def _read_data(self, path: Path) -> str | None:
         """A JSON or TOML source (refused past its size limit); ``None`` when absent or
         refused."""
-        data = self._read_bytes(path, MAX_DATA_BYTES, cut=False)
+        return self._decoded(path, self._read_bytes(path, MAX_DATA_BYTES, cut=False))
+
+    def _decoded(self, path: Path, data: bytes | None) -> str | None:
         if data is None:
             return None
         try:
