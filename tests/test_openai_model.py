@@ -1054,7 +1054,8 @@ def test_name_repr_and_protocol() -> None:
     assert isinstance(model, ChatModel)
     assert repr(model) == (
         "OpenAICompatibleModel(base_url='http://llm.test/v1', model='m', "
-        f"api_key_env='{KEY_ENV}', timeout_s=60.0, stream=False, native_tool_calling=True)"
+        f"api_key_env='{KEY_ENV}', timeout_s=60.0, stream=False, native_tool_calling=True, "
+        "bundle_format='text')"
     )
 
 
