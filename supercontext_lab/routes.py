@@ -227,6 +227,9 @@ def set_model_route(hint: str, route: ModelRoute | None) -> None:
     if route is not None and not isinstance(route, ModelRoute):
         raise TypeError(f"route must be a ModelRoute or None, not {type(route).__name__}.")
     values = route.model_dump(exclude_none=True) if route is not None else None
+    if values is not None and values.get("bundle_format") == "auto":
+        # The default is implied; leaving it out keeps existing tables as they were.
+        del values["bundle_format"]
 
     def mutate(document: tomlkit.TOMLDocument) -> None:
         if values is None:

@@ -35,17 +35,17 @@ __all__ = [
 
 GRAMMAR_MAX_TOKENS = 2400
 """``max_tokens`` sent with a grammar. The grammar bounds every field, so its longest
-envelope is about 2,300 characters; at worst one token a character it still closes."""
+envelope is about 2,000 characters, so even at one token a character it closes."""
 
 # Bounds of the grammar's fields: generous for a real bundle, finite so that a model
 # stuck repeating itself still reaches the closing tag.
-_SUMMARY_ITEMS = 6
-_LIST_ITEMS = 3
-_LINE_CHARS = 200
-_WHY_CHARS = 120
-_TOOL_CALLS_PER_REPLY = 4
-
-_JSON_STRING = r'"\"" ( [^"\\\x7F\x00-\x1F] | "\\" ["\\/bfnrt] ){0,200} "\""'
+_SUMMARY_ITEMS = 5
+_LIST_ITEMS = 2
+_LINE_CHARS = 160
+_WHY_CHARS = 100
+_TOOL_CALLS_PER_REPLY = 3
+_JSON_PAIRS = 3
+_JSON_STRING_CHARS = 80
 
 
 def _literal(text: str) -> str:
@@ -56,7 +56,7 @@ def envelope_grammar(tool_names: Sequence[str] = ()) -> str:
     """A GBNF grammar whose every sentence is one valid envelope.
 
     With ``tool_names`` (tools offered through the text protocol) the grammar also admits
-    one to four ``<tool_call>{"name": …, "arguments": {…}}</tool_call>`` blocks naming one
+    one to three ``<tool_call>{"name": …, "arguments": {…}}</tool_call>`` blocks naming one
     of those tools, and nothing else.
     """
     rules = [
@@ -75,14 +75,15 @@ def envelope_grammar(tool_names: Sequence[str] = ()) -> str:
         'skills ::= "recommended_skills: []\\n" | "recommended_skills:\\n" '
         f"skillitem{{1,{_LIST_ITEMS}}}",
         'skillitem ::= "  - skill: " slug "\\n    installed: " bool "\\n    why: " why "\\n"',
-        "ident ::= [a-zA-Z_] [a-zA-Z0-9_.-]{0,63}",
-        "slug ::= [a-zA-Z0-9] [a-zA-Z0-9_.-]{0,79}",
+        "ident ::= [a-zA-Z_] [a-zA-Z0-9_.-]{0,47}",
+        "slug ::= [a-zA-Z0-9] [a-zA-Z0-9_.-]{0,47}",
         # Flat JSON objects: every argument the scout's tools and the orchestrator's
         # recommended calls take is a string, a number, a boolean or null.
-        'object ::= "{" ( pair ( ", " pair ){0,5} )? "}"',
-        'pair ::= string ": " value',
+        f'object ::= "{{" ( pair ( ", " pair ){{0,{_JSON_PAIRS - 1}}} )? "}}"',
+        'pair ::= "\\"" [a-zA-Z_] [a-zA-Z0-9_]{0,23} "\\": " value',
         'value ::= string | number | "true" | "false" | "null"',
-        f"string ::= {_JSON_STRING}",
+        'string ::= "\\"" ( [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" ["\\\\/bfnrt] )'
+        f'{{0,{_JSON_STRING_CHARS}}} "\\""',
         'number ::= "-"? [0-9]{1,12} ( "." [0-9]{1,6} )?',
     ]
     if tool_names:

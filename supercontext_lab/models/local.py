@@ -27,13 +27,17 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
 
 from ..errors import ConfigError, ModelError
+from .base import Message, ModelReply, ToolSpec, Usage, estimate_usage
 from .openai import OpenAICompatibleModel
+from .wire import render_tool_call_block
 
 __all__ = [
     "INSTALL_HINT",
@@ -174,7 +178,11 @@ class LocalServer:
             # stdin is the guard pipe: the child exits when it reads end-of-file, which
             # happens when this process closes it or dies.
             self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT
+                command,
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "SUPERCONTEXT_LOCAL_LOG": log_name},
             )
         self._guard = self.process.stdin
         self._wait_ready(timeout_s)
@@ -186,7 +194,7 @@ class LocalServer:
             while True:
                 if not self.running():
                     detail = _last_line(self._log_path) if self._log_path else ""
-                    self.stop()
+                    self.stop(keep_log=True)
                     raise ModelError(
                         f"The local llama.cpp server for {self.gguf.name} exited while starting"
                         + (f": {detail}" if detail else "")
@@ -198,29 +206,38 @@ class LocalServer:
                 except httpx.HTTPError:
                     pass
                 if time.monotonic() > deadline:
-                    self.stop()
+                    self.stop(keep_log=True)
                     raise ModelError(
                         f"The local llama.cpp server for {self.gguf.name} did not answer within "
                         f"{timeout_s:g} s (log: {self._log_path})."
                     )
                 time.sleep(0.2)
 
-    def stop(self) -> None:
-        """Stop the server (closing its guard pipe first, then signals); idempotent."""
+    def stop(self, *, keep_log: bool = False) -> None:
+        """Stop the server (closing its guard pipe first, then signals); idempotent.
+
+        Its log is deleted unless ``keep_log`` (a failed start names it in the error)."""
         process, self.process = self.process, None
-        if self._guard is not None:
-            with contextlib.suppress(OSError):
-                self._guard.close()
-            self._guard = None
-        if process is None:
-            return
-        if process.poll() is None:
+        # Closing the guard pipe ends the server at once (and its watcher deletes the
+        # log); a log that must be kept is left to a plain SIGTERM instead.
+        if not keep_log:
+            self._close_guard()
+        if process is not None and process.poll() is None:
             process.terminate()
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
+        self._close_guard()
+        if not keep_log and self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+
+    def _close_guard(self) -> None:
+        if self._guard is not None:
+            with contextlib.suppress(OSError):
+                self._guard.close()
+            self._guard = None
 
 
 _LOCK = threading.Lock()
@@ -252,14 +269,66 @@ def stop_local_servers() -> None:
 atexit.register(stop_local_servers)
 
 
+def _chatml(messages: Sequence[dict[str, Any]]) -> str:
+    parts = [f"<|im_start|>{m.get('role')}\n{m.get('content') or ''}<|im_end|>\n" for m in messages]
+    return "".join(parts) + "<|im_start|>assistant\n"
+
+
+def _reply_text(message: Message) -> str:
+    blocks = [render_tool_call_block(call) for call in message.tool_calls]
+    return "\n".join([message.content or "", *blocks]).strip()
+
+
 class LocalModel(OpenAICompatibleModel):
     """The OpenAI-compatible client of a local server, with what the scout needs to know
-    about a CPU model: its run budget and its context window."""
+    about a CPU model: its run budget and its context window.
+
+    llama-cpp-python's server reports no token usage on streamed replies, and a trace
+    without tokens hides where a CPU model spends its time; so when a reply comes back
+    without usage it is counted with the server's own tokenizer (``/extras/tokenize/
+    count``) over the messages as sent, rendered in ChatML (the template of SmolLM2).
+    """
 
     run_timeout_s: float = LOCAL_RUN_TIMEOUT_S
     """Wall-clock budget the scout gives one run on this model when the caller sets none."""
     context_tokens: int = LOCAL_CONTEXT_TOKENS
     """The server's context window, in tokens."""
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        reply = super().complete(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            temperature=temperature,
+            timeout=timeout,
+            on_text=on_text,
+        )
+        if reply.usage.total_tokens > 0:
+            return reply
+        sent = self._payload(messages, list(tools or ()), tool_choice, temperature)["messages"]
+        prompt = self._count_tokens(_chatml(sent))
+        completion = self._count_tokens(_reply_text(reply.message))
+        if prompt is None or completion is None:
+            return replace(reply, usage=estimate_usage(messages, reply.message))
+        return replace(reply, usage=Usage(prompt, completion))
+
+    def _count_tokens(self, text: str) -> int | None:
+        url = self.base_url.removesuffix("/v1") + "/extras/tokenize/count"
+        try:
+            response = httpx.post(url, json={"input": text}, timeout=30.0)
+            count = response.json().get("count") if response.is_success else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return count if isinstance(count, int) and count >= 0 else None
 
 
 def local_chat_model(

@@ -6,11 +6,14 @@ other end of that pipe and never writes to it, so the read returns only at end-o
 when the parent closes it on purpose or when the kernel closes it because the parent
 died (``kill -9`` included). The watcher then ends this process at once, so a server can
 never outlive the lab that started it. Unlike ``PR_SET_PDEATHSIG``, this does not fire
-when merely the starting *thread* ends, and it works on every POSIX system.
+when merely the starting *thread* ends, and it works on every POSIX system. A parent
+that died can no longer delete the server's log, so the watcher does
+(``SUPERCONTEXT_LOCAL_LOG``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import runpy
 import sys
@@ -23,6 +26,10 @@ def _watch_parent() -> None:
             pass
     except (OSError, ValueError):
         pass
+    log = os.environ.get("SUPERCONTEXT_LOCAL_LOG")
+    if log:
+        with contextlib.suppress(OSError):
+            os.unlink(log)
     os._exit(0)
 
 
