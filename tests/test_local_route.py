@@ -7,6 +7,8 @@ The real server is exercised in test_realmodel.py; everything here runs without 
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import json
 import os
 import subprocess
 import sys
@@ -14,11 +16,13 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
+import httpx
 import pytest
 
 from supercontext_lab.errors import ConfigError
 from supercontext_lab.models import local
 from supercontext_lab.models.base import Message, ModelReply, ToolSpec, Usage
+from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import LOCAL_TIMEOUT_S, ModelRoute, parse_model_id
 from supercontext_lab.scout import DEFAULT_SCOUT_TIMEOUT_S, run_scout
 from supercontext_lab.sources.workspace import Workspace
@@ -153,3 +157,41 @@ def test_a_nearly_full_context_asks_for_the_envelope_early(workspace: Workspace)
     assert model.calls[1].tools is None
     assert run.trace[-1].grace
     assert any("context was nearly full (720 tokens)" in p for p in run.problems)
+
+
+def test_the_conversation_sent_with_text_tools_only_grows_so_the_prefix_is_reused(
+    workspace: Workspace,
+) -> None:
+    bodies: list[dict[str, object]] = []
+    replies = iter(
+        [
+            '<tool_call>{"name": "memory_recall", "arguments": {"query": "report"}}</tool_call>',
+            '<tool_call>{"name": "list_workflows", "arguments": {}}</tool_call>',
+            GOOD,
+        ]
+    )
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        content = next(replies)
+        return httpx.Response(
+            200, json={"choices": [{"message": {"role": "assistant", "content": content}}]}
+        )
+
+    model = OpenAICompatibleModel(
+        base_url="http://local.test/v1",
+        model="m",
+        native_tool_calling=False,
+        bundle_format="grammar",
+        transport=httpx.MockTransport(handle),
+    )
+    run = run_scout("Write the report", workspace=workspace, model=model)
+    assert run.ok, run.problems
+    sent = [body["messages"] for body in bodies]
+    assert len(sent) == 3
+    for before, after in itertools.pairwise(sent):
+        # Every call re-sends the previous call's messages unchanged, then appends.
+        assert isinstance(before, list) and isinstance(after, list)
+        assert after[: len(before)] == before
+        assert len(after) > len(before)
+    assert all("grammar" in body for body in bodies)
