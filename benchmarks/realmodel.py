@@ -9,7 +9,9 @@ markers, so the other benchmarks' table is left as it is (and a full ``all`` run
 this section). Needs the ``local`` extra; nothing is downloaded.
 
 The cases run one after another on one server (a CPU model serves one request at a time)
-with the scout's local run budget, without caches: every figure is a fresh run.
+with the scout's local run budget, without caches: every figure is a fresh run. The table
+is rewritten after every case, marked partial until the last one, so a long run that is
+stopped early still leaves what it measured.
 """
 
 from __future__ import annotations
@@ -62,8 +64,48 @@ def _variants() -> list[Any]:
     ]
 
 
-def run(*, limit: int | None = None, log: Callable[[str], None] = print) -> Section:
-    """Evaluate the three variants on the first ``limit`` cases (all 40 by default)."""
+def _rows(results: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
+    from supercontext_lab.eval.metrics import RunMeasure, aggregate
+
+    rows: dict[str, dict[str, float]] = {}
+    for name, done in results.items():
+        metrics = aggregate(
+            [
+                RunMeasure(
+                    scores=r.scores,
+                    elapsed_ms=r.elapsed_ms,
+                    tokens=r.tokens,
+                    model_calls=r.model_calls,
+                    envelope_chars=len(r.envelope) if r.envelope is not None else None,
+                )
+                for r in done
+            ]
+        )
+        runs = int(metrics["runs"])
+        valid = int(metrics["valid_runs"])
+        seconds = sum(r.elapsed_ms for r in done) / 1000.0
+        rows[name] = {
+            **{key: float(metrics[key]) for key, _, _ in _COLUMNS},
+            "seconds_per_run": seconds / runs if runs else 0.0,
+            "seconds_per_bundle": seconds / valid if valid else float("nan"),
+            "runs": runs,
+            "valid_runs": valid,
+        }
+    return rows
+
+
+def run(
+    *,
+    limit: int | None = None,
+    log: Callable[[str], None] = print,
+    on_case: Callable[[Section, int], None] | None = None,
+) -> Section:
+    """Evaluate the three variants on the first ``limit`` cases (all 40 by default).
+
+    The cases go one at a time through every variant, so ``on_case`` (called with the
+    section so far and the number of cases done) can publish results as they come: a run
+    of an hour on a busy machine is never all or nothing.
+    """
     from supercontext_lab.eval import evaluate
     from supercontext_lab.eval.dataset import load_dataset
     from supercontext_lab.models.local import local_server, resolve_gguf, stop_local_servers
@@ -75,39 +117,40 @@ def run(*, limit: int | None = None, log: Callable[[str], None] = print) -> Sect
     started = time.perf_counter()
     local_server(gguf)
     log(f"realmodel: SmolLM2 server ready in {time.perf_counter() - started:.1f} s")
+    variants = _variants()
+    results: dict[str, list[Any]] = {name: [] for name, _ in VARIANTS}
+    section = _section({}, cases=0, total=len(cases))
     try:
-        report = evaluate(
-            cases,
-            _variants(),
-            executor="sequential",
-            cache=False,
-            progress=False,
-            timeout_s=LOCAL_RUN_TIMEOUT_S,
-        )
+        for number, case in enumerate(cases, start=1):
+            report = evaluate(
+                [case],
+                variants,
+                executor="sequential",
+                cache=False,
+                progress=False,
+                timeout_s=LOCAL_RUN_TIMEOUT_S,
+            )
+            for result in report.results:
+                results[result.variant].append(result)
+                log(
+                    f"realmodel: {number}/{len(cases)} {case.id} {result.variant}: "
+                    f"{'valid' if result.scores.valid else 'invalid'}, {result.tokens} tokens, "
+                    f"{result.elapsed_ms / 1000:.1f} s"
+                )
+            section = _section(_rows(results), cases=number, total=len(cases))
+            if on_case is not None:
+                on_case(section, number)
     finally:
         stop_local_servers()
-    rows: dict[str, dict[str, float]] = {}
-    for name, _ in VARIANTS:
-        metrics = report.metrics(name)
-        runs = int(metrics["runs"])
-        valid = int(metrics["valid_runs"])
-        results = [r for r in report.results if r.variant == name]
-        seconds = sum(r.elapsed_ms for r in results) / 1000.0
-        rows[name] = {
-            **{key: float(metrics[key]) for key, _, _ in _COLUMNS},
-            "seconds_per_run": seconds / runs if runs else 0.0,
-            "seconds_per_bundle": seconds / valid if valid else float("nan"),
-            "runs": runs,
-            "valid_runs": valid,
-        }
-        log(f"realmodel: {name}: {valid}/{runs} valid, {seconds:.0f} s")
-    return _section(rows, cases=len(cases))
+    return section
 
 
-def _section(rows: dict[str, dict[str, float]], *, cases: int) -> Section:
+def _section(rows: dict[str, dict[str, float]], *, cases: int, total: int | None = None) -> Section:
     table_rows = []
     for name, label in VARIANTS:
-        data = rows[name]
+        data = rows.get(name)
+        if data is None:
+            continue
         cells = [f"`{name}`", label]
         cells += [fmt.format(data[key]) for key, _, fmt in _COLUMNS]
         cells.append(f"{data['seconds_per_run']:.1f}")
@@ -121,10 +164,11 @@ def _section(rows: dict[str, dict[str, float]], *, cases: int) -> Section:
         "s per run",
         "s per valid bundle",
     ]
+    total = cases if total is None else total
     section = Section(
         name="realmodel",
-        title=f"A real model: SmolLM2-135M on the {cases}-case dataset",
-        data={"cases": cases, "variants": rows},
+        title=f"A real model: SmolLM2-135M on the {total}-case dataset",
+        data={"cases": cases, "total": total, "variants": rows},
     )
     section.details.append(markdown_table(headers, table_rows))
     return section
@@ -138,7 +182,13 @@ def write_section(path: Path, section: Section, *, seconds: float, command: str)
             BEGIN,
             f"## {section.title}",
             "",
-            f"Measured with `{command}` in {seconds / 60:.0f} min on {os.cpu_count()} CPU cores "
+            (
+                ""
+                if section.data.get("cases") == section.data.get("total")
+                else f"**Partial: {section.data.get('cases')} of {section.data.get('total')} "
+                "cases so far.** "
+            )
+            + f"Measured with `{command}` in {seconds / 60:.0f} min on {os.cpu_count()} CPU cores "
             f"(load average {load[0]:.1f} at the end; other work on the machine slows the model "
             f"down). Needs the local extra: `{INSTALL_HINT}`. Tokens are prompt plus "
             "completion tokens of every model call of a run, counted by the server's "
@@ -177,11 +227,15 @@ def main(argv: Sequence[str], *, docs: Path | None, log: Callable[[str], None]) 
         log("usage: python -m benchmarks realmodel [--limit N]")
         return 2
     started = time.perf_counter()
-    section = run(limit=limit, log=log)
-    seconds = time.perf_counter() - started
+    command = "python -m benchmarks realmodel" + (f" --limit {limit}" if limit else "")
+
+    def publish(section: Section, done: int) -> None:
+        if docs is not None:
+            seconds = time.perf_counter() - started
+            write_section(docs / "performance.md", section, seconds=seconds, command=command)
+
+    section = run(limit=limit, log=log, on_case=publish)
     print(section.details[0])
     if docs is not None:
-        command = "python -m benchmarks realmodel" + (f" --limit {limit}" if limit else "")
-        write_section(docs / "performance.md", section, seconds=seconds, command=command)
         log(f"Wrote {docs / 'performance.md'}")
     return 0
