@@ -150,7 +150,7 @@ class LocalServer:
         self.port = _free_port()
         handle, log_name = tempfile.mkstemp(prefix="supercontext-llama-", suffix=".log")
         self._log_path = Path(log_name)
-        threads = str(max(os.cpu_count() or 1, 1))
+        cores = max(os.cpu_count() or 1, 1)
         command = [
             sys.executable,
             "-m",
@@ -165,10 +165,13 @@ class LocalServer:
             str(self.port),
             "--n_ctx",
             str(self.context_tokens),
+            # Generation on half the cores (one on two), prompt reading on all of them: on
+            # a busy two-core machine two generating threads waiting for each other at
+            # every token made SmolLM2 several times slower than one.
             "--n_threads",
-            threads,
+            str(max(cores // 2, 1)),
             "--n_threads_batch",
-            threads,
+            str(cores),
             # A new request must not cut the stream of one still running (the eval may
             # share the server between runs); a client that gives up disconnects instead.
             "--interrupt_requests",
