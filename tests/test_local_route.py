@@ -195,3 +195,41 @@ def test_the_conversation_sent_with_text_tools_only_grows_so_the_prefix_is_reuse
         assert after[: len(before)] == before
         assert len(after) > len(before)
     assert all("grammar" in body for body in bodies)
+
+
+def test_a_local_model_caps_free_text_and_counts_usage_with_the_servers_tokenizer() -> None:
+    from supercontext_lab.models.grammar import GRAMMAR_MAX_TOKENS
+    from supercontext_lab.models.local import LOCAL_MAX_TOKENS, LocalModel
+
+    bodies: list[dict[str, object]] = []
+    counted: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if request.url.path == "/extras/tokenize/count":
+            counted.append(body["input"])
+            return httpx.Response(200, json={"count": len(body["input"]) // 10})
+        bodies.append(body)
+        # Like llama-cpp-python's server when streaming: a reply without usage.
+        message = {"role": "assistant", "content": "no envelope here"}
+        return httpx.Response(200, json={"choices": [{"message": message}]})
+
+    def model(bundle_format: str) -> LocalModel:
+        return LocalModel(
+            base_url="http://127.0.0.1:9/v1",
+            model="m",
+            native_tool_calling=False,
+            bundle_format=bundle_format,
+            transport=httpx.MockTransport(handle),
+        )
+
+    reply = model("text").complete([Message(role="user", content="hello " * 50)])
+    model("grammar").complete([Message(role="user", content="hi")])
+    assert bodies[0]["max_tokens"] == LOCAL_MAX_TOKENS
+    assert bodies[1]["max_tokens"] == GRAMMAR_MAX_TOKENS
+    # The prompt is counted as the server renders it (ChatML), the reply as written.
+    assert counted[0].startswith("<|im_start|>user\nhello hello")
+    assert counted[0].endswith("<|im_start|>assistant\n")
+    assert counted[1] == "no envelope here"
+    assert reply.usage.prompt_tokens == len(counted[0]) // 10
+    assert reply.usage.completion_tokens == len(counted[1]) // 10

@@ -42,6 +42,7 @@ from .wire import render_tool_call_block
 __all__ = [
     "INSTALL_HINT",
     "LOCAL_CONTEXT_TOKENS",
+    "LOCAL_MAX_TOKENS",
     "LOCAL_RUN_TIMEOUT_S",
     "LocalModel",
     "LocalServer",
@@ -63,6 +64,11 @@ server's own default of 2,048 is smaller than the scout's first prompt)."""
 
 LOCAL_RUN_TIMEOUT_S = 600.0
 """Default wall-clock budget of one scout run on a local route, in seconds."""
+
+LOCAL_MAX_TOKENS = 1024
+"""``max_tokens`` of an unconstrained reply from a local model. Without it a small model
+that never stops writes until its context is full: minutes of CPU for text that cannot
+be an envelope anyway (the grammar sets its own bound)."""
 
 STARTUP_TIMEOUT_S = 120.0
 """How long the server may take to load its weights and answer ``/v1/models``."""
@@ -297,6 +303,17 @@ class LocalModel(OpenAICompatibleModel):
     context_tokens: int = LOCAL_CONTEXT_TOKENS
     """The server's context window, in tokens."""
 
+    def _payload(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        tool_choice: str | None,
+        temperature: float | None,
+    ) -> dict[str, Any]:
+        payload = super()._payload(messages, tools, tool_choice, temperature)
+        payload.setdefault("max_tokens", LOCAL_MAX_TOKENS)
+        return payload
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -327,7 +344,7 @@ class LocalModel(OpenAICompatibleModel):
     def _count_tokens(self, text: str) -> int | None:
         url = self.base_url.removesuffix("/v1") + "/extras/tokenize/count"
         try:
-            response = httpx.post(url, json={"input": text}, timeout=30.0)
+            response = self._client.post(url, json={"input": text}, timeout=30.0)
             count = response.json().get("count") if response.is_success else None
         except (httpx.HTTPError, ValueError, AttributeError):
             return None
