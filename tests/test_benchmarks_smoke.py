@@ -305,3 +305,42 @@ def test_heaviest_imports_reads_only_the_package_subtree() -> None:
         "supercontext_lab.agents.definition": 6.0,
         "json": 1.5,
     }
+
+
+def test_the_realmodel_table_is_written_between_markers_and_kept_by_a_full_run(
+    tmp_path: Path,
+) -> None:
+    from benchmarks import realmodel
+    from benchmarks.report import write_performance_doc
+
+    row = {
+        "valid_rate": 1.0,
+        "mention_rate": 0.5,
+        "tool_precision": 0.25,
+        "skill_precision": 0.0,
+        "tokens_mean": 3210.4,
+        "model_calls_mean": 1.5,
+        "seconds_per_run": 42.0,
+        "seconds_per_bundle": 42.0,
+        "runs": 2,
+        "valid_runs": 2,
+    }
+    rows = {name: dict(row) for name, _ in realmodel.VARIANTS}
+    rows["smollm2-text"].update(valid_runs=0, valid_rate=0.0, seconds_per_bundle=float("nan"))
+    section = realmodel._section(rows, cases=2)
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n\nother tables\n", "utf-8")
+    realmodel.write_section(doc, section, seconds=120.0, command="python -m benchmarks realmodel")
+    realmodel.write_section(doc, section, seconds=60.0, command="python -m benchmarks realmodel")
+    text = doc.read_text("utf-8")
+    assert text.count(realmodel.BEGIN) == 1 and text.count(realmodel.END) == 1
+    assert "other tables" in text
+    assert "| `smollm2-grammar` |" in text and "3,210" in text
+    assert "| 0% |" in text and "| — |" in text  # no valid bundle: no seconds per bundle
+    write_performance_doc(
+        doc, "| new | table |\n", command="python -m benchmarks all", plot_name="s.png"
+    )
+    rewritten = doc.read_text("utf-8")
+    assert "| new | table |" in rewritten and "other tables" not in rewritten
+    assert rewritten.count(realmodel.BEGIN) == 1
+    assert "| `smollm2-grammar` |" in rewritten

@@ -428,6 +428,7 @@ def test_model_route_defaults() -> None:
         "timeout_s": 60.0,
         "native_tool_calling": True,
         "stream": False,
+        "bundle_format": "auto",
     }
 
 
@@ -567,8 +568,16 @@ def test_empty_hint_is_rejected(hint: str) -> None:
 # --------------------------------------------------------------------------- parse_model_id
 
 
-def openai_route(base_url: str, model: str, api_key_env: str | None = None) -> ModelRoute:
-    return ModelRoute(kind="openai", base_url=base_url, model=model, api_key_env=api_key_env)
+def openai_route(
+    base_url: str, model: str, api_key_env: str | None = None, bundle_format: str = "auto"
+) -> ModelRoute:
+    return ModelRoute(
+        kind="openai",
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        bundle_format=bundle_format,
+    )
 
 
 @pytest.mark.parametrize(
@@ -581,18 +590,28 @@ def openai_route(base_url: str, model: str, api_key_env: str | None = None) -> M
         ("offline:anything:at all", {}, ModelRoute(model="anything:at all")),
         ("offline", {"timeout_s": 3, "stream": True}, ModelRoute(timeout_s=3, stream=True)),
         ("ollama:llama3.1:8b", {}, openai_route("http://localhost:11434/v1", "llama3.1:8b")),
-        ("llamacpp:qwen2.5", {}, openai_route("http://localhost:8080/v1", "qwen2.5")),
-        ("vllm:meta/Llama-3-8B", {}, openai_route("http://localhost:8000/v1", "meta/Llama-3-8B")),
+        (
+            "llamacpp:qwen2.5",
+            {},
+            openai_route("http://localhost:8080/v1", "qwen2.5", None, "grammar"),
+        ),
+        (
+            "vllm:meta/Llama-3-8B",
+            {},
+            openai_route("http://localhost:8000/v1", "meta/Llama-3-8B", None, "json_schema"),
+        ),
         ("lmstudio:phi-3", {}, openai_route("http://localhost:1234/v1", "phi-3")),
         (
             "openai:gpt-4o-mini",
             {},
-            openai_route("https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"),
+            openai_route(
+                "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY", "json_schema"
+            ),
         ),
         (
             "OpenAI:gpt-4o",
             {"api_key_env": "MY_PROXY_KEY"},
-            openai_route("https://api.openai.com/v1", "gpt-4o", "MY_PROXY_KEY"),
+            openai_route("https://api.openai.com/v1", "gpt-4o", "MY_PROXY_KEY", "json_schema"),
         ),
         (
             "ollama:llama3.1",
@@ -602,7 +621,7 @@ def openai_route(base_url: str, model: str, api_key_env: str | None = None) -> M
         (
             "openai:gpt-4o",
             {"base_url": "https://proxy.example.com/v1"},
-            openai_route("https://proxy.example.com/v1", "gpt-4o", "OPENAI_API_KEY"),
+            openai_route("https://proxy.example.com/v1", "gpt-4o", "OPENAI_API_KEY", "json_schema"),
         ),
         (
             "my-model",
@@ -623,6 +642,7 @@ def openai_route(base_url: str, model: str, api_key_env: str | None = None) -> M
                 model="m",
                 timeout_s=5.5,
                 stream=True,
+                bundle_format="json_schema",
             ),
         ),
     ],

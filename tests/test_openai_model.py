@@ -762,8 +762,9 @@ def test_non_native_sends_a_catalogue_instead_of_tools() -> None:
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
     system = sent[0]["content"]
     assert system.startswith("You are a scout.\n\n## Tools")
-    assert "- memory_recall: Search the memory tree." in system
-    assert '"query": {"type": "string"}' in system
+    # One signature line per tool instead of its JSON schema: the catalogue is re-read on
+    # every call, so it stays short.
+    assert "- memory_recall(query: string (optional)): Search the memory tree." in system
     assert '<tool_call>{"name": "tool_name", "arguments": {"key": "value"}}</tool_call>' in system
     assert sent[2]["content"] == (
         'Let me look.\n<tool_call>{"name": "memory_recall", "arguments": {"query": "trip"}}</tool_call>'
@@ -1053,7 +1054,8 @@ def test_name_repr_and_protocol() -> None:
     assert isinstance(model, ChatModel)
     assert repr(model) == (
         "OpenAICompatibleModel(base_url='http://llm.test/v1', model='m', "
-        f"api_key_env='{KEY_ENV}', timeout_s=60.0, stream=False, native_tool_calling=True)"
+        f"api_key_env='{KEY_ENV}', timeout_s=60.0, stream=False, native_tool_calling=True, "
+        "bundle_format='text')"
     )
 
 

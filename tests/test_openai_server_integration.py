@@ -275,7 +275,9 @@ def test_model_responder_serves_tool_calls_as_text_for_non_native_clients() -> N
     def answer(messages: Sequence[Message], tools: Sequence[ToolSpec] | None) -> str:
         assert tools is None  # the client sent a catalogue, not tools
         assert messages[0].role == "system"
-        assert "- memory_recall: Search the memory tree." in (messages[0].content or "")
+        assert "- memory_recall(query: string (optional)): Search the memory tree." in (
+            messages[0].content or ""
+        )
         return 'Searching.\n<tool_call>{"name": "memory_recall", "arguments": {"query": "Rome"}}</tool_call>'
 
     with OpenAITestServer(model=ScriptedModel([answer])) as server:

@@ -17,6 +17,7 @@ from .definition import AgentDefinition
 
 __all__ = [
     "DESCRIPTION_MAX_CHARS",
+    "TOOL_SUMMARY_MAX_CHARS",
     "USER_FILE_MAX_CHARS",
     "IntegrationItem",
     "NamedItem",
@@ -34,6 +35,10 @@ USER_FILE_MAX_CHARS = 4000
 
 DESCRIPTION_MAX_CHARS = 160
 """Orchestrator tool descriptions are collapsed to one line and cut at this length."""
+
+TOOL_SUMMARY_MAX_CHARS = 100
+"""The scout's own tools are listed in its system prompt by name and first sentence, cut
+at this length."""
 
 _EXCLUDED_ORCHESTRATOR_TOOLS = frozenset({"agent_prepare_context"})
 
@@ -102,9 +107,20 @@ def render_user_files(
     return "## User files\n\n" + "\n\n".join(parts)
 
 
+def _first_sentence(text: str, limit: int = TOOL_SUMMARY_MAX_CHARS) -> str:
+    text = one_line(text)
+    end = text.find(". ")
+    return one_line(text[: end + 1] if end >= 0 else text, limit)
+
+
 def render_tools(tools: Iterable[NamedItem]) -> str:
-    """The scout's own read-only tool catalogue; empty when it has no tools."""
-    lines = [f"- `{tool.name}`: {one_line(tool.description)}" for tool in tools]
+    """The scout's own read-only tool catalogue; empty when it has no tools.
+
+    One short line per tool: the full descriptions and argument schemas travel with the
+    request itself (native ``tools``, or the text protocol's catalogue), and this section
+    is re-read on every call of the run, so repeating them here only costs tokens.
+    """
+    lines = [f"- `{tool.name}`: {_first_sentence(tool.description)}" for tool in tools]
     if not lines:
         return "## Your tools\n\nYou have no tools for this run: work from the prompt alone."
     return "## Your tools (all read-only)\n\n" + "\n".join(lines)

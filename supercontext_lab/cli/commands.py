@@ -312,14 +312,16 @@ def _build_parser() -> Parser:
     scout.add_argument("--focus", help="what the caller wants the scout to focus on")
     scout.add_argument("--agent", help="an agent.toml to use instead of the shipped scout")
     scout.add_argument("--json", action="store_true", help="print one JSON object")
-    scout.add_argument("--model", help="a model id such as ollama:qwen2.5 or gpt-4o-mini")
+    scout.add_argument(
+        "--model", help="a model id such as local:smollm2, ollama:qwen2.5 or gpt-4o-mini"
+    )
     scout.add_argument("--base-url", help="an OpenAI-compatible base URL including /v1")
     scout.add_argument("--api-key-env", help="the NAME of the variable holding the API key")
     scout.add_argument(
         "--timeout",
         type=_seconds,
-        default=120.0,
-        help="wall-clock limit of the run in seconds (default 120)",
+        default=None,
+        help="wall-clock limit of the run in seconds (default 120; 600 for local: models)",
     )
     scout.set_defaults(handler=_cmd_scout)
 

@@ -140,7 +140,11 @@ class Variant:
         if self.model_factory is not None:
             return getattr(self.model_factory, "__name__", "custom model")
         route = self.resolved_route()
-        return "offline" if route.kind == "offline" else f"{route.model} at {route.base_url}"
+        if route.kind == "offline":
+            return "offline"
+        if route.kind == "local":
+            return f"local:{route.model or 'smollm2'} ({route.resolved_bundle_format()})"
+        return f"{route.model} at {route.base_url}"
 
     def spec(self) -> VariantSpec:
         """The picklable form sent to executors (reads the configured route now)."""

@@ -27,7 +27,7 @@ from ..errors import ModelError, SupercontextError, WorkspaceError
 from ..gate import has_prior_conversation, should_run_super_context, super_context_skip_reason
 from ..models.base import ChatModel, Message, ToolCall, ToolSpec
 from ..models.routing import ORCHESTRATOR_HINT, resolve_model
-from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, TraceStep, run_scout
+from ..scout import ScoutRun, TraceStep, run_scout
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from .turn import (
@@ -67,7 +67,7 @@ class Thread:
         goal: str | None = None,
         transcript: Sequence[Message] = (),
         thread_id: str | None = None,
-        scout_timeout_s: float = DEFAULT_SCOUT_TIMEOUT_S,
+        scout_timeout_s: float | None = None,
         native_tool_calling: bool = True,
         is_orchestrator: bool = True,
     ) -> None:

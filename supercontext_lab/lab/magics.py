@@ -97,8 +97,9 @@ class SupercontextMagics(magic.Magics):
     model = Unicode(
         "",
         help=(
-            "Model id for the scout of runs and threads made here, such as 'ollama:qwen2.5' "
-            "or 'offline'; empty: the 'burst' route of the lab's config."
+            "Model id for the scout of runs and threads made here, such as 'ollama:qwen2.5', "
+            "'local:smollm2' (a llama.cpp server on this machine; the local extra) or "
+            "'offline'; empty: the 'burst' route of the lab's config."
         ),
     ).tag(config=True)
     base_url = Unicode(

@@ -115,6 +115,7 @@ class ServerFailures:
     model: str
     api_key_env: str | None
     timeout_s: float
+    retry_timeouts: bool
     _shown_url: str
     _shown_base: str
 
@@ -123,7 +124,7 @@ class ServerFailures:
             f"The model server at {self._shown_url} did not answer within {seconds:.3g} s",
             f"Is the server running at {self._shown_base}? A slow model may need a larger "
             f"timeout_s (now {self.timeout_s:g} s).",
-            retryable=True,
+            retryable=self.retry_timeouts,
             timeout=True,
         )
 

@@ -16,6 +16,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -33,6 +34,7 @@ from .failures import (
     backoff_seconds,
     unquoted_cause,
 )
+from .grammar import apply_bundle_format, envelope_from_json
 from .sse import DONE, StreamAccumulator, sse_data
 from .wire import (
     completion_from_openai,
@@ -62,7 +64,11 @@ class OpenAICompatibleModel(ServerFailures):
     ``timeout`` bounds the whole call, retries included. ``client``/``transport`` let tests
     inject an ``httpx.Client`` or ``httpx.MockTransport``; ``sleep`` is the pause between
     retries. A client the model creates itself verifies TLS with :func:`~supercontext_lab._http.tls_context`,
-    so creating a model is cheap.
+    so creating a model is cheap. ``bundle_format`` (``"grammar"``, ``"json_schema"`` or
+    ``"text"``) constrains replies to the ``[context_bundle]`` envelope (see
+    :mod:`.grammar`); only the scout's model sets it. ``retry_timeouts = False`` never sends
+    a timed-out attempt again (a busy local server would only queue the copy behind the
+    original); ``display_name`` replaces ``openai:<model>`` as the model's name.
     """
 
     def __init__(
@@ -78,6 +84,9 @@ class OpenAICompatibleModel(ServerFailures):
         client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        bundle_format: str = "text",
+        retry_timeouts: bool = True,
+        display_name: str | None = None,
     ) -> None:
         url = (base_url or "").strip().rstrip("/")
         if not url.startswith(("http://", "https://")):
@@ -99,6 +108,13 @@ class OpenAICompatibleModel(ServerFailures):
             raise ConfigError(f"max_retries must be a whole number >= 0, not {max_retries!r}.")
         if api_key_env is not None and not api_key_env.strip():
             api_key_env = None
+        if bundle_format not in ("grammar", "json_schema", "text"):
+            raise ConfigError(
+                f"bundle_format must be 'grammar', 'json_schema' or 'text', not {bundle_format!r}."
+            )
+        self.bundle_format = bundle_format
+        self.retry_timeouts = retry_timeouts
+        self._display_name = display_name
         self.base_url = url
         self.model = model.strip()
         self.api_key_env = api_key_env
@@ -127,9 +143,11 @@ class OpenAICompatibleModel(ServerFailures):
         client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        bundle_format: str = "text",
     ) -> OpenAICompatibleModel:
         """Build the model from a model route (``kind = "openai"``, ``base_url``, ``model``,
-        ``api_key_env``, ``timeout_s``, ``native_tool_calling``, ``stream``)."""
+        ``api_key_env``, ``timeout_s``, ``native_tool_calling``, ``stream``); ``bundle_format`` is
+        the resolved format for the scout's role (the route's own value may be ``"auto"``)."""
         kind = getattr(route, "kind", "openai")
         kind = getattr(kind, "value", kind)
         if kind != "openai":
@@ -155,18 +173,20 @@ class OpenAICompatibleModel(ServerFailures):
             client=client,
             transport=transport,
             sleep=sleep,
+            bundle_format=bundle_format,
         )
 
     @property
     def name(self) -> str:
-        """``openai:<model>``."""
-        return f"openai:{self.model}"
+        """``openai:<model>``, or the display name given at construction."""
+        return self._display_name or f"openai:{self.model}"
 
     def __repr__(self) -> str:
         return (
             f"OpenAICompatibleModel(base_url={self._shown_base!r}, model={self.model!r}, "
             f"api_key_env={self.api_key_env!r}, timeout_s={self.timeout_s!r}, "
-            f"stream={self.stream!r}, native_tool_calling={self.native_tool_calling!r})"
+            f"stream={self.stream!r}, native_tool_calling={self.native_tool_calling!r}, "
+            f"bundle_format={self.bundle_format!r})"
         )
 
     def close(self) -> None:
@@ -258,6 +278,14 @@ class OpenAICompatibleModel(ServerFailures):
         if self.stream:
             payload["stream"] = True
             payload["stream_options"] = {"include_usage": True}
+        if self.bundle_format != "text":
+            callable_tools = [tool.name for tool in tools] if tool_choice != "none" else []
+            apply_bundle_format(
+                payload,
+                self.bundle_format,
+                callable_tools=callable_tools,
+                text_tools=not self.native_tool_calling,
+            )
         return payload
 
     def _api_key(self) -> str:
@@ -431,6 +459,11 @@ class OpenAICompatibleModel(ServerFailures):
         text_tools: bool,
         on_text: Callable[[str], None] | None,
     ) -> ModelReply:
+        message = reply.message
+        if self.bundle_format == "json_schema" and message.content and not message.tool_calls:
+            envelope = envelope_from_json(message.content)
+            if envelope is not None:
+                reply = replace(reply, message=replace(message, content=envelope))
         if text_tools:
             reply = with_text_tool_calls(reply)
         if not streamed and on_text is not None and reply.message.content:

@@ -36,6 +36,7 @@ __all__ = [
     "render_tool_call_block",
     "render_tool_catalogue",
     "tool_call_from_openai",
+    "tool_signature",
     "usage_from_openai",
     "with_text_tool_calls",
 ]
@@ -233,9 +234,44 @@ def render_tool_catalogue(tools: Sequence[ToolSpec], tool_choice: str | None = N
     lines.append("")
     for tool in tools:
         description = " ".join(tool.description.split()) or "(no description)"
-        lines.append(f"- {tool.name}: {description}")
-        lines.append(f"  arguments (JSON schema): {json.dumps(tool.parameters, sort_keys=True)}")
+        lines.append(f"- {tool_signature(tool)}: {description}")
     return "\n".join(lines)
+
+
+def _type_name(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return "|".join(json.dumps(item) for item in schema["enum"])
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return kind
+    options = [_type_name(item) for item in schema.get("anyOf", []) if isinstance(item, dict)]
+    return "|".join(option for option in options if option != "null") or "any"
+
+
+def tool_signature(tool: ToolSpec) -> str:
+    """``name(query: string, limit: integer = 5)``: a tool's arguments in one short line.
+
+    Servers without native tools read the catalogue as prompt text on every call; a
+    signature says what the model needs (names, types, which are optional and their
+    defaults) in a fraction of the tokens of the full JSON schema.
+    """
+    schema = tool.parameters if isinstance(tool.parameters, dict) else {}
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        properties = {}
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    parts = []
+    for name, spec in sorted(properties.items(), key=lambda item: item[0] not in needed):
+        part = f"{name}: {_type_name(spec)}"
+        if name not in needed and isinstance(spec, dict) and "default" in spec:
+            part += f" = {json.dumps(spec['default'])}"
+        elif name not in needed:
+            part += " (optional)"
+        parts.append(part)
+    return f"{tool.name}({', '.join(parts)})"
 
 
 def render_tool_call_block(call: ToolCall) -> str:

@@ -7,10 +7,11 @@ every step; see :func:`run_scout`.
 
 from __future__ import annotations
 
-from .loop import DEFAULT_SCOUT_TIMEOUT_S, GRACE_INSTRUCTION, run_scout
+from .loop import CONTEXT_WRAP_UP_SHARE, DEFAULT_SCOUT_TIMEOUT_S, GRACE_INSTRUCTION, run_scout
 from .records import ScoutRun, ScoutStatus, StopCause, TraceStep, trace_summary
 
 __all__ = [
+    "CONTEXT_WRAP_UP_SHARE",
     "DEFAULT_SCOUT_TIMEOUT_S",
     "GRACE_INSTRUCTION",
     "ScoutRun",

@@ -4,7 +4,11 @@ One run is: build the system prompt and the task message, then call the model up
 ``max_iterations`` times, executing the read-only tool calls of each reply concurrently,
 until the model answers without tools. With ``iteration_policy = "extended"`` a run that
 hits the cap gets one last call without tools asking for the envelope. A wall-clock
-timeout bounds the whole run. The final text goes through ``parse_context_bundle`` and
+timeout bounds the whole run (120 s, unless the model says it needs more: a local CPU
+model advertises ``run_timeout_s``). A model that advertises its ``context_tokens`` is
+asked for the envelope early, with the same last call, once the conversation fills more
+than :data:`CONTEXT_WRAP_UP_SHARE` of its window: a small local model must not run out
+of context before it has emitted anything. The final text goes through ``parse_context_bundle`` and
 ``fit_bundle``; every problem on the way is recorded, never raised.
 
 Read-only is enforced here a second time, at run time: a call to a tool outside the
@@ -36,7 +40,7 @@ from ..tools.base import ToolRegistry, ToolResult
 from ..tools.catalogue import build_scout_registry
 from .records import ScoutRun, ScoutStatus, StopCause, TraceStep
 
-__all__ = ["DEFAULT_SCOUT_TIMEOUT_S", "GRACE_INSTRUCTION", "run_scout"]
+__all__ = ["CONTEXT_WRAP_UP_SHARE", "DEFAULT_SCOUT_TIMEOUT_S", "GRACE_INSTRUCTION", "run_scout"]
 
 DEFAULT_SCOUT_TIMEOUT_S = 120.0
 """Wall-clock bound of one scout run, in seconds."""
@@ -45,6 +49,10 @@ GRACE_INSTRUCTION = (
     "You have used all your tool calls. Reply now with the single [context_bundle] "
     "envelope built from what you have gathered, and nothing else."
 )
+
+CONTEXT_WRAP_UP_SHARE = 0.55
+"""Share of a model's advertised context window after which the scout stops gathering:
+the next round's tool results and the envelope itself must still fit."""
 
 _PREVIEW_CHARS = 300
 
@@ -101,6 +109,14 @@ class _Run:
 
     def remaining(self) -> float:
         return self.deadline - time.perf_counter()
+
+    def context_nearly_full(self) -> int | None:
+        """Tokens used by the last call when they fill most of the model's window."""
+        window = getattr(self.model, "context_tokens", None)
+        last = next((step for step in reversed(self.trace) if step.kind == "model"), None)
+        if not isinstance(window, int) or window <= 0 or last is None:
+            return None
+        return last.tokens if last.tokens > CONTEXT_WRAP_UP_SHARE * window else None
 
     def record(self, step: TraceStep) -> None:
         self.trace.append(step)
@@ -218,14 +234,22 @@ def run_scout(
     definition: AgentDefinition | None = None,
     focus: str | None = None,
     registry: ToolRegistry | None = None,
-    timeout_s: float = DEFAULT_SCOUT_TIMEOUT_S,
+    timeout_s: float | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
 ) -> ScoutRun:
     """Run the scout once on ``message`` and return its :class:`ScoutRun`.
 
     Never raises for model or tool failures: they become the run's status, reason and
-    problems. ``registry`` defaults to the workspace's read-only tools.
+    problems. ``registry`` defaults to the workspace's read-only tools. ``timeout_s``
+    defaults to the model's ``run_timeout_s`` when it has one, else 120 s.
     """
+    if timeout_s is None:
+        advertised = getattr(model, "run_timeout_s", None)
+        timeout_s = (
+            float(advertised)
+            if isinstance(advertised, int | float) and advertised > 0
+            else DEFAULT_SCOUT_TIMEOUT_S
+        )
     if not math.isfinite(timeout_s) or timeout_s <= 0:
         # nan would compare false everywhere (no bound at all) and inf overflows timeouts.
         raise ScoutError(f"timeout_s must be a finite number of seconds above 0, not {timeout_s}.")
@@ -254,6 +278,13 @@ def run_scout(
         for iteration in range(1, definition.max_iterations + 1):
             if run.remaining() <= 0:
                 raise ModelTimeoutError(f"the scout ran past its {timeout_s:g} s time limit")
+            used = run.context_nearly_full()
+            if used is not None:
+                problems.append(
+                    f"the model's context was nearly full ({used} tokens), so the envelope "
+                    "was asked for early"
+                )
+                break
             reply = run.call_model(messages, iteration, grace=False)
             messages.append(reply)
             if not reply.tool_calls:
@@ -269,6 +300,9 @@ def run_scout(
                 output = reply.content or ""
                 if reply.tool_calls:
                     problems.append("the final call asked for tools anyway; they were not run")
+            elif run.context_nearly_full() is not None:
+                status, stopped = ScoutStatus.INCOMPLETE, StopCause.CONTEXT_FULL
+                reason = "the model's context window filled up"
             else:
                 status, stopped = ScoutStatus.INCOMPLETE, StopCause.ITERATION_CAP
                 reason = f"iteration cap reached ({definition.max_iterations} model calls)"

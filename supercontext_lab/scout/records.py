@@ -29,6 +29,7 @@ class StopCause(str, Enum):
 
     TIMEOUT = "timeout"
     ITERATION_CAP = "iteration_cap"
+    CONTEXT_FULL = "context_full"
     MODEL_ERROR = "model_error"
 
     def __str__(self) -> str:

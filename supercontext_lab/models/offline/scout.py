@@ -5,11 +5,11 @@ model. It reads only what a real model would read — the system prompt, the tas
 the tools it is offered and the tool results it gets back — and never opens the workspace
 itself, so removing a tool from agent.toml visibly changes its bundle. Its plan:
 
-1. first call: ``memory_recall`` on the request's keywords, plus ``memory_flavour`` when
-   the request is about how the user likes to work;
-2. second call: ``list_workflows`` and ``skill_registry_search`` to find fitting skills
-   (``web_search_tool`` too when the request asks for fresh outside facts);
-3. then the envelope, built only from those results and the prompt's sections.
+1. first call: all its reads at once, as the prompt asks: ``memory_recall`` on the
+   request's keywords, ``memory_flavour`` when the request is about how the user likes to
+   work, ``list_workflows`` and ``skill_registry_search`` to find fitting skills, and
+   ``web_search_tool`` when the request asks for fresh outside facts;
+2. then the envelope, built only from those results and the prompt's sections.
 
 Facts from memory hits and MEMORY.md are cited ``(memory)``, PROFILE.md and flavour
 facets ``(profile)``, the Connected Integrations section ``(integrations)``. Greetings,
@@ -90,24 +90,23 @@ class OfflineScoutModel:
     ) -> list[tuple[str, dict[str, Any]]]:
         if request_kind(context.request) == "greeting" or not context.query_words:
             return []
+        if rounds > 0:
+            # Every read of the plan is independent of the others, so they all go out in
+            # the first reply (as the prompt asks): a second gathering round would re-send
+            # the whole conversation for nothing.
+            return []
         query = " ".join(context.query_words[:10])
         plan: list[tuple[str, dict[str, Any]]] = []
-        if rounds == 0:
-            if "memory_recall" in offered:
-                plan.append(("memory_recall", {"namespace": "*", "query": query, "limit": 8}))
-            if "memory_flavour" in offered:
-                plan.extend(
-                    ("memory_flavour", {"flavour": facet}) for facet in wanted_facets(context)
-                )
-            if plan:
-                return plan
-        if rounds <= 1 and "list_workflows" not in context.results:
-            if "list_workflows" in offered:
-                plan.append(("list_workflows", {}))
-            if "skill_registry_search" in offered:
-                plan.append(("skill_registry_search", {"query": query}))
-            if needs_web(context) and "web_search_tool" in offered:
-                plan.append(("web_search_tool", {"query": query}))
+        if "memory_recall" in offered:
+            plan.append(("memory_recall", {"namespace": "*", "query": query, "limit": 8}))
+        if "memory_flavour" in offered:
+            plan.extend(("memory_flavour", {"flavour": facet}) for facet in wanted_facets(context))
+        if "list_workflows" in offered:
+            plan.append(("list_workflows", {}))
+        if "skill_registry_search" in offered:
+            plan.append(("skill_registry_search", {"query": query}))
+        if needs_web(context) and "web_search_tool" in offered:
+            plan.append(("web_search_tool", {"query": query}))
         return plan
 
     # -- writing ---------------------------------------------------------------------------

