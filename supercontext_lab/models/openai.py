@@ -21,8 +21,7 @@ from typing import Any
 
 import httpx
 
-from .._bounded import json_loads
-from .._http import read_body, tls_context
+from .._http import tls_context
 from .._text import strip_userinfo
 from .._version import __version__
 from ..errors import ConfigError, ModelError, ModelTimeoutError
@@ -30,14 +29,11 @@ from .base import Message, ModelReply, ToolSpec
 from .failures import (
     CONNECT_CAP_S,
     AttemptFailure,
-    ServerFailures,
     backoff_seconds,
-    unquoted_cause,
 )
 from .grammar import apply_bundle_format, envelope_from_json
-from .sse import DONE, StreamAccumulator, sse_data
+from .replies import ReplyReading
 from .wire import (
-    completion_from_openai,
     excerpt,
     message_from_openai,
     messages_for_text_tools,
@@ -54,7 +50,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class OpenAICompatibleModel(ServerFailures):
+class OpenAICompatibleModel(ReplyReading):
     """A :class:`~supercontext_lab.models.base.ChatModel` over an OpenAI-compatible server.
 
     ``base_url`` includes the API version (``http://127.0.0.1:11434/v1``); requests go to
@@ -368,89 +364,6 @@ class OpenAICompatibleModel(ServerFailures):
                 "base_url and any proxy settings."
             ) from exc
         return self._parse_completion(body, status, key), False
-
-    def _read_body(self, response: httpx.Response, ends: float, seconds: float) -> bytes:
-        body, _ = read_body(
-            response, deadline=ends, on_deadline=lambda: self._timeout_failure(seconds)
-        )
-        return body
-
-    def _parse_completion(self, body: bytes, status: int, key: str) -> ModelReply:
-        try:
-            data = json_loads(body)
-        except ValueError as exc:
-            raise self._bad_body(status, "a body that is not JSON", body, key) from exc
-        try:
-            return completion_from_openai(data, default_model=self.model)
-        except ModelError as exc:
-            raise self._bad_body(status, str(exc), body, key) from unquoted_cause(exc, key)
-
-    def _read_stream(
-        self,
-        response: httpx.Response,
-        ends: float,
-        seconds: float,
-        on_text: Callable[[str], None] | None,
-        key: str,
-    ) -> ModelReply:
-        received = StreamAccumulator()
-        done = False
-        saw_data = False
-        stray: list[str] = []
-        try:
-            for line in response.iter_lines():
-                if time.monotonic() > ends:
-                    self._stream_timeout(received, seconds)
-                data = sse_data(line)
-                if data is None:
-                    if line.strip() and sum(map(len, stray)) < 400:
-                        stray.append(line)
-                    continue
-                saw_data = True
-                if data.strip() == DONE:
-                    done = True
-                    break
-                try:
-                    chunk = json_loads(data)
-                except ValueError as exc:
-                    raise self._bad_body(
-                        response.status_code, "a stream chunk that is not JSON", data.encode(), key
-                    ) from exc
-                try:
-                    delta = received.feed(chunk)
-                except ModelError as exc:
-                    raise self._bad_body(
-                        response.status_code, str(exc), data.encode(), key
-                    ) from unquoted_cause(exc, key)
-                if delta and on_text is not None:
-                    on_text(delta)
-        except httpx.TimeoutException as exc:
-            if received.received_content:
-                self._stream_timeout(received, seconds, exc)
-            raise
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            if received.received_content:
-                raise self._ended_early() from exc
-            raise
-        if not done and received.finish_reason is None:
-            if not saw_data:
-                body = "\n".join(stray).encode()
-                raise self._bad_body(
-                    response.status_code, "a body that is not an event stream", body, key
-                )
-            if received.received_content:
-                raise self._ended_early()
-            raise AttemptFailure(
-                f"The stream from the model server at {self._shown_url} ended before any content",
-                f"Is the server running at {self._shown_base}?",
-                retryable=True,
-            )
-        try:
-            return received.build(default_model=self.model)
-        except ModelError as exc:
-            raise self._bad_body(response.status_code, str(exc), b"", key) from unquoted_cause(
-                exc, key
-            )
 
     def _finish(
         self,
