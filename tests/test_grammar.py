@@ -57,6 +57,16 @@ def test_every_field_of_the_grammar_is_bounded() -> None:
     assert GRAMMAR_MAX_TOKENS >= 2000
 
 
+def test_the_goal_cannot_open_with_a_quote() -> None:
+    # The parser trims the goal but keeps quotes, so a quoted goal would show them.
+    grammar = envelope_grammar()
+    assert '"\\nproposed_goal: " goal "' in grammar
+    goal_rule = next(line for line in grammar.splitlines() if line.startswith("goal ::="))
+    first_class = goal_rule.split("] ", 1)[0]
+    assert first_class.startswith("goal ::= [^")
+    assert all(quote in first_class for quote in "\"'`")
+
+
 def test_grammar_is_sent_with_text_tools_and_alone_without_tools() -> None:
     payload: dict[str, Any] = {}
     apply_bundle_format(payload, "grammar", callable_tools=["memory_recall"], text_tools=True)

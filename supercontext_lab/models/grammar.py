@@ -60,13 +60,16 @@ def envelope_grammar(tool_names: Sequence[str] = ()) -> str:
     of those tools, and nothing else.
     """
     rules = [
-        'bundle ::= "[context_bundle]\\nhas_enough_context: " bool "\\nproposed_goal: " line '
+        'bundle ::= "[context_bundle]\\nhas_enough_context: " bool "\\nproposed_goal: " goal '
         f'"\\nsummary:\\n" bullet{{1,{_SUMMARY_ITEMS}}} tools skills "[/context_bundle]"',
         'bool ::= "true" | "false"',
         # No brackets, angle brackets or newlines inside a field: a field can neither
         # quote a tag (which would void the envelope) nor start a tool-call block.
         r"char ::= [^\n\[\]<>]",
         f"line ::= [^\\n\\[\\]<> ] char{{0,{_LINE_CHARS - 1}}}",
+        # The goal is shown as a title: a quoted goal would keep its quotes (the parser
+        # trims, it does not unquote), so it may not open with one.
+        f"goal ::= [^\\n\\[\\]<> \"'`] char{{0,{_LINE_CHARS - 1}}}",
         f"why ::= [^\\n\\[\\]<> ] char{{0,{_WHY_CHARS - 1}}}",
         'bullet ::= "- " line "\\n"',
         'tools ::= "recommended_tool_calls: []\\n" | "recommended_tool_calls:\\n" '
