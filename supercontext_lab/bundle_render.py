@@ -1,4 +1,5 @@
-"""Plain-text and Markdown renderings of a :class:`~supercontext_lab.bundle.ContextBundle`.
+"""Plain-text and Markdown renderings of a :class:`~supercontext_lab.bundle.ContextBundle`,
+and the envelope text itself, written from its fields.
 
 The plain text is stable (no ids, addresses or timings) so terminals, doctests and nbval
 can compare it; the Markdown escapes every untrusted string, so memory content or model
@@ -8,12 +9,53 @@ output can open no link, emphasis, heading or raw HTML.
 from __future__ import annotations
 
 import string
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .bundle import ContextBundle
 
-__all__ = ["md_block", "md_inline", "render_markdown", "render_plain"]
+__all__ = ["md_block", "md_inline", "render_markdown", "render_plain", "write_envelope"]
+
+
+def write_envelope(
+    *,
+    has_enough_context: bool,
+    proposed_goal: str | None,
+    summary: str,
+    tool_calls: Sequence[tuple[str, str, str]] = (),
+    skills: Sequence[tuple[str, bool, str]] = (),
+) -> str:
+    """The ``[context_bundle]`` envelope in the template's layout.
+
+    ``tool_calls`` are ``(tool, args, why)`` and ``skills`` ``(skill, installed, why)``.
+    Every value but ``summary`` must already be one line, and the caller makes untrusted
+    text safe first: this only lays the fields out.
+    """
+    out = [
+        "[context_bundle]",
+        f"has_enough_context: {'true' if has_enough_context else 'false'}",
+        f"proposed_goal: {proposed_goal or 'none'}",
+        f"summary:\n{summary}" if summary else "summary:",
+    ]
+    if tool_calls:
+        out.append("recommended_tool_calls:")
+        for tool, args, why in tool_calls:
+            out += [f"  - tool: {tool}", f"    args: {args}", f"    why: {why}"]
+    else:
+        out.append("recommended_tool_calls: []")
+    if skills:
+        out.append("recommended_skills:")
+        for skill, installed, why in skills:
+            out += [
+                f"  - skill: {skill}",
+                f"    installed: {'true' if installed else 'false'}",
+                f"    why: {why}",
+            ]
+    else:
+        out.append("recommended_skills: []")
+    out.append("[/context_bundle]")
+    return "\n".join(out)
 
 
 def _plain_value(value: str, indent: str) -> str:

@@ -19,6 +19,7 @@ from supercontext_lab.bundle import (
     parse_has_enough_context,
     parse_proposed_goal,
 )
+from supercontext_lab.bundle_render import write_envelope
 
 BODY = "\nhas_enough_context: true\nproposed_goal: none\nsummary: ok (memory)\n"
 ENVELOPE = OPEN_TAG + BODY + CLOSE_TAG
@@ -538,6 +539,42 @@ def big_bundle(summary: str, n_tools: int = 0, n_skills: int = 0, goal: str = "S
         for i in range(n_skills):
             lines += [f"  - skill: skill-{i}", "    installed: false", f"    why: fits {i}"]
     return wrap("\n".join(lines))
+
+
+def test_write_envelope_round_trips_through_the_parser() -> None:
+    envelope = write_envelope(
+        has_enough_context=False,
+        proposed_goal="Finish Section 3.2",
+        summary="- Due 2026-12-15 (memory)\n- Prefers short answers (profile)",
+        tool_calls=[("file_read", '{"path": "files/aims.md"}', "the draft")],
+        skills=[("figure-polish", True, "the figure")],
+    )
+    bundle = parse_context_bundle(envelope)
+    assert bundle is not None and bundle.envelope == envelope
+    assert bundle.has_enough_context is False
+    assert bundle.proposed_goal == "Finish Section 3.2"
+    assert bundle.summary == "- Due 2026-12-15 (memory)\n- Prefers short answers (profile)"
+    assert [(c.tool, c.args_json, c.why) for c in bundle.recommended_tool_calls] == [
+        ("file_read", {"path": "files/aims.md"}, "the draft")
+    ]
+    assert [(s.skill, s.installed, s.why) for s in bundle.recommended_skills] == [
+        ("figure-polish", True, "the figure")
+    ]
+
+
+def test_write_envelope_writes_none_and_empty_lists_for_missing_fields() -> None:
+    envelope = write_envelope(has_enough_context=True, proposed_goal=None, summary="")
+    assert envelope.splitlines() == [
+        OPEN_TAG,
+        "has_enough_context: true",
+        "proposed_goal: none",
+        "summary:",
+        "recommended_tool_calls: []",
+        "recommended_skills: []",
+        CLOSE_TAG,
+    ]
+    bundle = parse_context_bundle(envelope)
+    assert bundle is not None and bundle.proposed_goal is None and bundle.summary == ""
 
 
 @pytest.mark.parametrize("cap", [len(FULL), len(FULL) + 1, 5000])

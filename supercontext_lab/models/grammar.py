@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..bundle_render import write_envelope
 from .wire import TOOL_CALL_CLOSE, TOOL_CALL_OPEN
 
 __all__ = [
@@ -222,44 +223,18 @@ def envelope_from_json(text: str) -> str | None:
     if not isinstance(facts, list):
         return None
     goal = data.get("proposed_goal")
-    goal_text = _clean(goal) if isinstance(goal, str) else ""
-    lines = [
-        "[context_bundle]",
-        f"has_enough_context: {'true' if data['has_enough_context'] else 'false'}",
-        f"proposed_goal: {goal_text or 'none'}",
-        "summary:",
-    ]
-    lines += [f"- {fact}" for item in facts if (fact := _clean(item))]
-    calls = [
-        (tool, item)
-        for item in _items(data, "recommended_tool_calls")
-        if (tool := _clean(item.get("tool", "")))
-    ]
-    if calls:
-        lines.append("recommended_tool_calls:")
-        for tool, item in calls:
-            lines += [
-                f"  - tool: {tool}",
-                f"    args: {_args_text(item.get('args', '{}'))}",
-                f"    why: {_clean(item.get('why', ''))}",
-            ]
-    else:
-        lines.append("recommended_tool_calls: []")
-    skills = [
-        (skill, item)
-        for item in _items(data, "recommended_skills")
-        if (skill := _clean(item.get("skill", "")))
-    ]
-    if skills:
-        lines.append("recommended_skills:")
-        for skill, item in skills:
-            installed = item.get("installed")
-            lines += [
-                f"  - skill: {skill}",
-                f"    installed: {'true' if installed is True else 'false'}",
-                f"    why: {_clean(item.get('why', ''))}",
-            ]
-    else:
-        lines.append("recommended_skills: []")
-    lines.append("[/context_bundle]")
-    return "\n".join(lines)
+    return write_envelope(
+        has_enough_context=data["has_enough_context"],
+        proposed_goal=_clean(goal) if isinstance(goal, str) else None,
+        summary="\n".join(f"- {fact}" for item in facts if (fact := _clean(item))),
+        tool_calls=[
+            (tool, _args_text(item.get("args", "{}")), _clean(item.get("why", "")))
+            for item in _items(data, "recommended_tool_calls")
+            if (tool := _clean(item.get("tool", "")))
+        ],
+        skills=[
+            (skill, item.get("installed") is True, _clean(item.get("why", "")))
+            for item in _items(data, "recommended_skills")
+            if (skill := _clean(item.get("skill", "")))
+        ],
+    )

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..._text import one_line
 from ..._words import overlap
+from ...bundle_render import write_envelope
 from ..base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
 from .reading import (
     FACT_CHARS,
@@ -285,7 +286,7 @@ class OfflineScoutModel:
                 0, "no stored memory, profile or integration context matched this request"
             )
         has_enough = found and not missing
-        goal = "none" if kind == "question" else goal_line(context.request)
+        goal = None if kind == "question" else goal_line(context.request)
 
         lines = facts[:6] + profile[:4] + integration_lines
         summary_lines = []
@@ -299,33 +300,20 @@ class OfflineScoutModel:
             summary_lines.append("Missing: " + "; ".join(missing) + ".")
         summary = "\n".join(summary_lines) or "Nothing relevant was found."
 
-        out = [
-            "[context_bundle]",
-            f"has_enough_context: {'true' if has_enough else 'false'}",
-            f"proposed_goal: {goal}",
-            f"summary:\n{summary}",
-        ]
-        if tool_calls:
-            out.append("recommended_tool_calls:")
-            for name, args, why in tool_calls:
-                out += [
-                    f"  - tool: {name}",
-                    f"    args: {json.dumps(args, ensure_ascii=False)}",
-                    f"    why: {why}",
-                ]
-        else:
-            out.append("recommended_tool_calls: []")
         skills = [(i, True, d) for i, d in installed] + [(i, False, d) for i, d in registry]
-        if skills:
-            out.append("recommended_skills:")
-            for skill_id, is_installed, description in skills:
-                why = one_line(description, 140, at_word=True) or "fits the request"
-                out += [
-                    f"  - skill: {skill_id}",
-                    f"    installed: {'true' if is_installed else 'false'}",
-                    f"    why: {why}",
-                ]
-        else:
-            out.append("recommended_skills: []")
-        out.append("[/context_bundle]")
-        return "\n".join(out)
+        return write_envelope(
+            has_enough_context=has_enough,
+            proposed_goal=goal,
+            summary=summary,
+            tool_calls=[
+                (name, json.dumps(args, ensure_ascii=False), why) for name, args, why in tool_calls
+            ],
+            skills=[
+                (
+                    skill_id,
+                    is_installed,
+                    one_line(description, 140, at_word=True) or "fits the request",
+                )
+                for skill_id, is_installed, description in skills
+            ],
+        )
