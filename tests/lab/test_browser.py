@@ -15,6 +15,7 @@ Without ``/usr/bin/chromium`` the tests are skipped with the install command, ex
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -138,6 +139,18 @@ class Lab:
             re.compile(r"\| Idle"), timeout=TIMEOUT_MS
         )
         return page
+
+    @contextlib.contextmanager
+    def ran_all(self, name: str) -> Iterator[Any]:
+        """A page showing notebook ``name`` after *Run All*; closed, with its kernels shut
+        down, when the block ends."""
+        page = self.open(name)
+        try:
+            _run_all(page, self.root / name)
+            yield page
+        finally:
+            page.close()
+            self.shut_down_kernels()
 
     def shut_down_kernels(self) -> None:
         request = urllib.request.Request(f"{self.base}/api/kernels?token={self.token}")
@@ -381,9 +394,7 @@ def test_the_panel_renders_and_the_toggle_persists_the_flag_and_shows_its_state(
 ) -> None:
     from playwright.sync_api import expect
 
-    page = lab.open("toggle.ipynb")
-    try:
-        _run_all(page, lab.root / "toggle.ipynb")
+    with lab.ran_all("toggle.ipynb") as page:
         # The kernel imports this checkout, not another installed copy.
         expect(_cell(page, 0).locator(".jp-OutputArea-output").first).to_contain_text(
             f"loaded from {REPO / 'supercontext_lab' / '__init__.py'}"
@@ -418,9 +429,6 @@ def test_the_panel_renders_and_the_toggle_persists_the_flag_and_shows_its_state(
         # Summary bullets are list items, not a literal "- ".
         assert not re.search(r"^\s*- ", summary.inner_text(), re.MULTILINE)
         off_colours = off.evaluate(_COLOURS)
-    finally:
-        page.close()
-        lab.shut_down_kernels()
 
     # On and off differ by more than a shade of grey: the label says which, the "on"
     # state has a colour, and both are readable.
@@ -437,9 +445,7 @@ def test_notebook_04_after_run_all_shows_each_step_as_the_markdown_tells_it(lab:
     from playwright.sync_api import expect
 
     notebook = lab.root / "04_editing_the_scout_live.ipynb"
-    page = lab.open(notebook.name)
-    try:
-        _run_all(page, notebook)
+    with lab.ran_all(notebook.name) as page:
         editor_cell = _cell(page, _cell_index(notebook, "%agent_toml"))
         compare_cell = _cell(page, _cell_index(notebook, "editor.apply_button.click()"))
         _shot(editor_cell.locator(".jp-Cell-outputArea"), "04_editor.png")
@@ -489,9 +495,6 @@ def test_notebook_04_after_run_all_shows_each_step_as_the_markdown_tells_it(lab:
             "04_editor_invalid_edit.png",
         )
         assert "Ran again" not in editor.locator(".scl-editor-status").inner_text()
-    finally:
-        page.close()
-        lab.shut_down_kernels()
 
 
 @pytest.mark.browser
@@ -500,9 +503,7 @@ def test_notebook_01_after_run_all_hides_the_toggle_of_threads_with_messages(lab
     from playwright.sync_api import expect
 
     notebook = lab.root / "01_quickstart.ipynb"
-    page = lab.open(notebook.name)
-    try:
-        _run_all(page, notebook)
+    with lab.ran_all(notebook.name) as page:
         first_cell = _cell(page, _cell_index(notebook, "%scout_thread new"))
         second_cell = _cell(page, _cell_index(notebook, "%supercontext off"))
         _shot(first_cell.locator(".jp-Cell-outputArea"), "01_composer_first_thread.png")
@@ -515,9 +516,6 @@ def test_notebook_01_after_run_all_hides_the_toggle_of_threads_with_messages(lab
         for composer, turns in ((first, 2), (second, 1)):
             expect(composer.get_by_role("button", name=re.compile("Super Context"))).to_be_hidden()
             expect(composer).to_contain_text(f"{turns} turn")
-    finally:
-        page.close()
-        lab.shut_down_kernels()
 
 
 @pytest.mark.browser
@@ -526,9 +524,7 @@ def test_notebook_07_comparison_widget_fits_its_controls_and_keeps_spelling(lab:
     from playwright.sync_api import expect
 
     notebook = lab.root / "07_comparing_scout_variants.ipynb"
-    page = lab.open(notebook.name)
-    try:
-        _run_all(page, notebook)
+    with lab.ran_all(notebook.name) as page:
         widget_cell = _cell(page, _cell_index(notebook, "%load_ext supercontext_lab"))
         widget = widget_cell.locator(".scl-eval-comparison")
         widget_cell.get_by_role("tab", name="Cases").click()
@@ -554,6 +550,3 @@ def test_notebook_07_comparison_widget_fits_its_controls_and_keeps_spelling(lab:
         expect(name_field).to_be_visible()
         box = name_field.bounding_box()
         assert box is not None and box["width"] >= 400, box
-    finally:
-        page.close()
-        lab.shut_down_kernels()
