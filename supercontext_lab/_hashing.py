@@ -7,13 +7,16 @@ Every key the package stores on disk (model replies, evaluation results) is the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["canonical_json", "digest_files", "fingerprint"]
+__all__ = ["canonical_json", "digest_files", "fingerprint", "package_revision"]
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent
 
 
 def canonical_json(value: Any) -> str:
@@ -45,3 +48,11 @@ def digest_files(root: Path, paths: Iterable[Path]) -> str:
         digest.update(len(name).to_bytes(8, "big") + name)
         digest.update(len(content).to_bytes(8, "big") + content)
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def package_revision() -> str:
+    """The sha256 of every ``.py`` file of the installed package (relative path and bytes);
+    computed once per process."""
+    files = (p for p in _PACKAGE_ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+    return digest_files(_PACKAGE_ROOT, files)

@@ -19,13 +19,12 @@ cannot be identified from outside, so its runs go through the response cache onl
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._hashing import digest_files, fingerprint
+from .._hashing import fingerprint, package_revision
 from .._text import strip_userinfo
 from ..sources.memory import INDEX_DIR
 
@@ -39,19 +38,10 @@ __all__ = [
 
 # Bumped whenever the key payload or the stored record changes shape.
 _KEY_VERSION = 1
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 OUTSIDE_TOOLS = frozenset({"web_fetch", "web_search_tool"})
 """Tools whose answers come from outside the workspace: a run that called one is not
 stored, because its key cannot tell whether the web has changed since."""
-
-
-@functools.lru_cache(maxsize=1)
-def package_revision() -> str:
-    """The sha256 of every ``.py`` file of the installed package (relative path and bytes);
-    computed once per process."""
-    files = (p for p in _PACKAGE_ROOT.rglob("*.py") if "__pycache__" not in p.parts)
-    return digest_files(_PACKAGE_ROOT, files)
 
 
 def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from .._bounded import json_loads
-from .._hashing import canonical_json, digest_files, fingerprint
+from .._hashing import canonical_json, digest_files, fingerprint, package_revision
 from .._sqlite import SqliteStore
 from .._text import strip_userinfo
 from ..config import lab_home
@@ -197,8 +197,11 @@ class ResponseCache(SqliteStore):
 
 @functools.lru_cache(maxsize=32)
 def _source_revision(cls: type) -> str:
-    """A short hash of the code of an in-process model: its module and the modules beside
-    it (the helpers it is built from), so any edit there retires its cached replies."""
+    """A short hash of the code of an in-process model, so any edit retires its cached
+    replies: the whole package for the package's own models (they are built from helpers
+    all over it), else the model's module and the modules beside it."""
+    if cls.__module__.partition(".")[0] == __name__.partition(".")[0]:
+        return package_revision()[:16]
     try:
         module_file = inspect.getsourcefile(cls)
     except TypeError:
@@ -215,6 +218,11 @@ def _inner_settings(inner: ChatModel) -> dict[str, Any]:
     native = getattr(inner, "native_tool_calling", None)
     if isinstance(native, bool):
         settings["native_tool_calling"] = native
+    # A grammar or a JSON schema constrains what the server may answer. Free text is the
+    # default and stays out of the key, so keys made before formats existed still match.
+    bundle_format = getattr(inner, "bundle_format", None)
+    if isinstance(bundle_format, str) and bundle_format != "text":
+        settings["bundle_format"] = bundle_format
     if not getattr(inner, "base_url", None):
         # A model running in this process (the offline model) has no server version to
         # name; its code is its version, so editing it must not serve stale replies.
@@ -227,7 +235,8 @@ def _inner_settings(inner: ChatModel) -> dict[str, Any]:
 class CachedModel:
     """A :class:`ChatModel` that serves replies of ``inner`` from a :class:`ResponseCache`.
 
-    ``base_url`` defaults to ``inner.base_url`` when the model has one. ``settings`` adds
+    ``base_url`` defaults to ``inner.cache_address`` (a local server's model file) or
+    ``inner.base_url`` when the model has one. ``settings`` adds
     generation settings to the key; ``sample`` separates repeated samples of the same
     request (repeat *n* of an evaluation must not be served repeat 0's reply). The counters
     :attr:`hits`, :attr:`misses` and :attr:`writes` say what the cache did.
@@ -248,7 +257,9 @@ class CachedModel:
         self.inner = inner
         self.cache = cache
         self.mode: CacheMode = mode
-        self.base_url = base_url or str(getattr(inner, "base_url", "") or "")
+        # A local server's address changes every session; its model file names it better.
+        address = getattr(inner, "cache_address", "") or getattr(inner, "base_url", "")
+        self.base_url = base_url or str(address or "")
         self.settings: dict[str, Any] = {**_inner_settings(inner), **dict(settings or {})}
         if sample:
             self.settings["sample"] = sample
@@ -261,6 +272,18 @@ class CachedModel:
     def name(self) -> str:
         """The wrapped model's name: caching does not change which model answers."""
         return self.inner.name
+
+    @property
+    def run_timeout_s(self) -> float | None:
+        """The wrapped model's run budget, when it advertises one (see :func:`run_scout`)."""
+        value = getattr(self.inner, "run_timeout_s", None)
+        return value if isinstance(value, int | float) else None
+
+    @property
+    def context_tokens(self) -> int | None:
+        """The wrapped model's context window, when it advertises one."""
+        value = getattr(self.inner, "context_tokens", None)
+        return value if isinstance(value, int) else None
 
     def key_for(
         self,

@@ -250,19 +250,18 @@ class LocalServer:
 
 
 _LOCK = threading.Lock()
-_SERVERS: dict[tuple[Path, int], LocalServer] = {}
+_SERVERS: dict[Path, LocalServer] = {}
 
 
-def local_server(gguf: Path, *, context_tokens: int = LOCAL_CONTEXT_TOKENS) -> LocalServer:
+def local_server(gguf: Path) -> LocalServer:
     """The running server for ``gguf`` in this process, started on first use."""
-    key = (gguf, context_tokens)
     with _LOCK:
-        server = _SERVERS.get(key)
+        server = _SERVERS.get(gguf)
         if server is not None and server.running():
             return server
-        server = LocalServer(gguf, context_tokens=context_tokens)
+        server = LocalServer(gguf)
         server.start()
-        _SERVERS[key] = server
+        _SERVERS[gguf] = server
         return server
 
 
@@ -302,6 +301,9 @@ class LocalModel(OpenAICompatibleModel):
     """Wall-clock budget the scout gives one run on this model when the caller sets none."""
     context_tokens: int = LOCAL_CONTEXT_TOKENS
     """The server's context window, in tokens."""
+    cache_address: str = ""
+    """What names the served model in cache keys: the server's port changes every session,
+    the model file does not."""
 
     def _payload(
         self,
@@ -376,5 +378,5 @@ def local_chat_model(
         retry_timeouts=False,
         display_name=f"local:{display if display.lower() == 'smollm2' else gguf.name}",
     )
-    model.context_tokens = server.context_tokens
+    model.cache_address = f"local:{gguf}"
     return model

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab import CacheError
+from supercontext_lab._hashing import package_revision
 from supercontext_lab.models.base import Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.models.cache import (
     CachedModel,
@@ -21,6 +22,7 @@ from supercontext_lab.models.cache import (
     reply_from_json,
     reply_to_json,
 )
+from supercontext_lab.models.local import LOCAL_CONTEXT_TOKENS, LOCAL_RUN_TIMEOUT_S, LocalModel
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.testing import OpenAITestServer, ScriptedModel, ScriptedResponse
@@ -175,6 +177,47 @@ def test_in_process_models_are_keyed_on_their_code(tmp_path: Path) -> None:
             OpenAICompatibleModel(base_url="http://127.0.0.1:9/v1", model="m"), cache=model.cache
         ).settings
     )
+
+
+def test_the_package_s_own_models_are_keyed_on_the_whole_package(tmp_path: Path) -> None:
+    # The offline scout is built from helpers outside its folder (the stemmer, the
+    # envelope writer): an edit to any of them must retire its cached replies too.
+    model = CachedModel(OfflineScoutModel(), cache=_cache(tmp_path))
+    assert model.settings["revision"] == package_revision()[:16]
+
+
+def test_a_constrained_bundle_format_is_part_of_the_key(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+
+    def cached(bundle_format: str) -> CachedModel:
+        inner = OpenAICompatibleModel(
+            base_url="http://127.0.0.1:9/v1", model="m", bundle_format=bundle_format
+        )
+        return CachedModel(inner, cache=cache)
+
+    keys = {fmt: cached(fmt).key_for(MESSAGES) for fmt in ("text", "grammar", "json_schema")}
+    assert len(set(keys.values())) == 3
+    # Free text, the format every model had before formats existed, keeps its old key.
+    assert "bundle_format" not in cached("text").settings
+
+
+def test_a_local_model_is_keyed_on_its_file_not_its_port(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    keys = set()
+    for port in (9, 10):
+        inner = LocalModel(base_url=f"http://127.0.0.1:{port}/v1", model="m")
+        inner.cache_address = "local:/models/m.gguf"
+        keys.add(CachedModel(inner, cache=cache).key_for(MESSAGES))
+    assert len(keys) == 1
+
+
+def test_the_cache_shows_the_run_budget_and_window_the_model_advertises(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    local = CachedModel(LocalModel(base_url="http://127.0.0.1:9/v1", model="m"), cache=cache)
+    assert local.run_timeout_s == LOCAL_RUN_TIMEOUT_S
+    assert local.context_tokens == LOCAL_CONTEXT_TOKENS
+    plain = CachedModel(ScriptedModel([]), cache=cache)
+    assert (plain.run_timeout_s, plain.context_tokens) == (None, None)
 
 
 def test_a_reply_with_tool_calls_round_trips() -> None:
