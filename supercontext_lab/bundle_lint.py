@@ -23,6 +23,7 @@ from .bundle import (
     _body_lines,
     _inside,
     _parse_bool,
+    _unquote,
     extract_context_bundle,
 )
 
@@ -129,7 +130,8 @@ def _list_item(
     if not match or match.group(1).lower() != kind:
         warnings.append(_ignored(line, f"in {section}"))
         return previous, True
-    name = line[match.end() :].strip().strip("`'\"")
+    # Read as the parser reads it, so a name that is only quotes counts as missing.
+    name = _unquote(line[match.end() :])
     if not name:
         warnings.append(f"{section}: an item has no {kind} name")
     return (kind, name), False

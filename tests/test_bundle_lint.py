@@ -54,6 +54,10 @@ def test_no_envelope_is_a_rejection_not_a_warning() -> None:
             "recommended_tool_calls: an item has no tool name",
         ),
         (
+            'recommended_tool_calls:\n  - tool: "` `"\n    why: x',
+            "recommended_tool_calls: an item has no tool name",
+        ),
+        (
             "recommended_skills:\n  - skill: a\n    installed: perhaps",
             "recommended_skills 'a': installed 'perhaps' is not true or false",
         ),
