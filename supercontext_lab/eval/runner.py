@@ -177,7 +177,7 @@ def _plan(
     tasks: list[CaseTask] = []
     for spec in specs:
         # A factory's model cannot be identified from outside: no result caching for it.
-        keyed = session.cache is not None and spec.model_factory is None
+        keyed = session.results is not None and spec.model_factory is None
         definition = spec.definition().fingerprint() if keyed else ""
         model = model_identity(spec.route or {}) if keyed else {}
         for repeat in range(repeats):

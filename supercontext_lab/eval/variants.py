@@ -19,7 +19,7 @@ import tomlkit
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
 from ..models.base import ChatModel
-from ..routes import ModelRoute, get_model_route
+from ..routes import DEFAULT_LOCAL_MODEL, ModelRoute, get_model_route
 
 __all__ = [
     "BASELINE",
@@ -143,7 +143,8 @@ class Variant:
         if route.kind == "offline":
             return "offline"
         if route.kind == "local":
-            return f"local:{route.model or 'smollm2'} ({route.resolved_bundle_format()})"
+            model = route.model or DEFAULT_LOCAL_MODEL
+            return f"local:{model} ({route.resolved_bundle_format()})"
         return f"{route.model} at {route.base_url}"
 
     def spec(self) -> VariantSpec:

@@ -27,6 +27,7 @@ from ..errors import ModelError, SupercontextError, WorkspaceError
 from ..gate import has_prior_conversation, should_run_super_context, super_context_skip_reason
 from ..models.base import ChatModel, Message, ToolCall, ToolSpec
 from ..models.routing import ORCHESTRATOR_HINT, resolve_model
+from ..models.wire import messages_from_openai
 from ..scout import ScoutRun, TraceStep, run_scout
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
@@ -330,8 +331,6 @@ class Thread:
     def load(cls, path: str | os.PathLike[str], **overrides: Any) -> Thread:
         """Resume a saved thread. A transcript with any assistant message is prior
         conversation, so the resumed thread does not scout again."""
-        from ..models.openai import messages_from_openai
-
         source = Path(path)
         try:
             data = json_loads(source.read_text("utf-8"))

@@ -12,7 +12,6 @@ under ``--out`` (default ``eval_report``) and returns an
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,11 +20,11 @@ from IPython.core import magic, magic_arguments
 from IPython.core.error import UsageError
 from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 
-from ..errors import SupercontextError
 from ..eval.dataset import load_dataset
 from ..eval.runner import evaluate
 from ..eval.variants import BASELINE, Variant, baseline, check_variant_name, split_agent_option
 from .eval_widget import EvalComparison
+from .magics import usage_errors
 
 __all__ = ["EvalMagics"]
 
@@ -37,20 +36,6 @@ _magic_arguments: Callable[[], _Decorator] = magic_arguments.magic_arguments
 _argument: Callable[..., _Decorator] = magic_arguments.argument
 _line_magic: _Decorator = magic.line_magic
 _arg_split: Callable[..., list[str]] = arg_split
-
-
-def _one_line_errors(method: _F) -> _F:
-    """Deliberate errors (bad dataset, agent.toml, workspace, replay miss) become one-line
-    UsageErrors; anything else is a bug and keeps its traceback."""
-
-    @functools.wraps(method)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except SupercontextError as exc:
-            raise UsageError(" ".join(str(exc).split())) from exc
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _positive(value: int, option: str) -> int:
@@ -109,7 +94,7 @@ class EvalMagics(magic.Magics):
         "--out", default="eval_report", help="variable that receives the report (eval_report)"
     )
     @_line_magic
-    @_one_line_errors
+    @usage_errors
     def scout_eval(self, line: str) -> EvalComparison:
         """Evaluate the shipped scout (``baseline``) and each ``--agent`` on DATASET."""
         args = self._parse(line)

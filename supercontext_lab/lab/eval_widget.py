@@ -23,6 +23,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from .._text import one_line
 from ..bundle import ContextBundle, parse_context_bundle
 from ..eval.dataset import EvalCase
 from ..eval.metrics import RATE_METRICS
@@ -245,8 +246,7 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
             cases = [case for case in cases if self._differs(case.id)]
         options = []
         for case in cases:
-            message = " ".join(case.message.split())
-            label = message if len(message) <= 60 else message[:59] + "…"
+            label = one_line(case.message, 60)
             options.append((f"{case.id}: {label}", case.id))
         return options
 

@@ -27,6 +27,7 @@ from IPython.display import display as _ipython_display
 from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 from traitlets import Unicode
 
+from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
 from ..config import set_super_context_enabled, super_context_status
 from ..errors import ConfigError, ScoutError, SupercontextError
@@ -52,16 +53,17 @@ cell_magic: _Decorator = magic.cell_magic
 display: Callable[..., None] = _ipython_display
 
 
-def _usage_errors(method: _F) -> _F:
+def usage_errors(method: _F) -> _F:
     """Turn the engine's deliberate errors (bad workspace, invalid agent.toml, bad model
-    route, corrupt config) into one-line UsageErrors; anything else keeps its traceback."""
+    route, corrupt config, bad dataset, replay miss) into one-line UsageErrors; anything
+    else is a bug and keeps its traceback."""
 
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return method(*args, **kwargs)
         except SupercontextError as exc:
-            raise UsageError(" ".join(str(exc).split())) from exc
+            raise UsageError(one_line(exc)) from exc
 
     return cast(_F, wrapper)
 
@@ -211,7 +213,7 @@ class SupercontextMagics(magic.Magics):
         help="status (default) shows the flag and its source; on/off save it in config.toml",
     )
     @line_magic
-    @_usage_errors
+    @usage_errors
     def supercontext(self, line: str) -> None:
         """Show or set the Super Context flag (``context.super_context_enabled``).
 
@@ -247,7 +249,7 @@ class SupercontextMagics(magic.Magics):
     @argument("--workspace", default=None, help="workspace folder (default: the shipped demo)")
     @argument("--agent", default=None, help="an agent.toml to use for the thread's scout")
     @line_magic
-    @_usage_errors
+    @usage_errors
     def scout_thread(self, line: str) -> None:
         """Start a new current thread (the Super Context flag is read now) and show the
         composer: a message box, Send, and the Super Context toggle while the thread is new.
@@ -273,7 +275,7 @@ class SupercontextMagics(magic.Magics):
 
     @_magic_arguments()
     @cell_magic
-    @_usage_errors
+    @usage_errors
     def chat(self, line: str, cell: str | None = None) -> None:
         """Send the cell as the next message of the current thread.
 
@@ -315,7 +317,7 @@ class SupercontextMagics(magic.Magics):
         "--out", default="_scout", help="user variable that receives the ScoutRun (default _scout)"
     )
     @cell_magic
-    @_usage_errors
+    @usage_errors
     def scout(self, line: str, cell: str | None = None) -> None:
         """Run the context scout on the cell's text now (the explicit path: no gate, no
         flag) and show the bundle panel. The ScoutRun is stored in the user variable
@@ -338,7 +340,7 @@ class SupercontextMagics(magic.Magics):
     @_magic_arguments()
     @argument("path", nargs="?", default=None, help="an agent.toml (default: the shipped one)")
     @line_magic
-    @_usage_errors
+    @usage_errors
     def agent_toml(self, line: str) -> Any:
         """Open the live agent.toml editor on the shipped definition or on PATH.
 

@@ -23,6 +23,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .._bounded import json_loads
+from .._text import one_line
 from ..bundle_render import write_envelope
 from .wire import TOOL_CALL_CLOSE, TOOL_CALL_OPEN
 
@@ -182,8 +184,7 @@ def apply_bundle_format(
 
 def _clean(value: Any) -> str:
     """One line of untrusted model text that cannot open or close an envelope."""
-    text = " ".join(str(value).split())
-    return text.replace("[", "(").replace("]", ")")
+    return one_line(value).replace("[", "(").replace("]", ")")
 
 
 def _args_text(value: Any) -> str:
@@ -191,8 +192,8 @@ def _args_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     text = str(value).strip()
     try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):
+        parsed = json_loads(text)
+    except ValueError:
         return _clean(text) or "{}"
     if isinstance(parsed, dict):
         return _clean(json.dumps(parsed, ensure_ascii=False))
@@ -213,8 +214,8 @@ def envelope_from_json(text: str) -> str | None:
     the text as it came, and the usual checks reject it with their reason).
     """
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = json_loads(text)
+    except ValueError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("has_enough_context"), bool):
         return None

@@ -35,6 +35,7 @@ from typing import IO, Any
 import httpx
 
 from ..errors import ConfigError, ModelError
+from ..routes import DEFAULT_LOCAL_MODEL
 from .base import Message, ModelReply, ToolSpec, Usage, estimate_usage
 from .openai import OpenAICompatibleModel
 from .wire import render_tool_call_block
@@ -84,8 +85,8 @@ def resolve_gguf(name: str | None) -> Path:
     Raises :class:`ConfigError` with one line naming the problem: the missing extra, a
     missing file, or a file that is not a ``.gguf``.
     """
-    text = (name or "smollm2").strip()
-    if text.lower() == "smollm2":
+    text = (name or DEFAULT_LOCAL_MODEL).strip()
+    if text.lower() == DEFAULT_LOCAL_MODEL:
         spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
         locations = list(spec.submodule_search_locations or []) if spec is not None else []
         for folder in locations:
@@ -367,7 +368,7 @@ def local_chat_model(
     """
     gguf = resolve_gguf(name)
     server = local_server(gguf)
-    display = (name or "smollm2").strip()
+    display = (name or DEFAULT_LOCAL_MODEL).strip()
     model = LocalModel(
         base_url=server.base_url,
         model=server.alias,
@@ -376,7 +377,7 @@ def local_chat_model(
         native_tool_calling=False,
         bundle_format=bundle_format,
         retry_timeouts=False,
-        display_name=f"local:{display if display.lower() == 'smollm2' else gguf.name}",
+        display_name=f"local:{display if display.lower() == DEFAULT_LOCAL_MODEL else gguf.name}",
     )
     model.cache_address = f"local:{gguf}"
     return model

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
+from ..._text import one_line
 from ..._words import keywords, overlap, stems, tokens
 from ...gate import GREETINGS, normalize_message
 from ..base import Message
@@ -193,7 +194,7 @@ def goal_line(request: str) -> str:
     text = " ".join(request.split()).rstrip(" .!?")
     text = _WORK_LEAD_INS.sub("", text)
     text = text[:1].upper() + text[1:]
-    return text if len(text) <= 160 else text[:159].rstrip() + "…"
+    return one_line(text, 160)
 
 
 def wanted_facets(context: RequestContext) -> list[str]:
