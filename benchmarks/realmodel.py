@@ -16,6 +16,7 @@ stopped early still leaves what it measured.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from supercontext_lab._atomic import write_atomic
 from supercontext_lab.models.local import INSTALL_HINT, LOCAL_RUN_TIMEOUT_S
 
 from .report import Section, markdown_table
@@ -31,6 +33,8 @@ __all__ = ["BEGIN", "END", "VARIANTS", "run", "write_section"]
 
 BEGIN = "<!-- realmodel:begin -->"
 END = "<!-- realmodel:end -->"
+# The block this benchmark owns in docs/performance.md, markers included.
+_BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 DATASET = Path(__file__).resolve().parents[1] / "supercontext_lab/eval/data/demo_dataset.jsonl"
 
 VARIANTS = (
@@ -65,22 +69,11 @@ def _variants() -> list[Any]:
 
 
 def _rows(results: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
-    from supercontext_lab.eval.metrics import RunMeasure, aggregate
+    from supercontext_lab.eval.metrics import aggregate
 
     rows: dict[str, dict[str, float]] = {}
     for name, done in results.items():
-        metrics = aggregate(
-            [
-                RunMeasure(
-                    scores=r.scores,
-                    elapsed_ms=r.elapsed_ms,
-                    tokens=r.tokens,
-                    model_calls=r.model_calls,
-                    envelope_chars=len(r.envelope) if r.envelope is not None else None,
-                )
-                for r in done
-            ]
-        )
+        metrics = aggregate([r.measure() for r in done])
         runs = int(metrics["runs"])
         valid = int(metrics["valid_runs"])
         seconds = sum(r.elapsed_ms for r in done) / 1000.0
@@ -155,7 +148,7 @@ def _section(rows: dict[str, dict[str, float]], *, cases: int, total: int | None
         cells += [fmt.format(data[key]) for key, _, fmt in _COLUMNS]
         cells.append(f"{data['seconds_per_run']:.1f}")
         bundle = data["seconds_per_bundle"]
-        cells.append("—" if bundle != bundle else f"{bundle:.1f}")
+        cells.append("—" if math.isnan(bundle) else f"{bundle:.1f}")
         table_rows.append(cells)
     headers = [
         "variant",
@@ -201,17 +194,17 @@ def write_section(path: Path, section: Section, *, seconds: float, command: str)
         ]
     )
     text = path.read_text("utf-8") if path.exists() else "# Performance\n"
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
+    if _BLOCK.search(text):
+        text = _BLOCK.sub(lambda _: block, text)
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, "utf-8")
+    # Written after every case of an hour-long run that may be stopped at any moment.
+    write_atomic(path, text)
 
 
 def keep_section(old: str, new: str) -> str:
     """``new`` with the real-model block of ``old`` carried over (for a full ``all`` run)."""
-    match = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), old, re.S)
+    match = _BLOCK.search(old)
     if match is None or BEGIN in new:
         return new
     return new.rstrip("\n") + "\n\n" + match.group(0) + "\n"

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supercontext_lab._atomic import write_atomic
+
 __all__ = [
     "MISS",
     "PASS",
@@ -188,15 +190,9 @@ def write_results(
     json_path = results_dir / "latest.json"
     md_path = results_dir / "latest.md"
     markdown = markdown_report(sections, total_seconds=total_seconds, command=command, info=info)
-    _atomic_write(json_path, json.dumps(document, indent=2, sort_keys=False) + "\n")
-    _atomic_write(md_path, markdown)
+    write_atomic(json_path, json.dumps(document, indent=2, sort_keys=False) + "\n")
+    write_atomic(md_path, markdown)
     return json_path, md_path, markdown
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def write_performance_doc(path: Path, markdown: str, *, command: str, plot_name: str) -> None:
@@ -220,4 +216,4 @@ def write_performance_doc(path: Path, markdown: str, *, command: str, plot_name:
         from .realmodel import keep_section
 
         text = keep_section(path.read_text("utf-8"), text)
-    _atomic_write(path, text)
+    write_atomic(path, text)
