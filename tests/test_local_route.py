@@ -198,7 +198,7 @@ def test_the_conversation_sent_with_text_tools_only_grows_so_the_prefix_is_reuse
 
 
 def test_a_local_model_caps_free_text_and_counts_usage_with_the_servers_tokenizer() -> None:
-    from supercontext_lab.models.grammar import GRAMMAR_MAX_TOKENS
+    from supercontext_lab.models.bundle_format import GRAMMAR_MAX_TOKENS
     from supercontext_lab.models.local import LOCAL_MAX_TOKENS, LocalModel
 
     bodies: list[dict[str, object]] = []

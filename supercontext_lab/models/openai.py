@@ -26,12 +26,12 @@ from .._text import strip_userinfo
 from .._version import __version__
 from ..errors import ConfigError, ModelError, ModelTimeoutError
 from .base import Message, ModelReply, ToolSpec
+from .bundle_format import apply_bundle_format, envelope_from_json
 from .failures import (
     CONNECT_CAP_S,
     AttemptFailure,
     backoff_seconds,
 )
-from .grammar import apply_bundle_format, envelope_from_json
 from .replies import ReplyReading
 from .wire import (
     excerpt,

@@ -11,7 +11,7 @@ import pytest
 from supercontext_lab.bundle import extract_context_bundle, parse_context_bundle
 from supercontext_lab.errors import ConfigError, ModelTimeoutError
 from supercontext_lab.models.base import Message, ToolSpec
-from supercontext_lab.models.grammar import (
+from supercontext_lab.models.bundle_format import (
     BUNDLE_JSON_SCHEMA,
     GRAMMAR_MAX_TOKENS,
     apply_bundle_format,
