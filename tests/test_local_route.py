@@ -9,9 +9,11 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -233,3 +235,26 @@ def test_a_local_model_caps_free_text_and_counts_usage_with_the_servers_tokenize
     assert counted[1] == "no envelope here"
     assert reply.usage.prompt_tokens == len(counted[0]) // 10
     assert reply.usage.completion_tokens == len(counted[1]) // 10
+
+
+def test_token_counts_stay_inside_the_callers_budget() -> None:
+    from supercontext_lab.models.local import COUNT_TIMEOUT_S, LocalModel
+
+    timeouts: list[object] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        timeouts.append(request.extensions["timeout"]["read"])
+        return httpx.Response(200, json={"count": 7})
+
+    model = LocalModel(
+        base_url="http://127.0.0.1:9/v1", model="m", transport=httpx.MockTransport(handle)
+    )
+    now = time.monotonic()
+    # A budget already spent asks the server nothing; the estimate stands in.
+    assert model._count_tokens("text", now - 1.0) is None
+    assert timeouts == []
+    # Otherwise the count gets what is left of the budget, never more than the cap.
+    assert model._count_tokens("text", now + 2.0) == 7
+    assert model._count_tokens("text", math.inf) == 7
+    assert 0 < float(timeouts[0]) <= 2.0  # type: ignore[arg-type]
+    assert timeouts[1] == COUNT_TIMEOUT_S

@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import math
 import os
 import socket
 import subprocess
@@ -73,6 +74,8 @@ be an envelope anyway (the grammar sets its own bound)."""
 
 STARTUP_TIMEOUT_S = 120.0
 """How long the server may take to load its weights and answer ``/v1/models``."""
+COUNT_TIMEOUT_S = 30.0
+"""At most this long for one token count (the server's tokenizer answers in milliseconds)."""
 
 
 def _missing_extra(what: str) -> ConfigError:
@@ -327,6 +330,7 @@ class LocalModel(OpenAICompatibleModel):
         timeout: float | None = None,
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
+        started = time.monotonic()
         reply = super().complete(
             messages,
             tools=tools,
@@ -337,17 +341,24 @@ class LocalModel(OpenAICompatibleModel):
         )
         if reply.usage.total_tokens > 0:
             return reply
+        # Counting stays inside the caller's budget.
+        deadline = started + (math.inf if timeout is None else timeout)
         sent = self._payload(messages, list(tools or ()), tool_choice, temperature)["messages"]
-        prompt = self._count_tokens(_chatml(sent))
-        completion = self._count_tokens(_reply_text(reply.message))
+        prompt = self._count_tokens(_chatml(sent), deadline)
+        completion = self._count_tokens(_reply_text(reply.message), deadline)
         if prompt is None or completion is None:
             return replace(reply, usage=estimate_usage(messages, reply.message))
         return replace(reply, usage=Usage(prompt, completion))
 
-    def _count_tokens(self, text: str) -> int | None:
+    def _count_tokens(self, text: str, deadline: float) -> int | None:
+        """The server's token count of ``text``; ``None`` when it cannot say by ``deadline``
+        (a ``time.monotonic()`` value), and never more than :data:`COUNT_TIMEOUT_S`."""
+        left = min(deadline - time.monotonic(), COUNT_TIMEOUT_S)
+        if left <= 0:
+            return None
         url = self.base_url.removesuffix("/v1") + "/extras/tokenize/count"
         try:
-            response = self._client.post(url, json={"input": text}, timeout=30.0)
+            response = self._client.post(url, json={"input": text}, timeout=left)
             count = response.json().get("count") if response.is_success else None
         except (httpx.HTTPError, ValueError, AttributeError):
             return None
