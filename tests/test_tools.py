@@ -455,6 +455,12 @@ def test_remote_registry_is_merged_once(
     assert search["results"][0]["id"] == "lab-notebook"
 
 
+def test_empty_registry_url_means_no_remote_registry(ws: Workspace) -> None:
+    registry = build_scout_registry(ws, registry_url="")
+    data = ok_json(registry.call("skill_registry_browse", {}))
+    assert [r["id"] for r in data["results"]] == [e["id"] for e in REGISTRY]
+
+
 @pytest.mark.parametrize(
     ("status", "body", "message"),
     [

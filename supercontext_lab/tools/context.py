@@ -33,7 +33,7 @@ class ToolContext:
     def registry_entries(self) -> list[RegistryEntry]:
         """The workspace's registry.json entries, then the remote ones with new ids."""
         entries = list(self.workspace.registry)
-        if self.registry_url is None:
+        if not self.registry_url:  # None or "": no remote registry
             return entries
         with self._lock:
             # Tool calls of one reply run side by side: fetch the remote registry once.
