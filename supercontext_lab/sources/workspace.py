@@ -33,10 +33,9 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from pydantic import BaseModel, ValidationError
 
 from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
-from .._confine import confined_path
 from .._text import describe_validation_error
 from ..config import get_setting
-from ..errors import ConfigError, PathRefusedError, WorkspaceError
+from ..errors import ConfigError, MemoryIndexError, WorkspaceError
 from .confined import ConfinedFolder
 from .frontmatter import parse_front_matter
 from .integrations import (
@@ -47,13 +46,13 @@ from .integrations import (
     ToolIn,
 )
 from .memory import INDEX_DIR, MemoryTree
+from .memory.files import scan_memory_folder
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
 __all__ = ["IGNORED_NAMES", "Workspace"]
 
 #: Names a listing of the workspace (or a copy of the demo) passes over.
 IGNORED_NAMES = frozenset({INDEX_DIR, "__pycache__", ".DS_Store", ".ipynb_checkpoints"})
-_MAX_TOML_CHARS = 1_000_000
 _TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
 
 
@@ -117,31 +116,13 @@ class Workspace(ConfinedFolder):
                 for path in sorted(folder.glob(pattern)):
                     if path.is_symlink() or path.parent.is_symlink():
                         self._confined(path)
-        memory = self.root / "memory"
-        if not memory.is_dir():
-            return
-        if not self._memory_link_allowed(memory, ""):
-            return
-        with contextlib.suppress(OSError):
-            for folder in sorted(memory.iterdir()):
-                if folder.name.startswith("."):
-                    continue
-                if folder.is_symlink() and not self._memory_link_allowed(folder, folder.name):
-                    continue
-                if folder.is_dir():
-                    for doc in sorted(folder.glob("*.md")):
-                        if doc.is_symlink():
-                            self._memory_link_allowed(doc, f"{folder.name}/{doc.name}")
-
-    def _memory_link_allowed(self, path: Path, rel: str) -> bool:
-        try:
-            confined_path(self.root, path, allow_outside=self.allow_outside_links)
-        except PathRefusedError as exc:
-            self._note(_memory_refusal(rel, str(exc)))
-            return False
-        except OSError:
-            pass
-        return True
+        with contextlib.suppress(MemoryIndexError, OSError):
+            _, _, refused = scan_memory_folder(
+                self.root, allow_outside_links=self.allow_outside_links
+            )
+            # Namespace by namespace, file by file, as the scan's listing order is not.
+            for rel, reason in sorted(refused, key=lambda item: item[0].split("/")):
+                self._note(_memory_refusal(rel, reason))
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -168,7 +149,7 @@ class Workspace(ConfinedFolder):
         for path in sorted(folder.glob("*.md")):
             if path.name.startswith(".") or path.is_dir():
                 continue
-            text = self._read_text(path, optional=True)
+            text = self._read_text(path)
             if text is not None:
                 facets[path.stem] = text
         return facets
@@ -184,11 +165,9 @@ class Workspace(ConfinedFolder):
         skills: list[InstalledSkill] = []
         for skill_dir in sorted(folder.iterdir()):
             manifest = skill_dir / "SKILL.md"
-            if skill_dir.name.startswith(".") or not (manifest.exists() or manifest.is_symlink()):
+            if skill_dir.name.startswith(".") or manifest.is_dir():
                 continue
-            if manifest.is_dir():
-                continue
-            text = self._read_text(manifest, optional=True)
+            text = self._read_text(manifest)
             if text is not None:
                 skills.append(self._read_skill(skill_dir.name, text))
         return skills
@@ -267,7 +246,7 @@ class Workspace(ConfinedFolder):
         if text is None:
             return None
         try:
-            data = toml_loads(text, max_chars=_MAX_TOML_CHARS)
+            data = toml_loads(text)
         except InputLimitError as exc:
             raise WorkspaceError(f"{file_name} is unusable: {exc}; fix the file.") from None
         except TOMLDecodeError as exc:

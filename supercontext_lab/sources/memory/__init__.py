@@ -1,8 +1,9 @@
 """The memory tree: documents in namespaces, in one SQLite FTS5 index, searched with BM25.
 
-``tree`` is the public :class:`MemoryTree`; ``index`` the SQLite file (schema, opening,
-rebuilding, writes); ``terms`` the analyser that turns text into search terms; ``rank``
-the BM25 ranker over the index.
+``tree`` is the public :class:`MemoryTree`; ``files`` finds and reads the
+``memory/<namespace>/<key>.md`` files; ``index`` the SQLite file (schema, opening,
+rebuilding, writes); ``terms`` the analyser that turns text into search terms; ``bm25``
+the BM25 scoring and the pruning pieces; ``rank`` the BM25 ranker over the index.
 """
 
 from __future__ import annotations

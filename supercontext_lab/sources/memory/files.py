@@ -48,7 +48,7 @@ def scan_memory_folder(
 ) -> tuple[dict[str, FileEntry], set[str], list[tuple[str, str]]]:
     """Stat every ``root/memory/<namespace>/<key>.md``, by ``namespace/file`` path; also
     return the namespaces whose folder could not be listed, and what was refused (links
-    leading out of ``root``, special files) with the reason."""
+    leading out of ``root``, special files) with the reason, for the caller to report."""
     memory = root / "memory"
     files: dict[str, FileEntry] = {}
     unlisted: set[str] = set()
@@ -91,7 +91,6 @@ def scan_memory_folder(
                     continue
                 if not entry.is_file():
                     refused.append((rel, "it is not a regular file"))
-                    _log.warning("Not indexing memory/%s: it is not a regular file.", rel)
                     continue
                 stat = entry.stat()
             except OSError:
@@ -105,7 +104,7 @@ def scan_memory_folder(
 def _refused(
     root: Path, path: Path, rel: str, refused: list[tuple[str, str]], allow_outside: bool
 ) -> bool:
-    """Whether ``path`` must be left out (recorded in ``refused`` and logged)."""
+    """Whether ``path`` must be left out (recorded in ``refused``)."""
     try:
         confined_path(root, path, allow_outside=allow_outside)
     except PathRefusedError as exc:
@@ -114,9 +113,7 @@ def _refused(
         return False  # a dangling link: nothing to read, nothing to report
     else:
         return False
-    shown = f"memory/{rel}".rstrip("/")
     refused.append((rel, reason))
-    _log.warning("Not indexing %s: %s.", shown, reason)
     return True
 
 

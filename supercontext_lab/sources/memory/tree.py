@@ -393,6 +393,8 @@ class MemoryTree:
             files, unlisted, refused = scan_memory_folder(
                 self._root, allow_outside_links=self._allow_outside_links
             )
+            for rel, reason in refused:
+                _log.warning("Not indexing %s: %s.", f"memory/{rel}".rstrip("/"), reason)
             known = {
                 row[0]: row[1:]
                 for row in conn.execute("SELECT path, mtime_ns, size, namespace, key FROM files")
