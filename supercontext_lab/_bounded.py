@@ -26,11 +26,8 @@ import tomlkit
 from .errors import InputLimitError
 
 __all__ = [
-    "MAX_DEPTH",
     "MAX_TOML_CHARS",
     "InputLimitError",
-    "check_json",
-    "check_toml",
     "json_loads",
     "toml_document",
     "toml_loads",

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 
 from .errors import CacheError
 
-__all__ = ["BUSY_TIMEOUT_S", "SqliteStore"]
+__all__ = ["SqliteStore"]
 
 BUSY_TIMEOUT_S = 30.0
 

@@ -241,9 +241,7 @@ def _read_file(path: Path, max_bytes: int) -> str:
                 f"{path}: the file is too large (more than {max_bytes:,} bytes)."
             )
         return data.decode("utf-8")
-    except PathRefusedError as exc:
-        raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (PathRefusedError, OSError, UnicodeDecodeError) as exc:
         raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
 
 

@@ -44,8 +44,9 @@ from .._bounded import (
     toml_document,
     toml_loads,
 )
+from .._confine import read_limited
 from .._text import one_line
-from ..errors import ConfigError
+from ..errors import ConfigError, PathRefusedError
 
 try:
     import fcntl
@@ -109,15 +110,16 @@ def _corrupt(path: Path, problem: str) -> ConfigError:
 def _read_text(path: Path) -> str | None:
     """Return the file's text, ``None`` when it does not exist."""
     try:
-        with path.open("rb") as handle:
-            # Bounded: the text is refused past MAX_TOML_CHARS anyway (UTF-8 is at most
-            # four bytes a character), so a huge file is never read whole.
-            data = handle.read(4 * MAX_TOML_CHARS + 1)
+        # Bounded: the text is refused past MAX_TOML_CHARS anyway (UTF-8 is at most four
+        # bytes a character), so a huge file is never read whole.
+        data, more = read_limited(path, 4 * MAX_TOML_CHARS)
     except FileNotFoundError:
         return None
+    except PathRefusedError as exc:
+        raise _corrupt(path, f"cannot read it ({one_line(exc)})") from exc
     except OSError as exc:
         raise _corrupt(path, f"cannot read it ({one_line(exc.strerror or exc)})") from exc
-    if len(data) > 4 * MAX_TOML_CHARS:
+    if more:
         raise _corrupt(path, f"it is too large (the limit is {MAX_TOML_CHARS:,} characters)")
     try:
         return data.decode("utf-8")

@@ -146,7 +146,7 @@ def _refuse_if_blocked(host: str, ip: str, allow_private: bool) -> None:
         return
     shown = host if host == ip else f"{host} ({ip})"
     if category == "metadata":
-        # Refused whatever the setting (see _vetted_addresses).
+        # Refused whatever the setting (see vetted_addresses).
         raise ToolError(f"refusing to fetch {shown}: cloud metadata address.")
     raise ToolError(
         f"refusing to fetch {shown}: {category.replace('_', '-')} address "

@@ -42,7 +42,7 @@ class ConfinedFolder:
             return str(path)
 
     def _read_optional_text(self, name: str) -> str:
-        return self._read_text(self.root / name, optional=True) or ""
+        return self._read_text(self.root / name) or ""
 
     def _folder(self, name: str) -> Path | None:
         """The folder ``name`` of the workspace, or ``None`` when absent or refused."""
@@ -70,7 +70,7 @@ class ConfinedFolder:
             ) from exc
         return None
 
-    def _read_text(self, path: Path, *, optional: bool = False) -> str | None:
+    def _read_text(self, path: Path) -> str | None:
         """A Markdown source, cut at its size limit; ``None`` when absent or refused."""
         return self._decoded(path, self._read_bytes(path, MAX_TEXT_BYTES, cut=True))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -16,7 +17,7 @@ from pydantic import BaseModel
 from ..sources.flavour import FLAVOUR_FACETS
 from ..sources.web_search import WebSearchProvider
 from ..sources.workspace import Workspace
-from .base import NoArgs, Tool, ToolRegistry, ToolResult
+from .base import NoArgs, Tool, ToolRegistry, ToolResult, make_tool
 from .context import ToolContext
 from .files import ReadFileArgs, workspace_list_files, workspace_read_file
 from .memory import MemoryFlavourArgs, MemoryRecallArgs, memory_flavour, memory_recall
@@ -45,14 +46,9 @@ class CatalogueEntry:
 
     def bind(self, context: ToolContext) -> Tool:
         """The tool answering through ``context``."""
-        function = self.function
-        return Tool(
-            name=self.name,
-            description=self.description,
-            args_model=self.args_model,
-            read_only=True,
-            # The registry validates arguments against args_model before calling.
-            handler=lambda args: function(context, args),
+        # The registry validates arguments against args_model before calling.
+        return make_tool(
+            self.name, self.description, self.args_model, partial(self.function, context)
         )
 
 

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ..config import get_setting
 from ..errors import ConfigError, ToolError
-from ..sources.web import DEFAULT_FETCH_TIMEOUT_S, DEFAULT_MAX_BYTES, check_timeout, fetch_page
+from ..sources.web import DEFAULT_FETCH_TIMEOUT_S, DEFAULT_MAX_BYTES, fetch_page
 from ..sources.web_search import WebSearchProvider
 from .base import ToolArgs, ToolResult
 from .context import ToolContext
@@ -118,5 +118,4 @@ def _policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, fl
             timeout = get_setting("web.timeout_s", DEFAULT_FETCH_TIMEOUT_S)
     except ConfigError as exc:
         raise ToolError(f"the lab's config cannot be used: {exc}") from exc
-    check_timeout(timeout)
     return allow_private, timeout
