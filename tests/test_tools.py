@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from supercontext_lab.agents.known_tools import READ_ONLY_TOOLS
 from supercontext_lab.errors import ToolError
+from supercontext_lab.sources.confined import MAX_DATA_BYTES
 from supercontext_lab.sources.flavour import FLAVOUR_FACETS, normalise_facet
 from supercontext_lab.sources.skills import RegistryEntry, rank_registry
 from supercontext_lab.sources.web_search import WebResult
@@ -468,6 +469,8 @@ def test_empty_registry_url_means_no_remote_registry(ws: Workspace) -> None:
         (200, b"<html>", "did not answer JSON"),
         (200, b'[{"id": "x"}]', "entry 0: name: Field required"),
         (200, b'{"skills": []}', "must hold a JSON list"),
+        # Read like registry.json in a workspace: bounded, never held whole.
+        (200, b"[" + b" " * MAX_DATA_BYTES + b"]", f"larger than {MAX_DATA_BYTES:,} bytes"),
     ],
 )
 def test_remote_registry_errors_are_tool_errors(

@@ -8,6 +8,7 @@ or the same shape served at a URL).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -16,9 +17,11 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._bounded import json_loads
+from .._http import read_body, tls_context
 from .._text import describe_validation_error
 from .._words import STOPWORDS, stem
-from ..errors import ToolError, WorkspaceError
+from ..errors import ConfigError, ToolError, WorkspaceError
+from .confined import MAX_DATA_BYTES
 
 __all__ = [
     "REGISTRY_TIMEOUT_S",
@@ -148,17 +151,33 @@ def rank_registry(
 def fetch_registry(url: str, *, timeout: float = REGISTRY_TIMEOUT_S) -> list[RegistryEntry]:
     """The registry served at ``url`` (a JSON list shaped like registry.json).
 
-    Raises :class:`ToolError` with a one-line reason when it cannot be reached or read.
+    Read like a workspace's registry.json: at most :data:`MAX_DATA_BYTES`, and within
+    ``timeout`` for the whole body, not per read. Raises :class:`ToolError` with a one-line
+    reason when it cannot be reached or read.
     """
+    where = f"the skill registry at {url}"
+    deadline = time.monotonic() + timeout
+
+    def timed_out() -> ToolError:
+        return ToolError(f"{where} did not answer within {timeout:g} s.")
+
     try:
-        response = httpx.get(url, timeout=timeout, follow_redirects=True)
-        response.raise_for_status()
-        data = json_loads(response.content)
-    except httpx.HTTPError as exc:
-        raise ToolError(f"the skill registry at {url} cannot be reached ({exc}).") from exc
+        with httpx.stream(
+            "GET", url, timeout=timeout, follow_redirects=True, verify=tls_context()
+        ) as response:
+            response.raise_for_status()
+            body, more = read_body(
+                response, deadline=deadline, on_deadline=timed_out, max_bytes=MAX_DATA_BYTES
+            )
+    except (httpx.HTTPError, ConfigError) as exc:
+        raise ToolError(f"{where} cannot be reached ({exc}).") from exc
+    if more:
+        raise ToolError(f"{where} is larger than {MAX_DATA_BYTES:,} bytes.")
+    try:
+        data = json_loads(body)
     except ValueError as exc:
-        raise ToolError(f"the skill registry at {url} did not answer JSON ({exc}).") from exc
+        raise ToolError(f"{where} did not answer JSON ({exc}).") from exc
     try:
-        return parse_registry_entries(data, f"the skill registry at {url}")
+        return parse_registry_entries(data, where)
     except WorkspaceError as exc:
         raise ToolError(str(exc)) from exc
