@@ -412,10 +412,10 @@ def resize_docs(docs: Sequence[str], size: int, *, seed: int = 99) -> list[str]:
 
 def _load_analyze() -> tuple[Callable[[str], list[str]], str]:
     try:
-        from supercontext_lab.sources.memory.terms import analyze
+        from supercontext_lab._words import analyze
     except ImportError:
         return _simple_tokens, "benchmarks.corpus (lower-cased words)"
-    return analyze, "supercontext_lab.sources.memory.terms.analyze"
+    return analyze, "supercontext_lab._words.analyze"
 
 
 _WORD = re.compile(r"[^\W_]+")

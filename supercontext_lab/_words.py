@@ -1,8 +1,22 @@
-"""Words: the one stemmer and the one stop-word list of the package.
+"""Words: the one analyzer of the package.
 
-The memory index analyses its documents and queries with :func:`stem`, the skill registry
-search matches with it, and the offline scout picks its keywords and scores overlaps with
-it, so all three agree about which words match (``figures`` finds ``figure`` everywhere).
+Every place that turns text into words goes through this module, so they all agree about
+what a word is and which words match:
+
+* :func:`words` splits text into lower-cased words: runs of Unicode letters, digits and
+  combining marks (so ``हिन्दी`` and ``résumé`` stay one word); ``_``, hyphens,
+  apostrophes, punctuation, symbols and emoji separate words;
+* :func:`analyze` turns text into search terms: its words with compatibility characters
+  folded (``ﬁ`` → ``fi``, full-width ``Ａ`` → ``a``), diacritics removed from Latin letters
+  (``é`` → ``e``, as SQLite's ``unicode61 remove_diacritics 2`` does; other scripts keep
+  their marks) and a light English stemmer applied (``deadlines`` → ``deadlin``,
+  ``formatted`` → ``format``);
+* :func:`keywords` keeps the content words of a request (stop words and one- or
+  two-letter words dropped), and :func:`overlap` counts the shared terms of two texts.
+
+The memory index stores :func:`analyze` terms, the skill registry search ranks by them and
+the offline scout picks its keywords and scores overlaps with them: ``Café résumé`` is
+``café résumé`` as words and ``caf resum`` as terms everywhere.
 
 Deterministic and dependency-free on purpose: the offline models must behave the same on
 every machine so notebooks and tests can compare their output exactly.
@@ -11,11 +25,25 @@ every machine so notebooks and tests can compare their output exactly.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
-__all__ = ["STOPWORDS", "keywords", "overlap", "stem", "stems", "tokens"]
+__all__ = [
+    "ANALYZER_VERSION",
+    "STOPWORDS",
+    "analyze",
+    "content_terms",
+    "keywords",
+    "overlap",
+    "stem",
+    "stems",
+    "unique_terms",
+    "words",
+]
 
-_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+#: Bumped whenever :func:`analyze` changes, so memory indexes built with an older
+#: analysis rebuild.
+ANALYZER_VERSION = 2
 
 STOPWORDS = frozenset(
     """
@@ -28,16 +56,49 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very want
     was we were what when where which while who whom why will with would you your yours
     yourself yourselves help us know tell give show find thing things something anything
-    ok okay hi hello hey thanks thank yes lot really let's i'm i've it's that's what's
+    ok okay hi hello hey thanks thank yes lot really
     per il lo la le gli un una uno di da del della che e è in con su mi ti ci puoi
     one two three four five week weeks day days month months year years
     """.split()
 )
+"""Words too common to say what a text is about (English and Italian)."""
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens (letters and digits; inner hyphens and apostrophes kept)."""
-    return [match.group(0).lower() for match in _WORD.finditer(text)]
+def _word_pattern() -> re.Pattern[str]:
+    # Python's \w leaves out combining marks, which would cut words of Indic and other
+    # scripts apart; the marks of the Basic Multilingual Plane are added explicitly.
+    ranges: list[str] = []
+    start: int | None = None
+    for cp in range(0x10001):
+        is_mark = cp < 0x10000 and unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me")
+        if is_mark and start is None:
+            start = cp
+        elif not is_mark and start is not None:
+            ranges.append(f"\\u{start:04x}-\\u{cp - 1:04x}")
+            start = None
+    return re.compile(f"(?:[^\\W_]|[{''.join(ranges)}])+")
+
+
+_WORD = _word_pattern()
+_ASCII_SEPARATORS = str.maketrans(
+    dict.fromkeys((chr(c) for c in range(128) if not chr(c).isalnum()), " ")
+)
+# Analysing a word is pure, so it is cached; the bound keeps memory flat on huge corpora.
+_CACHE_LIMIT = 200_000
+_single: dict[str, str] = {}  # words giving exactly one term
+_other: dict[str, tuple[str, ...]] = {}  # words giving none or several
+
+
+def _split(text: str) -> list[str]:
+    # For ASCII text, translate-and-split finds the same words as the pattern, faster.
+    if text.isascii():
+        return text.translate(_ASCII_SEPARATORS).split()
+    return _WORD.findall(text)
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words of ``text``, in order, repeats included."""
+    return [word.lower() for word in _split(text)]
 
 
 def stem(word: str) -> str:
@@ -64,24 +125,101 @@ def stem(word: str) -> str:
     return word
 
 
+def _is_latin(ch: str) -> bool:
+    # Latin-1 Supplement, Latin Extended-A/B and Latin Extended Additional, plus ASCII.
+    return ch.isalpha() and (ch < "\u0250" or "\u1e00" <= ch <= "\u1eff")
+
+
+def _fold(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word)
+    kept: list[str] = []
+    base_is_latin = False
+    for ch in decomposed:
+        if unicodedata.category(ch) == "Mn":
+            if base_is_latin:
+                continue
+        else:
+            base_is_latin = _is_latin(ch)
+        kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept)).lower()
+
+
+def _analyze_word(word: str) -> tuple[str, ...]:
+    lowered = word.lower()
+    if lowered.isascii():
+        return (stem(lowered),)
+    # Folding can expose separators (``½`` → ``1⁄2``), so the folded text is split again.
+    parts = _WORD.findall(_fold(lowered))
+    # A run of marks with no letter or digit (a stray accent) is not a word.
+    return tuple(stem(part) for part in parts if any(ch.isalnum() for ch in part))
+
+
+def _remember(word: str, analysed: tuple[str, ...]) -> None:
+    if len(analysed) == 1:
+        if len(_single) >= _CACHE_LIMIT:
+            _single.clear()
+        _single[word] = analysed[0]
+    else:
+        if len(_other) >= _CACHE_LIMIT:
+            _other.clear()
+        _other[word] = analysed
+
+
+def _terms(tokens: Iterable[str]) -> list[str]:
+    terms: list[str] = []
+    single = _single
+    for word in tokens:
+        term = single.get(word)
+        if term is not None:
+            terms.append(term)
+            continue
+        analysed = _other.get(word)
+        if analysed is None:
+            analysed = _analyze_word(word)
+            _remember(word, analysed)
+        terms.extend(analysed)
+    return terms
+
+
+def analyze(text: str) -> list[str]:
+    """The search terms of ``text`` in order, repeats included."""
+    tokens = _split(text)
+    try:
+        # Nearly every word, once seen, is known to give exactly one term.
+        return [_single[word] for word in tokens]
+    except KeyError:
+        return _terms(tokens)
+
+
+def unique_terms(text: str) -> list[str]:
+    """The distinct search terms of ``text`` in order of first appearance."""
+    return list(dict.fromkeys(analyze(text)))
+
+
 def keywords(text: str) -> list[str]:
-    """Content words of ``text`` in order of first appearance, stopwords dropped."""
+    """Content words of ``text`` in order of first appearance: stop words and words of
+    one or two letters (not digits) dropped."""
     seen: set[str] = set()
     out: list[str] = []
-    for token in tokens(text):
-        if token in STOPWORDS or (len(token) < 3 and not token.isdigit()):
+    for word in words(text):
+        if word in STOPWORDS or (len(word) < 3 and not word.isdigit()):
             continue
-        if token not in seen:
-            seen.add(token)
-            out.append(token)
+        if word not in seen:
+            seen.add(word)
+            out.append(word)
     return out
 
 
-def stems(words: Iterable[str]) -> set[str]:
-    """The stems of ``words``."""
-    return {stem(word) for word in words}
+def stems(items: Iterable[str]) -> set[str]:
+    """The search terms of ``items`` (words, as :func:`keywords` gives them)."""
+    return set(_terms(items))
 
 
-def overlap(query_stems: set[str], text: str) -> int:
-    """How many of ``query_stems`` occur in ``text`` (as stems of its content words)."""
-    return len(query_stems & stems(keywords(text)))
+def content_terms(text: str) -> set[str]:
+    """The search terms of ``text``'s words that are not stop words."""
+    return stems(word for word in words(text) if word not in STOPWORDS)
+
+
+def overlap(query_terms: set[str], text: str) -> int:
+    """How many of ``query_terms`` occur in ``text`` (as terms of its keywords)."""
+    return len(query_terms & stems(keywords(text)))

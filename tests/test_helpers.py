@@ -1,4 +1,4 @@
-"""The private helpers every layer shares: text, words, keys and fingerprints, HTTP bodies."""
+"""The private helpers every layer shares: text, keys and fingerprints, HTTP bodies."""
 
 from __future__ import annotations
 
@@ -13,9 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from supercontext_lab._hashing import canonical_json, digest_files, fingerprint
 from supercontext_lab._http import read_body
 from supercontext_lab._text import describe_validation_error, one_line, strip_userinfo
-from supercontext_lab._words import STOPWORDS, keywords, stem, stems
-from supercontext_lab.sources.memory.terms import analyze
-from supercontext_lab.sources.skills import registry_tokens
 
 # --------------------------------------------------------------------------- one_line
 
@@ -172,32 +169,6 @@ def test_read_body_stops_at_the_deadline() -> None:
             on_deadline=_Late,
         )
     assert time.monotonic() - started < 1.0
-
-
-# --------------------------------------------------------------------------- words
-
-
-@pytest.mark.parametrize(
-    ("one", "other"),
-    [
-        ("figures", "figure"),
-        ("formatted", "formatting"),
-        ("queries", "query"),
-        ("deadlines", "deadline"),
-        ("decided", "decide"),
-    ],
-)
-def test_memory_registry_and_offline_scout_share_one_stemmer(one: str, other: str) -> None:
-    assert stem(one) == stem(other)
-    assert analyze(one) == analyze(other) == [stem(one)]
-    assert registry_tokens(one) == registry_tokens(other) == {stem(one)}
-    assert stems(keywords(one)) == stems(keywords(other)) == {stem(one)}
-
-
-def test_registry_search_and_offline_keywords_share_one_stop_word_list() -> None:
-    text = "Please help me with the figures for this paper"
-    assert registry_tokens(text) == stems(keywords(text)) == {stem("figures"), stem("paper")}
-    assert {"please", "help", "with", "the", "for", "this"} <= STOPWORDS
 
 
 def test_one_line_can_cut_at_a_word() -> None:

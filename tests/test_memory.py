@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from supercontext_lab._words import unique_terms
 from supercontext_lab.errors import MemoryIndexError
 from supercontext_lab.sources.memory import (
     MAX_RECALL_LIMIT,
@@ -19,7 +20,6 @@ from supercontext_lab.sources.memory import (
     MemoryTree,
     SyncReport,
 )
-from supercontext_lab.sources.memory.terms import unique_terms
 
 INDEX = Path(".supercontext") / "memory.sqlite3"
 

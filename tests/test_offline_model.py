@@ -160,3 +160,36 @@ def test_offline_orchestrator_says_what_it_is() -> None:
     cold = OfflineOrchestratorModel().complete([Message(role="user", content="hello there")])
     assert "offline orchestrator" in (cold.message.content or "")
     assert "Starting cold" in (cold.message.content or "")
+
+
+def test_a_notes_markdown_never_shows_in_a_bullet(tmp_path: Path) -> None:
+    note = tmp_path / "memory" / "global" / "freezer.md"
+    note.parent.mkdir(parents=True)
+    note.write_text(
+        "# Freezer inventory\n\n- **Box 3** holds the seed samples of site 12.\n"
+        "- Box 4 holds the soil cores.\n",
+        encoding="utf-8",
+    )
+    bundle = _bundle(_scout(Workspace(tmp_path), "Where are the seed samples of site 12 stored?"))
+    bullet = next(line for line in bundle.summary.splitlines() if "Box 3" in line)
+    assert bullet == (
+        "- Freezer inventory: Box 3 holds the seed samples of site 12. Box 4 holds the soil "
+        "cores. (memory)"
+    )
+
+
+def test_a_question_about_a_code_that_is_not_software_reads_no_coding_style(
+    demo: Workspace,
+) -> None:
+    run = _scout(demo, "What is the GR code of the renewal?")
+    bundle = _bundle(run)
+    assert "GR-7731" in bundle.summary
+    assert "Coding style" not in bundle.summary
+    assert not any(step.tool == "memory_flavour" for step in run.trace)
+
+
+def test_a_registry_skill_must_fit_what_installed_skills_leave_open(demo: Workspace) -> None:
+    # The figure polisher fits "polish ... figure"; the planner only shares the figure and
+    # the compound "sensitivity-analysis", one concept, so installing it is not suggested.
+    bundle = _bundle(_scout(demo, "Polish the sensitivity-analysis figure for the grant"))
+    assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [("figure-polish", True)]

@@ -7,7 +7,6 @@ or the same shape served at a URL).
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .._bounded import json_loads
 from .._http import read_body, tls_context
 from .._text import describe_validation_error
-from .._words import STOPWORDS, stem
+from .._words import content_terms
 from ..errors import ConfigError, ToolError, WorkspaceError
 from .confined import MAX_DATA_BYTES
 
@@ -118,9 +117,9 @@ def parse_registry_entries(data: Any, source: str) -> list[RegistryEntry]:
 
 
 def registry_tokens(text: str) -> set[str]:
-    """Lower-case whole-word tokens of ``text``, stemmed, stop words dropped."""
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    return {stem(w) for w in words if w not in STOPWORDS}
+    """The terms registry entries and queries are matched by: those of the package's one
+    analyzer (:func:`~supercontext_lab._words.content_terms`), stop words dropped."""
+    return content_terms(text)
 
 
 def _entry_tokens(entry: RegistryEntry) -> tuple[set[str], set[str]]:

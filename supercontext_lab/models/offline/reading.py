@@ -14,7 +14,7 @@ from typing import Any
 
 from ..._bounded import json_loads
 from ..._text import one_line
-from ..._words import keywords, overlap, stems, tokens
+from ..._words import keywords, overlap, stems, words
 from ...gate import GREETINGS, normalize_message
 from ..base import Message
 
@@ -25,6 +25,7 @@ __all__ = [
     "goal_line",
     "mentioned_integrations",
     "needs_web",
+    "plain_text",
     "read_request",
     "relevant_lines",
     "request_kind",
@@ -53,9 +54,10 @@ _FACET_TRIGGERS: dict[str, frozenset[str]] = {
         "reply email emails draft message write writing tone "
         "communicate communication letter respond".split()
     ),
+    # "code" alone is not here: a "GR code" or a "zip code" is not about programming.
     "coding_style": frozenset(
-        "code coding figure figures plot plots style format formatted "
-        "formatting script function refactor".split()
+        "coding programming codebase figure figures plot plots style format formatted "
+        "formatting script scripts function functions refactor debug".split()
     ),
     "stack": frozenset("stack library libraries package packages framework python tooling".split()),
     "workflow": frozenset(
@@ -137,6 +139,14 @@ class RequestContext:
     def query_stems(self) -> set[str]:
         return stems(self.query_words)
 
+    def concepts_in(self, text: str) -> set[frozenset[str]]:
+        """The request's concepts that ``text`` shares: a hyphenated compound
+        ("sensitivity-analysis") is one concept however many of its words match."""
+        found = stems(keywords(text))
+        chunks = f"{self.request} {self.focus}".split()
+        concepts = {frozenset(stems(keywords(chunk))) for chunk in chunks}
+        return {concept for concept in concepts if concept and concept & found}
+
 
 def read_request(messages: Sequence[Message]) -> RequestContext:
     system = next((m.content or "" for m in messages if m.role == "system"), "")
@@ -184,7 +194,7 @@ def request_kind(request: str) -> str:
     normal = normalize_message(request)
     if not normal or normal in GREETINGS or normal in _THANKS:
         return "greeting"
-    first = tokens(normal)[:1]
+    first = words(normal)[:1]
     if request.strip().endswith("?") and first and first[0] in _INTERROGATIVES:
         return "question"
     return "work"
@@ -198,24 +208,25 @@ def goal_line(request: str) -> str:
 
 
 def wanted_facets(context: RequestContext) -> list[str]:
-    words = set(context.query_words)
+    query = set(context.query_words)
     ranked = [
-        (len(words & triggers), facet)
+        (len(query & triggers), facet)
         for facet, triggers in _FACET_TRIGGERS.items()
-        if words & triggers
+        if query & triggers
     ]
     ranked.sort(key=lambda pair: (-pair[0], list(_FACET_TRIGGERS).index(pair[1])))
     facets = [facet for _, facet in ranked[:2]]
-    if words & _PREFERENCE_WORDS and facets and "anti_preferences" not in facets:
+    if query & _PREFERENCE_WORDS and facets and "anti_preferences" not in facets:
         facets.append("anti_preferences")
     return facets
 
 
 def mentioned_integrations(context: RequestContext) -> list[str]:
-    words = set(tokens(f"{context.request} {context.focus}"))
+    said = set(words(f"{context.request} {context.focus}"))
     found = []
     for toolkit, aliases in _INTEGRATION_ALIASES.items():
-        if words & (aliases | {toolkit, toolkit.replace("_", " ")}):
+        # Word by word: "google_calendar" is the words "google" and "calendar".
+        if said & aliases or set(words(toolkit)) <= said:
             found.append(toolkit)
     return found
 
@@ -231,12 +242,35 @@ _CATEGORY_CUES: dict[str, frozenset[str]] = {
 
 
 def wanted_categories(context: RequestContext) -> set[str]:
-    words = set(tokens(f"{context.request} {context.focus}"))
-    return {category for category, cues in _CATEGORY_CUES.items() if words & cues}
+    said = set(words(f"{context.request} {context.focus}"))
+    return {category for category, cues in _CATEGORY_CUES.items() if said & cues}
 
 
 def needs_web(context: RequestContext) -> bool:
     return bool(set(context.query_words) & _WEB_WORDS)
+
+
+_HEADING = re.compile(r"^#{1,6}\s+")
+_LIST_MARK = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
+
+
+def plain_text(markdown: str) -> str:
+    """A note's Markdown as one line of prose: a heading becomes a lead-in ("Freezer
+    inventory: …"), list markers and ``**`` emphasis go, so a fact quoted from a note
+    never shows Markdown syntax in a bullet of its own."""
+    parts: list[str] = []
+    for raw in markdown.splitlines():
+        line = raw.strip().replace("**", "")
+        if not line:
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            title = line[heading.end() :].strip().rstrip(":")
+            if title:
+                parts.append(title + ":")
+            continue
+        parts.append(_LIST_MARK.sub("", line))
+    return " ".join(parts)
 
 
 def relevant_lines(text: str, query: set[str], limit: int) -> list[str]:

@@ -33,6 +33,7 @@ from .reading import (
     goal_line,
     mentioned_integrations,
     needs_web,
+    plain_text,
     read_request,
     relevant_lines,
     request_kind,
@@ -127,7 +128,7 @@ class OfflineScoutModel:
         seen: set[str] = set()
         boosted = wanted_categories(context)
         for hit in hits:
-            content = str(hit.get("content", ""))
+            content = plain_text(str(hit.get("content", "")))
             score = float(hit.get("score", 0.0))
             # A question about a decision, a deadline or a person prefers memories of that
             # category: the words differ ("decide" vs "Decision") but the intent matches.
@@ -150,21 +151,22 @@ class OfflineScoutModel:
         self, context: RequestContext
     ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         query = context.query_stems
-        installed: list[tuple[int, str, str]] = []
+        installed: list[tuple[int, str, str, str]] = []
         for result in context.results.get("list_workflows", []):
             for skill in result.get("skills", []):
                 title = str(skill.get("name", ""))
-                # Slugs are hyphenated: split them so "lit-review-digest" matches "review".
-                slug = str(skill.get("dir_name", "")).replace("-", " ")
                 tags = " ".join(map(str, skill.get("tags", [])))
-                score = overlap(query, f"{title} {slug} {tags} {skill.get('description', '')}")
+                text = f"{title} {skill.get('dir_name', '')} {tags} {skill.get('description', '')}"
+                score = overlap(query, text)
                 # One shared word fits only when it names the skill itself ("figures" for
                 # the figure polisher); a word only in a description ("grant") does not.
                 if score >= 2 or (score == 1 and overlap(query, title)):
-                    installed.append(
-                        (score, str(skill.get("dir_name", "")), str(skill.get("description", "")))
-                    )
-        installed_ids = {dir_name for _, dir_name, _ in installed}
+                    dir_name = str(skill.get("dir_name", ""))
+                    installed.append((score, dir_name, str(skill.get("description", "")), text))
+        installed.sort(key=lambda item: (-item[0], item[1]))
+        installed = installed[:2]
+        installed_ids = {dir_name for _, dir_name, _, _ in installed}
+        covered = {concept for *_, text in installed for concept in context.concepts_in(text)}
         all_installed = {
             str(skill.get("dir_name", ""))
             for result in context.results.get("list_workflows", [])
@@ -183,12 +185,14 @@ class OfflineScoutModel:
                         " ".join(map(str, entry.get("tags", []))),
                     ]
                 )
-                score = overlap(query, text)
+                # Counted by what the request names, not by words ("sensitivity-analysis
+                # figure" names two things), and only what no installed fit covers: an
+                # install is worth suggesting for the part of the request left open.
+                score = len(context.concepts_in(text) - covered)
                 if score >= 2:
                     registry.append((score, entry_id, str(entry.get("description", ""))))
-        installed.sort(key=lambda item: (-item[0], item[1]))
         registry.sort(key=lambda item: (-item[0], item[1]))
-        return ([(i, d) for _, i, d in installed[:2]], [(i, d) for _, i, d in registry[:2]])
+        return ([(i, d) for _, i, d, _ in installed], [(i, d) for _, i, d in registry[:2]])
 
     def _envelope(self, context: RequestContext) -> str:
         kind = request_kind(context.request)

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from ..._words import ANALYZER_VERSION, analyze
 from ...errors import MemoryIndexError
 from .bm25 import (
     BODY_WEIGHT,
@@ -38,7 +39,6 @@ from .bm25 import (
     namespace_hash,
     signature,
 )
-from .terms import ANALYZER_VERSION, analyze
 
 __all__ = [
     "INDEX_DIR",

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from ..._words import unique_terms
 from ...errors import MemoryIndexError
 from .files import DEFAULT_CATEGORY, read_memory_file, scan_memory_folder
 from .index import (
@@ -46,7 +47,6 @@ from .index import (
     upsert_docs,
 )
 from .rank import Ranker
-from .terms import unique_terms
 
 __all__ = [
     "DEFAULT_CATEGORY",

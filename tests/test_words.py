@@ -1,0 +1,91 @@
+"""The one analyzer: words, terms, keywords and overlaps, the same everywhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from supercontext_lab._words import (
+    STOPWORDS,
+    analyze,
+    content_terms,
+    keywords,
+    overlap,
+    stem,
+    stems,
+    unique_terms,
+    words,
+)
+from supercontext_lab.sources.skills import RegistryEntry, rank_registry, registry_tokens
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("figures", "figure"),
+        ("formatted", "formatting"),
+        ("queries", "query"),
+        ("deadlines", "deadline"),
+        ("decided", "decide"),
+    ],
+)
+def test_memory_registry_and_offline_scout_share_one_stemmer(one: str, other: str) -> None:
+    assert stem(one) == stem(other)
+    assert analyze(one) == analyze(other) == [stem(one)]
+    assert registry_tokens(one) == registry_tokens(other) == {stem(one)}
+    assert stems(keywords(one)) == stems(keywords(other)) == {stem(one)}
+
+
+def test_registry_search_and_offline_keywords_share_one_stop_word_list() -> None:
+    text = "Please help me with the figures for this paper"
+    assert registry_tokens(text) == stems(keywords(text)) == {stem("figures"), stem("paper")}
+    assert {"please", "help", "with", "the", "for", "this"} <= STOPWORDS
+
+
+def test_non_ascii_words_are_whole_words_and_the_same_terms_everywhere() -> None:
+    text = "Café résumé"
+    assert words(text) == ["café", "résumé"]
+    assert keywords(text) == ["café", "résumé"]
+    # Diacritics fold and the stemmer applies, for the index, the registry and the scout.
+    assert analyze(text) == ["caf", "resum"]
+    assert registry_tokens(text) == content_terms(text) == stems(keywords(text)) == {"caf", "resum"}
+    assert analyze("CAFÉ cafe café") == ["caf", "caf", "caf"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Straße über Zürich", ["straße", "über", "zürich"]),
+        ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),  # combining marks stay inside their word
+        ("lit-review_digest's", ["lit", "review", "digest", "s"]),
+        ("GR-7731 costs €1.18m", ["gr", "7731", "costs", "1", "18m"]),
+        ("ﬁgures Ｆull-width", ["ﬁgures", "ｆull", "width"]),
+    ],
+)
+def test_words_split_on_everything_but_letters_digits_and_marks(
+    text: str, expected: list[str]
+) -> None:
+    assert words(text) == expected
+
+
+def test_folding_exposes_the_same_terms_as_plain_letters() -> None:
+    assert analyze("ﬁgures Ｆigures figures") == ["figur", "figur", "figur"]
+    assert unique_terms("Zürich zurich ZURICH") == ["zurich"]
+
+
+def test_registry_matching_finds_accented_entries_by_plain_words() -> None:
+    entry = RegistryEntry(
+        id="resume-builder",
+        name="Résumé builder",
+        description="Writes a CV for a café job.",
+        tags=(),
+        category="writing",
+        source="community",
+    )
+    ranked = rank_registry([entry], "resume for the cafe", limit=5)
+    assert [(found.id, score) for found, score in ranked] == [("resume-builder", 2)]
+
+
+def test_overlap_counts_shared_terms_of_keywords() -> None:
+    query = stems(keywords("Polish the figures"))
+    assert overlap(query, "A figure polisher for papers") == 1
+    assert overlap(query, "Polishing figures") == 2
