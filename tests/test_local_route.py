@@ -23,12 +23,13 @@ import pytest
 
 from supercontext_lab.errors import ConfigError
 from supercontext_lab.models import local
-from supercontext_lab.models.base import Message, ModelReply, ToolSpec, Usage
+from supercontext_lab.models.base import Message, ModelInfo, ModelReply, ToolSpec, Usage
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import LOCAL_TIMEOUT_S, ModelRoute, parse_model_id
 from supercontext_lab.scout import DEFAULT_SCOUT_TIMEOUT_S, run_scout
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+from supercontext_lab.testing.scripted import Step
 
 
 def test_local_ids_give_local_routes_with_cpu_defaults() -> None:
@@ -113,13 +114,12 @@ def test_the_cli_reports_a_missing_gguf_in_one_line() -> None:
     assert "/no/such.gguf does not exist" in out.stderr
 
 
-class _LocalLike(ScriptedModel):
-    """A scripted model advertising what a local model advertises."""
-
-    def __init__(self, steps: Sequence[object], *, run_timeout_s: float, context_tokens: int):
-        super().__init__(steps)  # type: ignore[arg-type]
-        self.run_timeout_s = run_timeout_s
-        self.context_tokens = context_tokens
+def _local_like(
+    steps: Sequence[Step], *, run_timeout_s: float, context_tokens: int
+) -> ScriptedModel:
+    """A scripted model declaring what a local model declares."""
+    info = ModelInfo(run_timeout_s=run_timeout_s, context_tokens=context_tokens, local=True)
+    return ScriptedModel(steps, info=info)
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ GOOD = envelope(has_enough_context=True, proposed_goal="Write the report", summa
 
 
 def test_the_scout_gives_a_local_model_its_longer_run_budget(workspace: Workspace) -> None:
-    model = _LocalLike([GOOD], run_timeout_s=600.0, context_tokens=8192)
+    model = _local_like([GOOD], run_timeout_s=600.0, context_tokens=8192)
     run = run_scout("Write the report", workspace=workspace, model=model)
     assert run.ok
     first = model.calls[0].timeout
@@ -141,7 +141,7 @@ def test_the_scout_gives_a_local_model_its_longer_run_budget(workspace: Workspac
     plain = ScriptedModel([GOOD])
     run_scout("Write the report", workspace=workspace, model=plain)
     assert plain.calls[0].timeout is not None and plain.calls[0].timeout <= DEFAULT_SCOUT_TIMEOUT_S
-    explicit = _LocalLike([GOOD], run_timeout_s=600.0, context_tokens=8192)
+    explicit = _local_like([GOOD], run_timeout_s=600.0, context_tokens=8192)
     run_scout("Write the report", workspace=workspace, model=explicit, timeout_s=5.0)
     assert explicit.calls[0].timeout is not None and explicit.calls[0].timeout <= 5.0
 
@@ -151,7 +151,7 @@ def test_a_nearly_full_context_asks_for_the_envelope_early(workspace: Workspace)
         call = tool_call_message(("memory_recall", {"query": "report"}))
         return ModelReply(call, Usage(700, 20), "tool_calls")
 
-    model = _LocalLike([heavy, GOOD], run_timeout_s=600.0, context_tokens=1000)
+    model = _local_like([heavy, GOOD], run_timeout_s=600.0, context_tokens=1000)
     run = run_scout("Write the report", workspace=workspace, model=model)
     assert run.ok
     # One gathering call filled 72 % of the window: the next call is the final one.
@@ -238,7 +238,7 @@ def test_a_local_model_caps_free_text_and_counts_usage_with_the_servers_tokenize
 
 
 def test_token_counts_stay_inside_the_callers_budget() -> None:
-    from supercontext_lab.models.local import COUNT_TIMEOUT_S, LocalModel
+    from supercontext_lab.models.local import COUNT_TIMEOUT_S, TokenCounter
 
     timeouts: list[object] = []
 
@@ -246,15 +246,14 @@ def test_token_counts_stay_inside_the_callers_budget() -> None:
         timeouts.append(request.extensions["timeout"]["read"])
         return httpx.Response(200, json={"count": 7})
 
-    model = LocalModel(
-        base_url="http://127.0.0.1:9/v1", model="m", transport=httpx.MockTransport(handle)
-    )
+    counter = TokenCounter("http://127.0.0.1:9/v1")
+    client = httpx.Client(transport=httpx.MockTransport(handle))
     now = time.monotonic()
     # A budget already spent asks the server nothing; the estimate stands in.
-    assert model._count_tokens("text", now - 1.0) is None
+    assert counter.count(client, "text", now - 1.0) is None
     assert timeouts == []
     # Otherwise the count gets what is left of the budget, never more than the cap.
-    assert model._count_tokens("text", now + 2.0) == 7
-    assert model._count_tokens("text", math.inf) == 7
+    assert counter.count(client, "text", now + 2.0) == 7
+    assert counter.count(client, "text", math.inf) == 7
     assert 0 < float(timeouts[0]) <= 2.0  # type: ignore[arg-type]
     assert timeouts[1] == COUNT_TIMEOUT_S

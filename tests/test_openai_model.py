@@ -13,7 +13,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import certifi
@@ -39,6 +38,7 @@ from supercontext_lab.models.wire import (
     parse_tool_call_blocks,
     render_tool_call_block,
 )
+from supercontext_lab.routes import ModelRoute
 from supercontext_lab.testing.wire import reply_to_openai, reply_to_sse_chunks
 
 BASE = "http://llm.test/v1"
@@ -284,7 +284,7 @@ def test_canary_key_never_leaks(
         caplog.text,
     ]
     assert "HTTP 401" in str(info.value)
-    assert "***" in str(info.value)
+    assert "[secret removed]" in str(info.value)
     assert "Retrying" in caplog.text
     for text in shown:
         assert CANARY not in text
@@ -1088,7 +1088,7 @@ def test_invalid_settings_are_config_errors(options: dict[str, Any], problem: st
 
 def test_from_route_reads_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-route")
-    route = SimpleNamespace(
+    route = ModelRoute(
         kind="openai",
         base_url="http://127.0.0.1:11434/v1/",
         model="qwen2.5",
@@ -1120,14 +1120,15 @@ def test_from_route_reads_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_from_route_rejects_unusable_routes(fields: dict[str, Any], problem: str) -> None:
-    route = SimpleNamespace(**{"kind": "openai", "base_url": BASE, "model": "m", **fields})
+    # Built without validation: a validated route cannot lack these.
+    route = ModelRoute.model_construct(
+        **{"kind": "openai", "base_url": BASE, "model": "m", **fields}
+    )
     with pytest.raises(ConfigError, match=problem):
         OpenAICompatibleModel.from_route(route)
 
 
 def test_from_route_with_the_config_model_route() -> None:
-    from supercontext_lab.routes import ModelRoute
-
     route = ModelRoute(kind="openai", base_url=BASE, model="m", timeout_s=5.0)
     model = OpenAICompatibleModel.from_route(route)
     assert (model.base_url, model.model, model.timeout_s, model.stream) == (BASE, "m", 5.0, False)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
-import math
 import os
 import socket
 import subprocess
@@ -29,7 +28,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,7 +36,7 @@ import httpx
 
 from ..errors import ConfigError, ModelError
 from ..routes import DEFAULT_LOCAL_MODEL
-from .base import Message, ModelReply, ToolSpec, Usage, estimate_usage
+from .base import Message, ModelInfo, ModelReply, Usage, estimate_usage
 from .openai import OpenAICompatibleModel
 from .wire import render_tool_call_block
 
@@ -48,6 +47,7 @@ __all__ = [
     "LOCAL_RUN_TIMEOUT_S",
     "LocalModel",
     "LocalServer",
+    "TokenCounter",
     "local_chat_model",
     "local_server",
     "resolve_gguf",
@@ -291,78 +291,101 @@ def _reply_text(message: Message) -> str:
     return "\n".join([message.content or "", *blocks]).strip()
 
 
-class LocalModel(OpenAICompatibleModel):
-    """The OpenAI-compatible client of a local server, with what the scout needs to know
-    about a CPU model: its run budget and its context window.
+@dataclass(frozen=True)
+class TokenCounter:
+    """Usage for replies that come back without it, counted by the server's tokenizer.
 
     llama-cpp-python's server reports no token usage on streamed replies, and a trace
-    without tokens hides where a CPU model spends its time; so when a reply comes back
-    without usage it is counted with the server's own tokenizer (``/extras/tokenize/
-    count``) over the messages as sent, rendered in ChatML (the template of SmolLM2).
+    without tokens hides where a CPU model spends its time; so the messages as sent,
+    rendered in ChatML (the template of SmolLM2), and the reply are counted with
+    ``/extras/tokenize/count``, within the caller's budget. When the server cannot say,
+    the usage is estimated.
     """
 
-    run_timeout_s: float = LOCAL_RUN_TIMEOUT_S
-    """Wall-clock budget the scout gives one run on this model when the caller sets none."""
-    context_tokens: int = LOCAL_CONTEXT_TOKENS
-    """The server's context window, in tokens."""
-    cache_address: str = ""
-    """What names the served model in cache keys: the server's port changes every session,
-    the model file does not."""
+    base_url: str
+    key: str = field(default="", repr=False)
 
-    def _payload(
+    def __call__(
         self,
+        client: httpx.Client,
+        reply: ModelReply,
+        sent: list[dict[str, Any]],
         messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        tool_choice: str | None,
-        temperature: float | None,
-    ) -> dict[str, Any]:
-        payload = super()._payload(messages, tools, tool_choice, temperature)
-        payload.setdefault("max_tokens", LOCAL_MAX_TOKENS)
-        return payload
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] | None = None,
-        tool_choice: str | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        on_text: Callable[[str], None] | None = None,
+        deadline: float,
     ) -> ModelReply:
-        started = time.monotonic()
-        reply = super().complete(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            temperature=temperature,
-            timeout=timeout,
-            on_text=on_text,
-        )
-        if reply.usage.total_tokens > 0:
-            return reply
-        # Counting stays inside the caller's budget.
-        deadline = started + (math.inf if timeout is None else timeout)
-        sent = self._payload(messages, list(tools or ()), tool_choice, temperature)["messages"]
-        prompt = self._count_tokens(_chatml(sent), deadline)
-        completion = self._count_tokens(_reply_text(reply.message), deadline)
+        prompt = self.count(client, _chatml(sent), deadline)
+        completion = self.count(client, _reply_text(reply.message), deadline)
         if prompt is None or completion is None:
             return replace(reply, usage=estimate_usage(messages, reply.message))
         return replace(reply, usage=Usage(prompt, completion))
 
-    def _count_tokens(self, text: str, deadline: float) -> int | None:
+    def count(self, client: httpx.Client, text: str, deadline: float) -> int | None:
         """The server's token count of ``text``; ``None`` when it cannot say by ``deadline``
         (a ``time.monotonic()`` value), and never more than :data:`COUNT_TIMEOUT_S`."""
         left = min(deadline - time.monotonic(), COUNT_TIMEOUT_S)
         if left <= 0:
             return None
         url = self.base_url.removesuffix("/v1") + "/extras/tokenize/count"
+        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         try:
-            response = self._client.post(url, json={"input": text}, timeout=left)
+            response = client.post(url, json={"input": text}, headers=headers, timeout=left)
             count = response.json().get("count") if response.is_success else None
         except (httpx.HTTPError, ValueError, AttributeError):
             return None
         return count if isinstance(count, int) and count >= 0 else None
+
+
+class LocalModel(OpenAICompatibleModel):
+    """The OpenAI-compatible client of a local server, configured for a CPU model.
+
+    It declares what the scout needs to know (its run budget, its context window, that it
+    is local and small, its model file as cache identity), caps free-text replies at
+    :data:`LOCAL_MAX_TOKENS` and counts the usage the server does not report with a
+    :class:`TokenCounter`. ``api_key`` is the server's per-run key; ``before_request``
+    checks that the server is still the lab's own child before each call.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        timeout_s: float = 60.0,
+        stream: bool = False,
+        native_tool_calling: bool = True,
+        bundle_format: str = "text",
+        retry_timeouts: bool = True,
+        display_name: str | None = None,
+        client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        api_key: str | None = None,
+        before_request: Callable[[], None] | None = None,
+        cache_identity: str = "",
+    ) -> None:
+        super().__init__(
+            base_url=base_url,
+            model=model,
+            timeout_s=timeout_s,
+            stream=stream,
+            native_tool_calling=native_tool_calling,
+            bundle_format=bundle_format,
+            retry_timeouts=retry_timeouts,
+            display_name=display_name,
+            client=client,
+            transport=transport,
+            max_tokens=LOCAL_MAX_TOKENS,
+            usage_counter=TokenCounter(base_url, api_key or ""),
+            api_key=api_key,
+            before_request=before_request,
+            declared=ModelInfo(
+                context_tokens=LOCAL_CONTEXT_TOKENS,
+                run_timeout_s=LOCAL_RUN_TIMEOUT_S,
+                # The server's port changes every session; the model file names it.
+                cache_identity=cache_identity,
+                local=True,
+                small=True,
+            ),
+        )
 
 
 def local_chat_model(
@@ -380,7 +403,7 @@ def local_chat_model(
     gguf = resolve_gguf(name)
     server = local_server(gguf)
     display = (name or DEFAULT_LOCAL_MODEL).strip()
-    model = LocalModel(
+    return LocalModel(
         base_url=server.base_url,
         model=server.alias,
         timeout_s=timeout_s,
@@ -389,6 +412,5 @@ def local_chat_model(
         bundle_format=bundle_format,
         retry_timeouts=False,
         display_name=f"local:{display if display.lower() == DEFAULT_LOCAL_MODEL else gguf.name}",
+        cache_identity=f"local:{gguf}",
     )
-    model.cache_address = f"local:{gguf}"
-    return model

@@ -205,19 +205,20 @@ def test_a_local_model_is_keyed_on_its_file_not_its_port(tmp_path: Path) -> None
     cache = _cache(tmp_path)
     keys = set()
     for port in (9, 10):
-        inner = LocalModel(base_url=f"http://127.0.0.1:{port}/v1", model="m")
-        inner.cache_address = "local:/models/m.gguf"
+        inner = LocalModel(
+            base_url=f"http://127.0.0.1:{port}/v1", model="m", cache_identity="local:/models/m.gguf"
+        )
         keys.add(CachedModel(inner, cache=cache).key_for(MESSAGES))
     assert len(keys) == 1
 
 
-def test_the_cache_shows_the_run_budget_and_window_the_model_advertises(tmp_path: Path) -> None:
+def test_the_cache_shows_the_run_budget_and_window_the_model_declares(tmp_path: Path) -> None:
     cache = _cache(tmp_path)
     local = CachedModel(LocalModel(base_url="http://127.0.0.1:9/v1", model="m"), cache=cache)
-    assert local.run_timeout_s == LOCAL_RUN_TIMEOUT_S
-    assert local.context_tokens == LOCAL_CONTEXT_TOKENS
+    assert local.info.run_timeout_s == LOCAL_RUN_TIMEOUT_S
+    assert local.info.context_tokens == LOCAL_CONTEXT_TOKENS
     plain = CachedModel(ScriptedModel([]), cache=cache)
-    assert (plain.run_timeout_s, plain.context_tokens) == (None, None)
+    assert (plain.info.run_timeout_s, plain.info.context_tokens) == (None, None)
 
 
 def test_a_reply_with_tool_calls_round_trips() -> None:

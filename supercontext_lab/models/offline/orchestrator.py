@@ -12,20 +12,17 @@ from collections.abc import Callable, Sequence
 from ..._text import one_line
 from ...bundle import parse_context_bundle
 from ..base import Message, ModelReply, ToolSpec, estimate_usage
+from .common import OfflineModel
 
 __all__ = ["OfflineOrchestratorModel"]
 
 
-class OfflineOrchestratorModel:
+class OfflineOrchestratorModel(OfflineModel):
     """A deterministic stand-in orchestrator for demos: it answers from the prepared
     context and says that it is the offline model. It never calls tools."""
 
     def __init__(self, *, name: str = "offline:orchestrator") -> None:
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        return self._name
+        super().__init__(name=name)
 
     def complete(
         self,

@@ -26,6 +26,7 @@ from ..._text import one_line
 from ..._words import overlap
 from ...bundle_render import write_envelope
 from ..base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
+from .common import OfflineModel
 from .reading import (
     FACT_CHARS,
     SUMMARY_BUDGET,
@@ -51,15 +52,11 @@ def _ordered_calls(specs: list[tuple[str, dict[str, Any]]]) -> Message:
     return Message(role="assistant", content=None, tool_calls=calls)
 
 
-class OfflineScoutModel:
+class OfflineScoutModel(OfflineModel):
     """A deterministic scout that gathers through tool calls and writes the envelope."""
 
     def __init__(self, *, name: str = "offline:scout") -> None:
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        return self._name
+        super().__init__(name=name)
 
     def complete(
         self,
