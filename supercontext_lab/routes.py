@@ -176,13 +176,13 @@ class ModelRoute(BaseModel):
     @model_validator(mode="after")
     def _check_kind(self) -> ModelRoute:
         if self.kind == "openai":
-            missing = [name for name in ("base_url", "model") if getattr(self, name) is None]
+            needed = (("base_url", self.base_url), ("model", self.model))
+            missing = [name for name, value in needed if value is None]
             if missing:
                 raise ValueError(f"kind 'openai' requires {' and '.join(missing)}")
         if self.kind == "local":
-            extra = [
-                name for name in ("base_url", "api_key_env") if getattr(self, name) is not None
-            ]
+            refused = (("base_url", self.base_url), ("api_key_env", self.api_key_env))
+            extra = [name for name, value in refused if value is not None]
             if extra:
                 raise ValueError(
                     f"kind 'local' starts its own server, so {' and '.join(extra)} must not be set"
