@@ -24,7 +24,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, TypeAlias
 
 import httpx
 
@@ -51,21 +51,12 @@ logger = logging.getLogger(__name__)
 _FORMATS: tuple[EmissionFormat, ...] = ("grammar", "json_schema", "text")
 
 
-class UsageCounter(Protocol):
-    """Fills in the usage of a reply that came back without it (a local server's stream).
-
-    ``sent`` is the messages as the server received them; ``deadline`` is the
-    ``time.monotonic()`` by which the caller's budget runs out.
-    """
-
-    def __call__(
-        self,
-        client: httpx.Client,
-        reply: ModelReply,
-        sent: list[dict[str, Any]],
-        messages: Sequence[Message],
-        deadline: float,
-    ) -> ModelReply: ...
+UsageCounter: TypeAlias = Callable[
+    [httpx.Client, ModelReply, list[dict[str, Any]], Sequence[Message], float], ModelReply
+]
+"""Fills in the usage of a reply that came back without it (a local server's stream):
+called with the model's client, the reply, the messages as the server received them, the
+messages as given, and the ``time.monotonic()`` by which the caller's budget runs out."""
 
 
 class _HeldKey:
