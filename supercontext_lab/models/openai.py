@@ -338,7 +338,9 @@ class OpenAICompatibleModel:
             else:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise wording.no_time_left(budget)
+                    error = wording.no_time_left(budget)
+                    error.attempts = retries  # the requests already made, if any
+                    raise error
                 seconds = min(self.timeout_s, remaining)
             try:
                 return self._attempt(payload, headers, wording, seconds, shown)

@@ -285,9 +285,23 @@ def test_unreachable_server_names_the_base_url() -> None:
 def test_no_time_left_means_no_request() -> None:
     recorder = Recorder(ok())
     model, _ = make(recorder)
-    with pytest.raises(ModelTimeoutError, match="No time was left"):
+    with pytest.raises(ModelTimeoutError, match="No time was left") as caught:
         model.complete(USER, timeout=0)
     assert recorder.requests == []
+    assert caught.value.attempts == 0
+
+
+def test_a_failed_call_says_how_many_requests_it_made() -> None:
+    recorder = Recorder(httpx.Response(503, text="busy"))
+    model, sleeps = make(recorder, max_retries=2)
+    with pytest.raises(ModelError) as caught:
+        model.complete(USER)
+    assert caught.value.attempts == len(recorder.requests) == 3
+    assert len(sleeps) == 2
+    refused, _ = make(Recorder(httpx.Response(400, text="bad")))
+    with pytest.raises(ModelError) as once:
+        refused.complete(USER)
+    assert once.value.attempts == 1
 
 
 def test_retries_stop_at_the_callers_budget() -> None:
