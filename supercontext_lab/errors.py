@@ -78,6 +78,9 @@ class ToolNotAllowedError(ToolError):
 class ModelError(SupercontextError):
     """A chat model call failed: unreachable server, bad status or an unusable body."""
 
+    attempts: int = 1
+    """How many requests the failed call made, retries included."""
+
 
 class ModelTimeoutError(ModelError):
     """A chat model call ran past its timeout."""

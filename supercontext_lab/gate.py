@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "CONTEXT_HINTS",
@@ -239,13 +239,21 @@ def should_run_super_context(
     return is_orchestrator and first_turn and not has_prior_conversation and enabled
 
 
-def _role_of(message: Mapping[str, Any] | object) -> object:
+class _RoleMessage(Protocol):
+    @property
+    def role(self) -> object: ...
+
+
+def _role_of(message: Mapping[str, Any] | _RoleMessage) -> object:
     if isinstance(message, Mapping):
         return message.get("role")
-    return getattr(message, "role", None)
+    try:
+        return message.role
+    except AttributeError:  # an object with no role holds no conversation
+        return None
 
 
-def has_prior_conversation(transcript: Sequence[Mapping[str, Any] | object]) -> bool:
+def has_prior_conversation(transcript: Sequence[Mapping[str, Any] | _RoleMessage]) -> bool:
     """Whether a transcript already holds a conversation (any ``assistant`` message).
 
     Messages may be mappings with a ``"role"`` key or objects with a ``.role`` attribute.

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_LOCAL_MODEL",
     "LOCAL_TIMEOUT_S",
     "PROVIDER_BASE_URLS",
+    "EmissionFormat",
     "ModelRoute",
     "get_model_route",
     "parse_model_id",
@@ -52,6 +53,8 @@ PROVIDER_BASE_URLS: Mapping[str, str] = MappingProxyType(
 )
 """Default OpenAI-compatible base URL of each provider prefix accepted by parse_model_id."""
 
+EmissionFormat = Literal["grammar", "json_schema", "text"]
+"""How a model's final emission is constrained once ``"auto"`` is resolved."""
 BundleFormat = Literal["auto", "grammar", "json_schema", "text"]
 BUNDLE_FORMATS: tuple[str, ...] = get_args(BundleFormat)
 """How the scout's final emission is constrained (see ``ModelRoute.bundle_format``)."""
@@ -66,7 +69,7 @@ prompt tokens needs minutes, not the 60 s that suit a hosted API."""
 
 # Providers whose servers take a ``grammar`` field or a ``json_schema`` response format;
 # ``bundle_format = "auto"`` uses these, and plain text for every other server.
-_PROVIDER_FORMATS: Mapping[str, str] = MappingProxyType(
+_PROVIDER_FORMATS: Mapping[str, EmissionFormat] = MappingProxyType(
     {"llamacpp": "grammar", "vllm": "json_schema", "openai": "json_schema"}
 )
 
@@ -111,6 +114,14 @@ class ModelRoute(BaseModel):
     ``response_format`` JSON schema, rendered back to the envelope: OpenAI, vLLM),
     ``"text"`` (free text, checked afterwards) or ``"auto"`` (grammar for ``local`` routes
     and ``llamacpp:`` ids, JSON schema for ``openai:`` and ``vllm:`` ids, text otherwise)."""
+    small_model: bool = False
+    """Whether the model is too small to plan its own tool calls well, so the harness
+    gathers for it before the first model call. ``kind = "local"`` routes count as small
+    whatever this says (see :meth:`counts_as_small`)."""
+    label: str | None = None
+    """The name the model is shown and reported by (traces, panels, the CLI's JSON);
+    ``parse_model_id`` sets it to the id as typed, e.g. ``ollama:qwen2.5``. Without one an
+    OpenAI-compatible model is shown as ``openai:<model>``."""
 
     @model_validator(mode="before")
     @classmethod
@@ -165,20 +176,24 @@ class ModelRoute(BaseModel):
     @model_validator(mode="after")
     def _check_kind(self) -> ModelRoute:
         if self.kind == "openai":
-            missing = [name for name in ("base_url", "model") if getattr(self, name) is None]
+            needed = (("base_url", self.base_url), ("model", self.model))
+            missing = [name for name, value in needed if value is None]
             if missing:
                 raise ValueError(f"kind 'openai' requires {' and '.join(missing)}")
         if self.kind == "local":
-            extra = [
-                name for name in ("base_url", "api_key_env") if getattr(self, name) is not None
-            ]
+            refused = (("base_url", self.base_url), ("api_key_env", self.api_key_env))
+            extra = [name for name, value in refused if value is not None]
             if extra:
                 raise ValueError(
                     f"kind 'local' starts its own server, so {' and '.join(extra)} must not be set"
                 )
         return self
 
-    def resolved_bundle_format(self) -> str:
+    def counts_as_small(self) -> bool:
+        """Whether the model counts as small: ``small_model``, or any local route."""
+        return self.small_model or self.kind == "local"
+
+    def resolved_bundle_format(self) -> EmissionFormat:
         """The bundle format this route uses, with ``"auto"`` resolved (see bundle_format)."""
         if self.bundle_format != "auto":
             return self.bundle_format
@@ -222,9 +237,12 @@ def set_model_route(hint: str, route: ModelRoute | None) -> None:
     if route is not None and not isinstance(route, ModelRoute):
         raise TypeError(f"route must be a ModelRoute or None, not {type(route).__name__}.")
     values = route.model_dump(exclude_none=True) if route is not None else None
-    if values is not None and values.get("bundle_format") == "auto":
-        # The default is implied; leaving it out keeps existing tables as they were.
-        del values["bundle_format"]
+    if values is not None:
+        # Defaults are implied; leaving them out keeps existing tables as they were.
+        if values.get("bundle_format") == "auto":
+            del values["bundle_format"]
+        if values.get("small_model") is False:
+            del values["small_model"]
 
     def mutate(document: tomlkit.TOMLDocument) -> None:
         if values is None:
@@ -265,7 +283,9 @@ def parse_model_id(
     ``vllm:``, ``lmstudio:`` and ``openai:`` give an OpenAI-compatible route at the
     provider's default URL (see PROVIDER_BASE_URLS; ``openai`` reads its key from
     ``OPENAI_API_KEY`` unless ``api_key_env`` says otherwise). A bare model name needs
-    ``base_url``. An explicit ``base_url`` always wins. Problems raise ConfigError.
+    ``base_url``. An explicit ``base_url`` always wins. A provider's route is labelled
+    with the id as typed (``ollama:qwen2.5`` is shown as ``ollama:qwen2.5``; a bare name
+    as ``openai:<name>``). Problems raise ConfigError.
     """
     if not isinstance(model_id, str) or not model_id.strip():
         raise ConfigError(
@@ -275,51 +295,33 @@ def parse_model_id(
     text = model_id.strip()
     prefix, sep, rest = text.partition(":")
     provider = prefix.strip().lower() if sep else ""
-    options: dict[str, Any] = {}
-    if timeout_s is not None:
-        options["timeout_s"] = timeout_s
-    if stream is not None:
-        options["stream"] = stream
-    if bundle_format is not None:
-        options["bundle_format"] = bundle_format
-
+    name = rest.strip() if sep else ""
+    options: dict[str, Any] = {
+        key: value
+        for key, value in (
+            ("timeout_s", timeout_s),
+            ("stream", stream),
+            ("bundle_format", bundle_format),
+        )
+        if value is not None
+    }
+    server_given = base_url is not None or api_key_env is not None
     if provider == "local" or text.lower() == "local":
-        if base_url is not None or api_key_env is not None:
+        if server_given:
             raise ConfigError(
                 f"The local model {text!r} is served by the lab itself: drop --base-url and "
                 "--api-key-env."
             )
-        name = rest.strip() if sep else ""
         return _build_route(text, kind="local", model=name or DEFAULT_LOCAL_MODEL, **options)
-
-    if text.lower() == "offline" or provider == "offline":
-        if base_url is not None or api_key_env is not None:
+    if provider == "offline" or text.lower() == "offline":
+        if server_given:
             raise ConfigError(
                 f"The offline model {text!r} uses no server: drop --base-url and "
                 "--api-key-env, or name a provider such as 'ollama:llama3.1'."
             )
-        name = rest.strip() if sep else ""
         return _build_route(text, kind="offline", model=name or None, **options)
-
     if provider in PROVIDER_BASE_URLS:
-        name = rest.strip()
-        if not name:
-            raise ConfigError(
-                f"Model id {text!r} names no model after '{provider}:'; "
-                f"write it as '{provider}:<model name>'."
-            )
-        default_key = _OPENAI_KEY_ENV if provider == "openai" else None
-        if "bundle_format" not in options and provider in _PROVIDER_FORMATS:
-            options["bundle_format"] = _PROVIDER_FORMATS[provider]
-        return _build_route(
-            text,
-            kind="openai",
-            base_url=base_url if base_url is not None else PROVIDER_BASE_URLS[provider],
-            model=name,
-            api_key_env=api_key_env if api_key_env is not None else default_key,
-            **options,
-        )
-
+        return _provider_route(text, provider, name, base_url, api_key_env, options)
     if base_url is None:
         known = ", ".join(f"'{name}:'" for name in ("offline", "local", *PROVIDER_BASE_URLS))
         raise ConfigError(
@@ -329,6 +331,35 @@ def parse_model_id(
         )
     return _build_route(
         text, kind="openai", base_url=base_url, model=text, api_key_env=api_key_env, **options
+    )
+
+
+def _provider_route(
+    text: str,
+    provider: str,
+    name: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    options: dict[str, Any],
+) -> ModelRoute:
+    """The route of ``<provider>:<name>``: the provider's default URL, key variable and
+    bundle format, each overridden by what was given."""
+    if not name:
+        raise ConfigError(
+            f"Model id {text!r} names no model after '{provider}:'; "
+            f"write it as '{provider}:<model name>'."
+        )
+    default_key = _OPENAI_KEY_ENV if provider == "openai" else None
+    if "bundle_format" not in options and provider in _PROVIDER_FORMATS:
+        options = {**options, "bundle_format": _PROVIDER_FORMATS[provider]}
+    return _build_route(
+        text,
+        kind="openai",
+        base_url=base_url if base_url is not None else PROVIDER_BASE_URLS[provider],
+        model=name,
+        api_key_env=api_key_env if api_key_env is not None else default_key,
+        label=text,
+        **options,
     )
 
 

@@ -429,6 +429,8 @@ def test_model_route_defaults() -> None:
         "native_tool_calling": True,
         "stream": False,
         "bundle_format": "auto",
+        "small_model": False,
+        "label": None,
     }
 
 
@@ -569,7 +571,11 @@ def test_empty_hint_is_rejected(hint: str) -> None:
 
 
 def openai_route(
-    base_url: str, model: str, api_key_env: str | None = None, bundle_format: str = "auto"
+    base_url: str,
+    model: str,
+    api_key_env: str | None = None,
+    bundle_format: str = "auto",
+    label: str | None = None,
 ) -> ModelRoute:
     return ModelRoute(
         kind="openai",
@@ -577,6 +583,7 @@ def openai_route(
         model=model,
         api_key_env=api_key_env,
         bundle_format=bundle_format,
+        label=label,
     )
 
 
@@ -589,39 +596,71 @@ def openai_route(
         ("offline:burst-v2", {}, ModelRoute(model="burst-v2")),
         ("offline:anything:at all", {}, ModelRoute(model="anything:at all")),
         ("offline", {"timeout_s": 3, "stream": True}, ModelRoute(timeout_s=3, stream=True)),
-        ("ollama:llama3.1:8b", {}, openai_route("http://localhost:11434/v1", "llama3.1:8b")),
+        (
+            "ollama:llama3.1:8b",
+            {},
+            openai_route("http://localhost:11434/v1", "llama3.1:8b", label="ollama:llama3.1:8b"),
+        ),
         (
             "llamacpp:qwen2.5",
             {},
-            openai_route("http://localhost:8080/v1", "qwen2.5", None, "grammar"),
+            openai_route(
+                "http://localhost:8080/v1", "qwen2.5", None, "grammar", "llamacpp:qwen2.5"
+            ),
         ),
         (
             "vllm:meta/Llama-3-8B",
             {},
-            openai_route("http://localhost:8000/v1", "meta/Llama-3-8B", None, "json_schema"),
+            openai_route(
+                "http://localhost:8000/v1",
+                "meta/Llama-3-8B",
+                None,
+                "json_schema",
+                "vllm:meta/Llama-3-8B",
+            ),
         ),
-        ("lmstudio:phi-3", {}, openai_route("http://localhost:1234/v1", "phi-3")),
+        (
+            "lmstudio:phi-3",
+            {},
+            openai_route("http://localhost:1234/v1", "phi-3", label="lmstudio:phi-3"),
+        ),
         (
             "openai:gpt-4o-mini",
             {},
             openai_route(
-                "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY", "json_schema"
+                "https://api.openai.com/v1",
+                "gpt-4o-mini",
+                "OPENAI_API_KEY",
+                "json_schema",
+                "openai:gpt-4o-mini",
             ),
         ),
         (
             "OpenAI:gpt-4o",
             {"api_key_env": "MY_PROXY_KEY"},
-            openai_route("https://api.openai.com/v1", "gpt-4o", "MY_PROXY_KEY", "json_schema"),
+            openai_route(
+                "https://api.openai.com/v1",
+                "gpt-4o",
+                "MY_PROXY_KEY",
+                "json_schema",
+                "OpenAI:gpt-4o",
+            ),
         ),
         (
             "ollama:llama3.1",
             {"base_url": "http://gpu-box:11434/v1/"},
-            openai_route("http://gpu-box:11434/v1", "llama3.1"),
+            openai_route("http://gpu-box:11434/v1", "llama3.1", label="ollama:llama3.1"),
         ),
         (
             "openai:gpt-4o",
             {"base_url": "https://proxy.example.com/v1"},
-            openai_route("https://proxy.example.com/v1", "gpt-4o", "OPENAI_API_KEY", "json_schema"),
+            openai_route(
+                "https://proxy.example.com/v1",
+                "gpt-4o",
+                "OPENAI_API_KEY",
+                "json_schema",
+                "openai:gpt-4o",
+            ),
         ),
         (
             "my-model",
@@ -643,6 +682,7 @@ def openai_route(
                 timeout_s=5.5,
                 stream=True,
                 bundle_format="json_schema",
+                label="vllm:m",
             ),
         ),
     ],

@@ -5,6 +5,10 @@ Every ``import`` in the package (at module level, inside functions and under
 module-level imports must not form a cycle. The check reads the source with ``ast``, so it
 also covers modules that a plain ``import supercontext_lab`` never loads.
 
+A capability a caller needs is declared on the protocol (``ChatModel.info``), never
+probed: no ``getattr``/``hasattr`` with a literal attribute name anywhere in the package,
+except the platform constants of :data:`ALLOWED_LITERAL_GETATTR`.
+
 Run ``python tests/test_layers.py DIR`` to check another checkout (``DIR`` holding a
 ``supercontext_lab`` folder) and print what it finds.
 """
@@ -207,6 +211,43 @@ def import_cycles(imports: list[Import], *, deferred: bool = False) -> list[list
     return cycles
 
 
+ALLOWED_LITERAL_GETATTR = frozenset(
+    {
+        # open() flags some platforms lack (Windows has neither): the fallback is 0.
+        ("os", "O_NONBLOCK"),
+        ("os", "O_NOCTTY"),
+        ("os", "O_NOFOLLOW"),
+        ("os", "O_CLOEXEC"),
+    }
+)
+"""``(object, attribute)`` pairs a literal ``getattr`` may name: platform constants of
+``os``, which exist or not by platform rather than by what an object can do."""
+
+
+def literal_getattrs(root: Path) -> list[str]:
+    """Every ``getattr(obj, "name", ...)`` / ``hasattr(obj, "name")`` in the package below
+    ``root`` that is not allowed, as ``module:line getattr(obj, 'name')``."""
+    package_dir = root / PACKAGE
+    found: list[str] = []
+    for path in sorted(package_dir.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
+                continue
+            target, name = ast.unparse(node.args[0]), node.args[1].value
+            if (target, name) not in ALLOWED_LITERAL_GETATTR:
+                module = _module_name(path, package_dir)
+                found.append(f"{module}:{node.lineno} {node.func.id}({target}, {name!r})")
+    return found
+
+
 def test_imports_point_down_the_layers() -> None:
     problems = layer_violations(package_imports(ROOT))
     assert problems == [], "\n".join(problems)
@@ -249,6 +290,30 @@ def test_the_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
     assert ["sources.web", "tools.base", "sources.web"] in import_cycles(imports, deferred=True)
 
 
+def test_no_capability_is_probed_with_getattr() -> None:
+    probes = literal_getattrs(ROOT)
+    assert probes == [], "declare these on the protocol instead:\n" + "\n".join(probes)
+
+
+def test_the_check_sees_a_literal_getattr_and_allows_os_constants(tmp_path: Path) -> None:
+    package = tmp_path / PACKAGE
+    (package / "scout").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "scout" / "loop.py").write_text(
+        "import os\n"
+        "flags = getattr(os, 'O_NONBLOCK', 0)\n"
+        "def window(model, name):\n"
+        "    size = getattr(model, 'context_tokens', None)\n"
+        "    other = getattr(model, name)\n"
+        "    return hasattr(model, 'stream') or getattr(model.inner, 'close')\n"
+    )
+    assert literal_getattrs(tmp_path) == [
+        "scout.loop:4 getattr(model, 'context_tokens')",
+        "scout.loop:6 hasattr(model, 'stream')",
+        "scout.loop:6 getattr(model.inner, 'close')",
+    ]
+
+
 def test_every_module_has_a_layer() -> None:
     for imp in package_imports(ROOT):
         _place(imp.source)
@@ -264,3 +329,5 @@ if __name__ == "__main__":
         print("cycle:", " -> ".join(cycle))
     for cycle in import_cycles(found, deferred=True):
         print("cycle through a deferred import:", " -> ".join(cycle))
+    for probe in literal_getattrs(checkout):
+        print("probe:", probe)

@@ -1,4 +1,6 @@
-"""The local route without a model: ids, defaults, errors, and the scout's local budgets.
+"""The local route without a model: ids, defaults, errors, the scout's local budgets, the
+checks of a model file, and the server's socket, key and lifecycle (with a stand-in for
+llama-cpp-python's server).
 
 The real server is exercised in test_realmodel.py; everything here runs without the
 ``local`` extra.
@@ -6,29 +8,37 @@ The real server is exercised in test_realmodel.py; everything here runs without 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import json
 import math
 import os
+import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
 import httpx
 import pytest
 
-from supercontext_lab.errors import ConfigError
+from supercontext_lab.errors import ConfigError, ModelError
+from supercontext_lab.models import gguf as local_gguf
 from supercontext_lab.models import local
-from supercontext_lab.models.base import Message, ModelReply, ToolSpec, Usage
+from supercontext_lab.models import local_server as local_server_module
+from supercontext_lab.models.base import Message, ModelInfo, ModelReply, ToolSpec, Usage
+from supercontext_lab.models.local import LocalServer
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import LOCAL_TIMEOUT_S, ModelRoute, parse_model_id
 from supercontext_lab.scout import DEFAULT_SCOUT_TIMEOUT_S, run_scout
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+from supercontext_lab.testing.gguf import write_gguf
+from supercontext_lab.testing.scripted import Step
 
 
 def test_local_ids_give_local_routes_with_cpu_defaults() -> None:
@@ -113,13 +123,12 @@ def test_the_cli_reports_a_missing_gguf_in_one_line() -> None:
     assert "/no/such.gguf does not exist" in out.stderr
 
 
-class _LocalLike(ScriptedModel):
-    """A scripted model advertising what a local model advertises."""
-
-    def __init__(self, steps: Sequence[object], *, run_timeout_s: float, context_tokens: int):
-        super().__init__(steps)  # type: ignore[arg-type]
-        self.run_timeout_s = run_timeout_s
-        self.context_tokens = context_tokens
+def _local_like(
+    steps: Sequence[Step], *, run_timeout_s: float, context_tokens: int
+) -> ScriptedModel:
+    """A scripted model declaring what a local model declares."""
+    info = ModelInfo(run_timeout_s=run_timeout_s, context_tokens=context_tokens, local=True)
+    return ScriptedModel(steps, info=info)
 
 
 @pytest.fixture
@@ -133,7 +142,7 @@ GOOD = envelope(has_enough_context=True, proposed_goal="Write the report", summa
 
 
 def test_the_scout_gives_a_local_model_its_longer_run_budget(workspace: Workspace) -> None:
-    model = _LocalLike([GOOD], run_timeout_s=600.0, context_tokens=8192)
+    model = _local_like([GOOD], run_timeout_s=600.0, context_tokens=8192)
     run = run_scout("Write the report", workspace=workspace, model=model)
     assert run.ok
     first = model.calls[0].timeout
@@ -141,7 +150,7 @@ def test_the_scout_gives_a_local_model_its_longer_run_budget(workspace: Workspac
     plain = ScriptedModel([GOOD])
     run_scout("Write the report", workspace=workspace, model=plain)
     assert plain.calls[0].timeout is not None and plain.calls[0].timeout <= DEFAULT_SCOUT_TIMEOUT_S
-    explicit = _LocalLike([GOOD], run_timeout_s=600.0, context_tokens=8192)
+    explicit = _local_like([GOOD], run_timeout_s=600.0, context_tokens=8192)
     run_scout("Write the report", workspace=workspace, model=explicit, timeout_s=5.0)
     assert explicit.calls[0].timeout is not None and explicit.calls[0].timeout <= 5.0
 
@@ -151,7 +160,7 @@ def test_a_nearly_full_context_asks_for_the_envelope_early(workspace: Workspace)
         call = tool_call_message(("memory_recall", {"query": "report"}))
         return ModelReply(call, Usage(700, 20), "tool_calls")
 
-    model = _LocalLike([heavy, GOOD], run_timeout_s=600.0, context_tokens=1000)
+    model = _local_like([heavy, GOOD], run_timeout_s=600.0, context_tokens=1000)
     run = run_scout("Write the report", workspace=workspace, model=model)
     assert run.ok
     # One gathering call filled 72 % of the window: the next call is the final one.
@@ -238,7 +247,7 @@ def test_a_local_model_caps_free_text_and_counts_usage_with_the_servers_tokenize
 
 
 def test_token_counts_stay_inside_the_callers_budget() -> None:
-    from supercontext_lab.models.local import COUNT_TIMEOUT_S, LocalModel
+    from supercontext_lab.models.local import COUNT_TIMEOUT_S, TokenCounter
 
     timeouts: list[object] = []
 
@@ -246,15 +255,261 @@ def test_token_counts_stay_inside_the_callers_budget() -> None:
         timeouts.append(request.extensions["timeout"]["read"])
         return httpx.Response(200, json={"count": 7})
 
-    model = LocalModel(
-        base_url="http://127.0.0.1:9/v1", model="m", transport=httpx.MockTransport(handle)
-    )
+    counter = TokenCounter("http://127.0.0.1:9/v1")
+    client = httpx.Client(transport=httpx.MockTransport(handle))
     now = time.monotonic()
     # A budget already spent asks the server nothing; the estimate stands in.
-    assert model._count_tokens("text", now - 1.0) is None
+    assert counter.count(client, "text", now - 1.0) is None
     assert timeouts == []
     # Otherwise the count gets what is left of the budget, never more than the cap.
-    assert model._count_tokens("text", now + 2.0) == 7
-    assert model._count_tokens("text", math.inf) == 7
+    assert counter.count(client, "text", now + 2.0) == 7
+    assert counter.count(client, "text", math.inf) == 7
     assert 0 < float(timeouts[0]) <= 2.0  # type: ignore[arg-type]
     assert timeouts[1] == COUNT_TIMEOUT_S
+
+
+# --- the model file, checked before a server starts ---------------------------------
+
+
+def _bad_file(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.gguf"
+    if kind == "random-bytes":
+        path.write_bytes(bytes(range(256)) * 64)
+    elif kind == "sparse-20-gb":
+        with open(path, "wb") as handle:
+            handle.truncate(20 * 2**30)
+    elif kind == "magic-then-garbage":
+        path.write_bytes(b"GGUF" + bytes(range(255, -1, -1)) * 16)
+    elif kind == "link-to-environ":
+        path.symlink_to("/proc/self/environ")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link-to-dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "cut-short":
+        write_gguf(path)
+        path.write_bytes(path.read_bytes()[:40])
+    elif kind == "no-architecture":
+        write_gguf(path, architecture="llama")
+        path.write_bytes(
+            path.read_bytes().replace(b"general.architecture", b"general.arch1tecture")
+        )
+    elif kind == "valid-header-larger-than-memory":
+        write_gguf(path)
+        available = local_gguf.available_memory() or 2**34
+        with open(path, "r+b") as handle:
+            handle.truncate(max(20 * 2**30, 2 * available))
+    return path
+
+
+BAD_FILES = [
+    ("random-bytes", "is not a GGUF model: it does not start with the GGUF magic number"),
+    ("sparse-20-gb", "is not a GGUF model: it does not start with the GGUF magic number"),
+    ("magic-then-garbage", "is not a GGUF model: unsupported GGUF version"),
+    ("link-to-environ", "is not a GGUF model"),
+    ("cut-short", "is not a GGUF model: its header is cut short"),
+    ("no-architecture", "names no model architecture"),
+    ("valid-header-larger-than-memory", "is too large for memory"),
+    ("folder", "is not a regular file (a folder)"),
+    ("fifo", "is not a regular file (a FIFO)"),
+    ("link-to-dev-zero", "is not a regular file (a character device)"),
+]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="needs /proc, FIFOs and /dev/zero")
+@pytest.mark.parametrize(("kind", "cause"), BAD_FILES, ids=[kind for kind, _ in BAD_FILES])
+def test_each_bad_model_file_gets_one_line_naming_it_and_the_cause(
+    tmp_path: Path, kind: str, cause: str
+) -> None:
+    path = _bad_file(tmp_path, kind)
+    started: list[object] = []
+    server = LocalServer(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
+        with pytest.raises(ConfigError) as caught:
+            server.start(timeout_s=5)
+    message = str(caught.value)
+    assert cause in message
+    assert str(path) in message
+    assert "\n" not in message
+    assert started == [], "no child is started for a file that cannot be served"
+
+
+def test_the_cli_reports_a_file_that_is_not_a_model_in_one_line(tmp_path: Path) -> None:
+    path = _bad_file(tmp_path, "magic-then-garbage")
+    out = subprocess.run(
+        [sys.executable, "-m", "supercontext_lab", "scout", "--model", f"local:{path}", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1
+    assert f"{path} is not a GGUF model" in out.stderr
+
+
+# --- the server: its own socket, a per-run key, no server outlives the lab ------------
+
+# A stand-in for llama-cpp-python's server, run the way local_guard runs it: the key on
+# stdin, the socket from the parent, the same watchers. "honest" answers 401 without the
+# key; "impostor" answers anything, as a process that is not the lab's server would.
+STAND_IN = """
+import os, socket, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from supercontext_lab.models import local_guard
+
+key = local_guard.read_key()
+local_guard.start_watchers(int(os.environ[local_guard.PARENT_VARIABLE]))
+honest = sys.argv[1] == "honest"
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        allowed = not honest or self.headers.get("Authorization") == "Bearer " + key
+        body = b'{"data": []}' if allowed else b'{"detail": "Invalid API key"}'
+        self.send_response(200 if allowed else 401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+server = HTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+server.socket.close()
+server.socket = socket.socket(fileno=int(os.environ[local_guard.FD_VARIABLE]))
+server.serve_forever()
+"""
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Make LocalServer start the stand-in ("honest" or "impostor") instead of llama.cpp."""
+
+    def use(mode: str) -> None:
+        monkeypatch.setattr(
+            LocalServer, "_command", lambda self: [sys.executable, "-c", STAND_IN, mode]
+        )
+        monkeypatch.setattr(local_server_module, "_check_server_package", lambda: None)
+
+    return use
+
+
+def test_the_child_gets_its_socket_and_key_from_the_lab_not_its_command_line(
+    tmp_path: Path, stand_in: Callable[[str], None]
+) -> None:
+    stand_in("honest")
+    server = LocalServer(write_gguf(tmp_path / "tiny.gguf"))
+    server.start(timeout_s=20)
+    try:
+        assert server.pid is not None and server.port > 0
+        # Bound before the child started: no other process can take the port.
+        with socket.socket() as squatter, pytest.raises(OSError, match="in use"):
+            squatter.bind(("127.0.0.1", server.port))
+        for part in ("cmdline", "environ"):
+            shown = Path(f"/proc/{server.pid}/{part}").read_bytes()
+            assert server.api_key.encode() not in shown, part
+        assert b"--port" not in Path(f"/proc/{server.pid}/cmdline").read_bytes()
+        assert httpx.get(f"{server.base_url}/models").status_code == 401
+        keyed = {"Authorization": f"Bearer {server.api_key}"}
+        assert httpx.get(f"{server.base_url}/models", headers=keyed).status_code == 200
+    finally:
+        server.stop()
+    assert not server.running()
+
+
+def test_a_server_answering_without_the_key_is_not_taken_for_the_lab_s(
+    tmp_path: Path, stand_in: Callable[[str], None]
+) -> None:
+    stand_in("impostor")
+    server = LocalServer(write_gguf(tmp_path / "tiny.gguf"))
+    with pytest.raises(ModelError) as caught:
+        server.start(timeout_s=20)
+    message = str(caught.value)
+    assert "is not the lab's llama.cpp server for tiny.gguf" in message
+    assert "\n" not in message
+    assert not server.running()
+
+
+def test_a_model_whose_server_has_exited_sends_nothing(
+    tmp_path: Path, stand_in: Callable[[str], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in("honest")
+    server = LocalServer(write_gguf(tmp_path / "tiny.gguf"))
+    server.start(timeout_s=20)
+    monkeypatch.setattr(local, "local_server", lambda gguf: server)
+    model = local.local_chat_model(str(server.gguf), timeout_s=5.0)
+    assert model.info.local and model.info.small
+    server.stop()
+    sent: list[httpx.Request] = []
+    monkeypatch.setattr(httpx.Client, "send", lambda self, request, **kw: sent.append(request))
+    with pytest.raises(ModelError, match="is no longer running; nothing was sent"):
+        model.complete([Message(role="user", content="hi")])
+    assert sent == []
+
+
+# The lab process of the lifecycle test: it starts the stand-in, forks a child that keeps
+# every descriptor (the guard pipe included) open, prints both pids and waits.
+LAB = """
+import os, sys, time
+from pathlib import Path
+from supercontext_lab.models import local_server as module
+from supercontext_lab.models.local import LocalServer
+
+module._check_server_package = lambda: None
+LocalServer._command = lambda self: [sys.executable, "-c", sys.argv[2], "honest"]
+server = LocalServer(Path(sys.argv[1]))
+server.start(timeout_s=20)
+holder = os.fork()
+if holder == 0:
+    time.sleep(60)
+    os._exit(0)
+print(server.pid, holder, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_the_server_ends_with_its_parent_even_when_a_fork_keeps_the_pipe_open(
+    tmp_path: Path,
+) -> None:
+    weights = write_gguf(tmp_path / "tiny.gguf")
+    lab = subprocess.Popen(
+        [sys.executable, "-c", LAB, str(weights), STAND_IN], stdout=subprocess.PIPE, text=True
+    )
+    holder = 0
+    try:
+        assert lab.stdout is not None
+        server_pid, holder = (int(pid) for pid in lab.stdout.readline().split())
+        assert _alive(server_pid) and _alive(holder)
+        lab.send_signal(signal.SIGKILL)  # no atexit, no finally, and the pipe stays open
+        lab.wait(timeout=10)
+        assert _alive(holder), "the fork still holds the guard pipe"
+        assert _gone_within(server_pid, 5.0), "the server outlived its parent"
+    finally:
+        if lab.poll() is None:
+            lab.kill()
+        if holder:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(holder, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.1)
+    return False

@@ -13,6 +13,7 @@ call so the module stays within a few minutes on a CPU.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -23,13 +24,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
 from supercontext_lab.agents.definition import AgentDefinition
 from supercontext_lab.bundle import extract_context_bundle, parse_context_bundle
-from supercontext_lab.errors import ModelError
+from supercontext_lab.errors import ConfigError, ModelError
 from supercontext_lab.harness import Thread
+from supercontext_lab.models.base import Message
 from supercontext_lab.models.local import (
     INSTALL_HINT,
     LocalModel,
@@ -43,6 +46,7 @@ from supercontext_lab.models.offline import OfflineOrchestratorModel
 from supercontext_lab.scout import ScoutRun, run_scout
 from supercontext_lab.sources.demo import open_workspace
 from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing.gguf import write_gguf
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -242,17 +246,135 @@ def test_the_server_never_outlives_its_parent(how: str) -> None:
             parent.wait()
 
 
-def test_a_file_that_is_not_a_model_fails_to_start_with_one_clear_line(tmp_path: Path) -> None:
+def test_a_file_that_is_not_a_model_is_refused_before_any_child_starts(tmp_path: Path) -> None:
     _require_extra()
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"GGUF not really")
     server = LocalServer(bad)
-    with pytest.raises(ModelError, match=r"broken\.gguf exited while starting") as caught:
+    with pytest.raises(ConfigError, match=r"broken\.gguf is not a GGUF model") as caught:
+        server.start(timeout_s=60)
+    assert "\n" not in str(caught.value)
+    assert server.process is None
+
+
+def test_a_model_that_fails_to_load_ends_its_child_cleanly_with_one_clear_line(
+    tmp_path: Path,
+) -> None:
+    _require_extra()
+    # A whole header and nothing behind it: the checks pass, llama.cpp cannot load it.
+    server = LocalServer(write_gguf(tmp_path / "hollow.gguf"))
+    with pytest.raises(ModelError, match=r"hollow\.gguf exited while starting") as caught:
         server.start(timeout_s=60)
     message = str(caught.value)
     assert "\n" not in message
+    # Exit status 1 and its own last line; not an abort ("Fatal Python error", -6).
+    assert "(exit status 1): error: ValueError: Failed to load model" in message
     assert not server.running()
     # The log is kept for the user (the error names it); this test removes it.
     log = Path(message.rsplit("(log: ", 1)[1].removesuffix(").").removesuffix(")"))
-    assert log.is_file()
+    assert "Fatal Python error" not in log.read_text("utf-8", "replace")
     log.unlink()
+
+
+# Another local process trying to become the lab's model: it reads the port of any new
+# llama.cpp child from /proc/PID/cmdline and binds it first, then answers every request.
+_SQUATTER = """
+import json, os, re, socket, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+taken = []
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.reply({"data": [{"id": "squatter"}]})
+
+    def do_POST(self):
+        print("request", flush=True)
+        self.reply({"choices": [{"message": {"role": "assistant", "content": "SQUATTER"}}]})
+
+    def reply(self, data):
+        body = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+print("watching", flush=True)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline and not taken:
+    for pid in os.listdir("/proc"):
+        try:
+            line = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+        except OSError:
+            continue
+        found = re.search(r"local_guard.*--port\\x00(\\d+)", line)
+        if found:
+            try:
+                server = HTTPServer(("127.0.0.1", int(found.group(1))), Handler)
+            except OSError:
+                continue
+            taken.append(server)
+            print("bound", flush=True)
+            server.serve_forever()
+    time.sleep(0.01)
+"""
+
+
+def test_another_local_process_cannot_become_the_lab_s_model(tmp_path: Path) -> None:
+    _require_extra()
+    stop_local_servers()
+    squatter = subprocess.Popen(
+        [sys.executable, "-c", _SQUATTER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert squatter.stdout is not None and squatter.stdout.readline() == "watching\n"
+        model = local_chat_model("smollm2", timeout_s=300.0, bundle_format="text")
+        reply = model.complete([Message(role="user", content="Say hello.")], timeout=120)
+        assert reply.message.content and "SQUATTER" not in reply.message.content
+        running = local_server(resolve_gguf("smollm2"))
+        # The real child refuses a request without the run's key.
+        assert httpx.get(f"{running.base_url}/models").status_code == 401
+    finally:
+        squatter.kill()
+        out, _ = squatter.communicate(timeout=10)
+        stop_local_servers()
+    assert "request" not in out, "the squatter received the prompt"
+
+
+_HOLDER = """
+import os, time
+from supercontext_lab.models.local import local_server, resolve_gguf
+server = local_server(resolve_gguf("smollm2"))
+holder = os.fork()
+if holder == 0:
+    time.sleep(120)
+    os._exit(0)
+print(server.pid, holder, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_the_server_dies_with_its_parent_even_when_a_fork_holds_the_guard_pipe() -> None:
+    _require_extra()
+    parent = subprocess.Popen([sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, text=True)
+    holder = 0
+    try:
+        assert parent.stdout is not None
+        pid, holder = (int(part) for part in parent.stdout.readline().split())
+        assert _alive(pid) and _alive(holder)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=60)
+        assert _alive(holder)
+        assert _wait_gone(pid, 5.0), f"the llama.cpp server {pid} outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        if holder:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(holder, signal.SIGKILL)

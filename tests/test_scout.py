@@ -18,6 +18,7 @@ from supercontext_lab.agents import (
 )
 from supercontext_lab.errors import ModelError
 from supercontext_lab.models.base import Message, ModelReply, ToolSpec
+from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.scout import (
     GRACE_INSTRUCTION,
     ScoutStatus,
@@ -26,7 +27,13 @@ from supercontext_lab.scout import (
     trace_summary,
 )
 from supercontext_lab.sources.workspace import Workspace
-from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+from supercontext_lab.testing import (
+    OpenAITestServer,
+    ScriptedModel,
+    ScriptedResponse,
+    envelope,
+    tool_call_message,
+)
 
 GOOD = envelope(has_enough_context=True, proposed_goal="Ship the report", summary="A (memory)")
 
@@ -184,6 +191,20 @@ def test_model_error_is_a_failed_run(workspace: Workspace) -> None:
     assert run.status is ScoutStatus.FAILED and run.stopped is StopCause.MODEL_ERROR
     assert "500" in (run.reason or "")
     assert not run.ok
+
+
+def test_a_failed_call_records_how_many_attempts_it_made(workspace: Workspace) -> None:
+    failing = [ScriptedResponse.error(503)] * 4
+    with OpenAITestServer(failing) as server:
+        model = OpenAICompatibleModel(base_url=server.base_url, model="m", sleep=lambda _: None)
+        run = run_scout("x y z", workspace=workspace, model=model)
+        assert len(server.requests) == 4
+    step = run.trace[-1]
+    assert (step.kind, step.ok, step.attempts) == ("model", False, 4)
+    assert step.to_dict()["attempts"] == 4
+    assert "gave up after 4 attempts" in (run.reason or "")
+    good = run_scout("x y z", workspace=workspace, model=ScriptedModel([GOOD]))
+    assert good.trace[0].to_dict()["attempts"] == 1
 
 
 def test_wall_clock_timeout_bounds_the_run(workspace: Workspace) -> None:

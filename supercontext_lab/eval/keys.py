@@ -6,7 +6,8 @@ A case's key is the sha256 of the canonical JSON of everything that decides its 
 * the variant's agent definition, prompt included (``AgentDefinition.fingerprint``);
 * the model's identity: the route's kind, base URL (without credentials), model name and
   the settings that change what the server is asked (``native_tool_calling``,
-  ``stream``) — never the API key nor the name of its variable;
+  ``stream``, the bundle format in use), and for a local route the model file itself
+  (path, size, time and content hash) — never the API key nor the name of its variable;
 * the case's ``message`` and ``focus`` (not its id, not its expectations: scores are
   recomputed from the stored bundle, so editing expectations needs no rerun);
 * the workspace's content (:func:`workspace_fingerprint`);
@@ -26,6 +27,9 @@ from typing import Any
 
 from .._hashing import fingerprint, package_revision
 from .._text import strip_userinfo
+from ..models.gguf import file_identity
+from ..models.local import resolve_gguf
+from ..routes import ModelRoute
 from ..sources.memory import INDEX_DIR
 
 __all__ = [
@@ -37,7 +41,7 @@ __all__ = [
 ]
 
 # Bumped whenever the key payload or the stored record changes shape.
-_KEY_VERSION = 1
+_KEY_VERSION = 2
 
 OUTSIDE_TOOLS = frozenset({"web_fetch", "web_search_tool"})
 """Tools whose answers come from outside the workspace: a run that called one is not
@@ -46,17 +50,25 @@ stored, because its key cannot tell whether the web has changed since."""
 
 def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:
     """What names the model a route reaches and how it is asked (no key, no key variable;
-    the timeout only decides whether a run fails, and failed runs are never stored)."""
-    kind = route.get("kind", "offline")
-    if kind == "offline":
+    the timeout only decides whether a run fails, and failed runs are never stored).
+
+    A local route's file is resolved and hashed here (once per file version and process),
+    without starting its server: a rerun that is served whole must cost nothing.
+    """
+    parsed = ModelRoute.model_validate(dict(route))
+    if parsed.kind == "offline":
         return {"kind": "offline"}
-    return {
-        "kind": kind,
-        "base_url": strip_userinfo(str(route.get("base_url") or "")),
-        "model": route.get("model"),
-        "native_tool_calling": bool(route.get("native_tool_calling", True)),
-        "stream": bool(route.get("stream", False)),
+    identity: dict[str, Any] = {
+        "kind": parsed.kind,
+        "base_url": strip_userinfo(parsed.base_url or ""),
+        "model": parsed.model,
+        "native_tool_calling": parsed.native_tool_calling,
+        "stream": parsed.stream,
+        "bundle_format": parsed.resolved_bundle_format(),
     }
+    if parsed.kind == "local":
+        identity["file"] = file_identity(resolve_gguf(parsed.model))
+    return identity
 
 
 def _walk(folder: str, prefix: str, out: list[tuple[str, int, int]], top: bool) -> None:

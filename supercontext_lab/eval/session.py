@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -48,18 +49,19 @@ def _warm(workspace: Workspace) -> None:
     # Read every cached part now, in one thread, so the runs that share the workspace only
     # ever read it. A part that fails is left unread: the run that needs it raises the same
     # error it always did, and a variant that never touches it is not stopped by it.
-    for name in (
-        "profile_md",
-        "memory_md",
-        "flavour",
-        "skills",
-        "registry",
-        "integrations",
-        "orchestrator_tools",
-        "memory",
-    ):
+    parts: tuple[Callable[[], object], ...] = (
+        lambda: workspace.profile_md,
+        lambda: workspace.memory_md,
+        lambda: workspace.flavour,
+        lambda: workspace.skills,
+        lambda: workspace.registry,
+        lambda: workspace.integrations,
+        lambda: workspace.orchestrator_tools,
+        lambda: workspace.memory,
+    )
+    for read in parts:
         with contextlib.suppress(WorkspaceError):
-            getattr(workspace, name)
+            read()
 
 
 class EvalSession:
@@ -121,9 +123,7 @@ class EvalSession:
         with self._models_lock:
             models, self._models = self._models, []
         for model in models:
-            close = getattr(model, "close", None)
-            if callable(close):
-                close()
+            model.close()
         with self._workspace_lock:
             workspaces, self._workspaces = list(self._workspaces.values()), {}
         for workspace in workspaces:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,8 +138,10 @@ class Variant:
 
     def model_label(self) -> str:
         """A short description of the model, for reports."""
-        if self.model_factory is not None:
-            return getattr(self.model_factory, "__name__", "custom model")
+        factory = self.model_factory
+        if factory is not None:
+            named = isinstance(factory, types.FunctionType | types.MethodType | type)
+            return factory.__name__ if named else "custom model"
         route = self.resolved_route()
         if route.kind == "offline":
             return "offline"

@@ -135,7 +135,7 @@ class EvalMagics(magic.Magics):
             argv = _arg_split(line, posix=True)
         except ValueError as exc:
             raise UsageError(f"cannot split the arguments ({exc}); check the quotes.") from None
-        parser: Any = getattr(self.scout_eval, "parser", None)
-        if parser is None:  # pragma: no cover - magic_arguments always attaches it
-            raise UsageError("the %scout_eval argument parser is missing.")
-        return parser.parse_args(argv)
+        # magic_arguments attaches the parser to the function it decorates; IPython's
+        # decorators are untyped, so the attribute is read through Any.
+        magic_function: Any = self.scout_eval
+        return magic_function.parser.parse_args(argv)

@@ -242,7 +242,7 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
 
     def _case_options(self) -> list[tuple[str, str]]:
         cases = self.report.cases
-        if getattr(self, "only_differences", None) is not None and self.only_differences.value:
+        if self.only_differences.value:
             cases = [case for case in cases if self._differs(case.id)]
         options = []
         for case in cases:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import types
 from typing import Any
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension"]
@@ -22,9 +23,9 @@ def _magics_classes() -> list[type[Any]]:
     classes: list[type[Any]] = [SupercontextMagics]
     if importlib.util.find_spec(_EVAL_MODULE) is not None:
         # Present means it must import: an error there is a bug worth its traceback.
-        eval_magics = getattr(importlib.import_module(_EVAL_MODULE), "EvalMagics", None)
-        if isinstance(eval_magics, type):
-            classes.append(eval_magics)
+        from .eval_magics import EvalMagics
+
+        classes.append(EvalMagics)
     return classes
 
 
@@ -49,7 +50,7 @@ def unload_ipython_extension(ipython: Any) -> None:
             table = manager.magics.get(kind, {})
             for name in names:
                 bound = table.get(name)
-                if getattr(bound, "__self__", None) is instance:
+                if isinstance(bound, types.MethodType) and bound.__self__ is instance:
                     del table[name]
         if instance in ipython.configurables:
             ipython.configurables.remove(instance)

@@ -290,7 +290,7 @@ class SupercontextMagics(magic.Magics):
         if thread is None:
             thread = self.thread = self._make_thread(None, None)
         on_text: Callable[[str], None] | None = None
-        if getattr(thread.orchestrator_model, "stream", False) is True:
+        if thread.orchestrator_model.info.streams:
 
             def on_text(delta: str) -> None:
                 sys.stdout.write(delta)

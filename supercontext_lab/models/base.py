@@ -1,9 +1,12 @@
 """The chat-model seam: messages and tool specs in, one assistant reply out.
 
-Every model (the OpenAI-compatible HTTP client, the embedded offline models, the scripted
-test model) implements :class:`ChatModel`. Internal records are plain dataclasses; they
-convert to and from the OpenAI wire format, which is the lingua franca of every server
-the lab talks to.
+Every model (the OpenAI-compatible HTTP client, the local llama.cpp model, the response
+cache, the embedded offline models, the scripted test model) implements
+:class:`ChatModel`, and declares what its callers need to know about it in one
+:class:`ModelInfo` record (context window, run budget, cache identity, tool calling,
+bundle format, ...): callers read ``model.info``, never probe for attributes. Internal
+records are plain dataclasses; they convert to and from the OpenAI wire format, which is
+the lingua franca of every server the lab talks to.
 """
 
 from __future__ import annotations
@@ -12,9 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..routes import EmissionFormat
+
 __all__ = [
     "ChatModel",
+    "EmissionFormat",
     "Message",
+    "ModelInfo",
     "ModelReply",
     "Role",
     "ToolCall",
@@ -109,6 +116,43 @@ class ModelReply:
     usage: Usage = Usage()
     finish_reason: str | None = None
     model: str = ""
+    redactions: int = 0
+    """How many secret values were removed from the reply at the model boundary (a server
+    repeating the request's key); the scout reports them in the run's problems."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a model declares about itself, for the callers that adapt to it.
+
+    Every :class:`ChatModel` exposes one as ``info``; the defaults describe a model with
+    nothing special to say (a hosted API, the offline models, a scripted test model).
+    """
+
+    label: str = ""
+    """The name the model is shown and reported by, as the user named it
+    (``ollama:qwen2.5``, ``local:smollm2``, ``offline:scout``); the model's ``name``."""
+    context_tokens: int | None = None
+    """The context window in tokens, when the model knows it: the scout asks for the
+    envelope early once a conversation fills most of it."""
+    run_timeout_s: float | None = None
+    """The wall-clock budget one scout run needs on this model when the caller sets none
+    (a CPU model needs minutes); ``None`` keeps the scout's default."""
+    cache_identity: str = ""
+    """What names the answering model in cache keys: the server's address for an HTTP
+    model, the model file (path, size, time and content hash) for a local one. Empty for
+    a model that runs in this process, whose code is its identity."""
+    native_tool_calling: bool = True
+    """Whether tools are sent as OpenAI ``tools`` (else through the text protocol)."""
+    bundle_format: EmissionFormat = "text"
+    """How the final emission is constrained on this model (see :data:`EmissionFormat`)."""
+    streams: bool = False
+    """Whether replies arrive as a stream (``on_text`` then gets the text as it comes)."""
+    local: bool = False
+    """Whether the model runs on this machine (a llama.cpp server the lab started)."""
+    small: bool = False
+    """Whether the model is too small to plan its own tool calls well (local models and
+    routes with ``small_model = true``)."""
 
 
 @runtime_checkable
@@ -119,11 +163,23 @@ class ChatModel(Protocol):
     a text-only answer. ``timeout`` bounds the whole call in seconds when given (the scout
     passes what is left of its wall-clock budget). ``on_text`` receives text deltas as they
     stream; models that do not stream may call it once with the whole text or not at all.
+    What a caller needs to know about the model is in :attr:`info`.
     """
 
     @property
     def name(self) -> str:
-        """A display name such as ``offline:burst`` or ``openai:gpt-4o-mini`` (never a key)."""
+        """A display name such as ``offline:scout`` or ``ollama:qwen2.5`` (never a key);
+        the same as ``info.label``."""
+        ...
+
+    @property
+    def info(self) -> ModelInfo:
+        """What the model declares about itself (see :class:`ModelInfo`)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the model holds (an HTTP client it created); idempotent, and a
+        no-op for models that hold nothing."""
         ...
 
     def complete(

@@ -36,7 +36,7 @@ from .._sqlite import SqliteStore
 from .._text import strip_userinfo
 from ..config import lab_home
 from ..errors import CacheError
-from .base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
+from .base import ChatModel, Message, ModelInfo, ModelReply, ToolCall, ToolSpec, Usage
 
 __all__ = [
     "CACHE_MODES",
@@ -95,7 +95,8 @@ def cache_key(
 
 
 def reply_to_json(reply: ModelReply) -> str:
-    """A stored reply: the assistant message (with tool calls), usage, finish reason."""
+    """A stored reply: the assistant message (with tool calls), usage, finish reason, and
+    how many secrets the model boundary removed from it."""
     message = reply.message
     return canonical_json(
         {
@@ -115,6 +116,8 @@ def reply_to_json(reply: ModelReply) -> str:
             },
             "finish_reason": reply.finish_reason,
             "model": reply.model,
+            # Only when there were any, so replies stored before the count existed match.
+            **({"redactions": reply.redactions} if reply.redactions else {}),
         }
     )
 
@@ -143,6 +146,7 @@ def reply_from_json(text: str) -> ModelReply:
             usage=usage,
             finish_reason=data["finish_reason"],
             model=str(data["model"]),
+            redactions=int(data.get("redactions", 0)),
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"not a stored reply ({exc})") from exc
@@ -212,31 +216,28 @@ def _source_revision(cls: type) -> str:
     return digest_files(folder, folder.glob("*.py"))[:16]
 
 
-def _inner_settings(inner: ChatModel) -> dict[str, Any]:
+def _inner_settings(info: ModelInfo, cls: type) -> dict[str, Any]:
     settings: dict[str, Any] = {}
-    # Text-mode tool calling rewrites the prompt the server sees, so it decides the reply.
-    native = getattr(inner, "native_tool_calling", None)
-    if isinstance(native, bool):
-        settings["native_tool_calling"] = native
-    # A grammar or a JSON schema constrains what the server may answer. Free text is the
-    # default and stays out of the key, so keys made before formats existed still match.
-    bundle_format = getattr(inner, "bundle_format", None)
-    if isinstance(bundle_format, str) and bundle_format != "text":
-        settings["bundle_format"] = bundle_format
-    if not getattr(inner, "base_url", None):
+    if not info.cache_identity:
         # A model running in this process (the offline model) has no server version to
         # name; its code is its version, so editing it must not serve stale replies.
-        cls = type(inner)
         settings["implementation"] = f"{cls.__module__}.{cls.__qualname__}"
         settings["revision"] = _source_revision(cls)
+        return settings
+    # Text-mode tool calling rewrites the prompt the server sees, so it decides the reply.
+    settings["native_tool_calling"] = info.native_tool_calling
+    # A grammar or a JSON schema constrains what the server may answer. Free text is the
+    # default and stays out of the key, so keys made before formats existed still match.
+    if info.bundle_format != "text":
+        settings["bundle_format"] = info.bundle_format
     return settings
 
 
 class CachedModel:
     """A :class:`ChatModel` that serves replies of ``inner`` from a :class:`ResponseCache`.
 
-    ``base_url`` defaults to ``inner.cache_address`` (a local server's model file) or
-    ``inner.base_url`` when the model has one. ``settings`` adds
+    ``base_url`` defaults to ``inner.info.cache_identity`` (a server's address, or a
+    local server's model file with its size, time and content hash). ``settings`` adds
     generation settings to the key; ``sample`` separates repeated samples of the same
     request (repeat *n* of an evaluation must not be served repeat 0's reply). The counters
     :attr:`hits`, :attr:`misses` and :attr:`writes` say what the cache did.
@@ -257,10 +258,12 @@ class CachedModel:
         self.inner = inner
         self.cache = cache
         self.mode: CacheMode = mode
-        # A local server's address changes every session; its model file names it better.
-        address = getattr(inner, "cache_address", "") or getattr(inner, "base_url", "")
-        self.base_url = base_url or str(address or "")
-        self.settings: dict[str, Any] = {**_inner_settings(inner), **dict(settings or {})}
+        info = inner.info
+        self.base_url = base_url or info.cache_identity
+        self.settings: dict[str, Any] = {
+            **_inner_settings(info, type(inner)),
+            **dict(settings or {}),
+        }
         if sample:
             self.settings["sample"] = sample
         self.hits = 0
@@ -274,16 +277,13 @@ class CachedModel:
         return self.inner.name
 
     @property
-    def run_timeout_s(self) -> float | None:
-        """The wrapped model's run budget, when it advertises one (see :func:`run_scout`)."""
-        value = getattr(self.inner, "run_timeout_s", None)
-        return value if isinstance(value, int | float) else None
+    def info(self) -> ModelInfo:
+        """The wrapped model's: caching changes nothing a caller adapts to."""
+        return self.inner.info
 
-    @property
-    def context_tokens(self) -> int | None:
-        """The wrapped model's context window, when it advertises one."""
-        value = getattr(self.inner, "context_tokens", None)
-        return value if isinstance(value, int) else None
+    def close(self) -> None:
+        """Close the wrapped model (the cache file is the caller's to close)."""
+        self.inner.close()
 
     def key_for(
         self,
@@ -315,7 +315,8 @@ class CachedModel:
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         """Serve the stored reply, or ask ``inner`` (never in ``replay`` mode)."""
-        if self.mode == "off":
+
+        def ask() -> ModelReply:
             return self.inner.complete(
                 messages,
                 tools=tools,
@@ -324,6 +325,9 @@ class CachedModel:
                 timeout=timeout,
                 on_text=on_text,
             )
+
+        if self.mode == "off":
+            return ask()
         key = self.key_for(messages, tools=tools, tool_choice=tool_choice, temperature=temperature)
         stored = self.cache.get(key)
         if stored is not None:
@@ -339,14 +343,7 @@ class CachedModel:
                 f"No recorded response for {self.inner.name} under cache key {key} in "
                 f"{self.cache.path}; record it first with the cache in readwrite mode."
             )
-        reply = self.inner.complete(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            temperature=temperature,
-            timeout=timeout,
-            on_text=on_text,
-        )
+        reply = ask()
         self.cache.put(key, reply, model=self.inner.name, base_url=self.base_url)
         with self._count_lock:
             self.writes += 1

@@ -1,9 +1,9 @@
 """How an attempt to reach an OpenAI-compatible server fails, and what the user is told.
 
 A failed attempt is an :class:`AttemptFailure` (what happened, what to do, whether to
-retry and after how long); :class:`ServerFailures` words the failures of one model's
-server (its address shown without credentials, the key never quoted); the retry pauses
-follow SPEC §5: 0.5 s doubling to 8 s, or ``Retry-After`` up to 30 s.
+retry and after how long); :class:`FailureWording` words the failures of one model's
+server (its address shown without credentials, the secrets of the call never quoted);
+the retry pauses follow SPEC §5: 0.5 s doubling to 8 s, or ``Retry-After`` up to 30 s.
 """
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ from __future__ import annotations
 import email.utils
 import math
 import time
+from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
 import httpx
 
 from .._text import strip_userinfo
 from ..errors import ModelError, ModelTimeoutError, SupercontextError
+from .boundary import Secrets
 from .sse import StreamAccumulator
 from .wire import excerpt
 
@@ -26,10 +28,9 @@ __all__ = [
     "CONNECT_CAP_S",
     "RETRY_AFTER_CAP_S",
     "AttemptFailure",
-    "ServerFailures",
+    "FailureWording",
     "backoff_seconds",
     "retry_after_seconds",
-    "unquoted_cause",
 ]
 
 BACKOFF_START_S = 0.5
@@ -68,12 +69,6 @@ def backoff_seconds(retry: int) -> float:
     return float(min(BACKOFF_START_S * 2 ** min(retry, 16), BACKOFF_CAP_S))
 
 
-def unquoted_cause(exc: BaseException, key: str) -> BaseException | None:
-    """``exc`` to chain as the cause, or ``None`` when its message quotes the key (a server
-    echoing it back): a traceback prints the whole chain, so the key must not be in it."""
-    return None if key and key in str(exc) else exc
-
-
 class AttemptFailure(SupercontextError):
     """One failed attempt: what to say if it stays the last one, and whether to retry.
 
@@ -106,91 +101,147 @@ class AttemptFailure(SupercontextError):
             notes.append("no time left in the call's budget to retry")
         note = f" ({'; '.join(notes)})" if notes else ""
         cls = ModelTimeoutError if self.timeout else ModelError
-        return cls(f"{self.what}{note}. {self.hint}")
+        error = cls(f"{self.what}{note}. {self.hint}")
+        error.attempts = attempts
+        return error
 
 
-class ServerFailures:
-    """The failures of one model's server, worded for its user (mixed into the model)."""
+@dataclass(frozen=True)
+class FailureWording:
+    """The failures of one model's server, worded for its user.
 
+    The model holds one; each call binds it to the call's secrets (:meth:`for_call`) so
+    that no message quotes them, whatever the server sends back.
+    """
+
+    shown_url: str
+    """The chat-completions URL, without credentials."""
+    shown_base: str
+    """The base URL, without credentials."""
     model: str
     api_key_env: str | None
     timeout_s: float
     retry_timeouts: bool
-    _shown_url: str
-    _shown_base: str
+    secrets: Secrets = field(default_factory=Secrets)
+    has_key: bool = False
+    """Whether the call sends a key (the hint for a 401 depends on it)."""
 
-    def _timeout_failure(self, seconds: float) -> AttemptFailure:
+    def for_call(self, secrets: Secrets, *, has_key: bool) -> FailureWording:
+        """This wording for one call, masking ``secrets``."""
+        return replace(self, secrets=secrets, has_key=has_key)
+
+    def excerpt(self, body: str | bytes) -> str:
+        """A one-line excerpt of what the server sent, secrets removed."""
+        return excerpt(body, secrets=self.secrets)
+
+    def no_time_left(self, budget: float | None) -> ModelTimeoutError:
+        return ModelTimeoutError(
+            f"No time was left in the call's {budget or 0:g} s budget to ask the model "
+            f"server at {self.shown_url}; allow the run more time."
+        )
+
+    def timeout(self, seconds: float) -> AttemptFailure:
         return AttemptFailure(
-            f"The model server at {self._shown_url} did not answer within {seconds:.3g} s",
-            f"Is the server running at {self._shown_base}? A slow model may need a larger "
+            f"The model server at {self.shown_url} did not answer within {seconds:.3g} s",
+            f"Is the server running at {self.shown_base}? A slow model may need a larger "
             f"timeout_s (now {self.timeout_s:g} s).",
             retryable=self.retry_timeouts,
             timeout=True,
         )
 
-    def _status_failure(
-        self, status: int, headers: httpx.Headers, body: bytes, key: str
-    ) -> AttemptFailure:
+    def status(self, status: int, headers: httpx.Headers, body: bytes) -> AttemptFailure:
         retryable = status == 429 or status >= 500
         wait = retry_after_seconds(headers.get("retry-after")) if retryable else None
         what = (
-            f"The model server at {self._shown_url} answered HTTP {status}: "
-            f'"{excerpt(body, secret=key)}"'
+            f'The model server at {self.shown_url} answered HTTP {status}: "{self.excerpt(body)}"'
         )
-        hint = self._status_hint(status, key)
+        hint = self._status_hint(status)
         if 300 <= status < 400:
             target = strip_userinfo(headers.get("location", "another address"))
             hint = f"The server redirects to {target}; use that address in the base_url."
         return AttemptFailure(what, hint, retryable=retryable, retry_after=wait)
 
-    def _status_hint(self, status: int, key: str) -> str:
+    def _status_hint(self, status: int) -> str:
         if status in (401, 403):
             if self.api_key_env is None:
                 return "No API key is configured; set api_key_env to the name of the variable holding it."
-            if not key:
+            if not self.has_key:
                 return f"The environment variable {self.api_key_env} is not set; set it to your API key."
             return f"Check the API key in the environment variable {self.api_key_env}."
         if status == 404:
             return (
-                f"Check the base_url {self._shown_base} (it usually ends in /v1) and the model "
+                f"Check the base_url {self.shown_base} (it usually ends in /v1) and the model "
                 f"name {self.model!r}."
             )
         if status == 429:
             return "The server is rate limiting; wait a little, or send fewer requests at once."
         if status >= 500:
-            return (
-                f"The server failed; check its logs. Is the server running at {self._shown_base}?"
-            )
+            return f"The server failed; check its logs. Is the server running at {self.shown_base}?"
         return (
             f"The server rejected the request; check the model name {self.model!r}, and set "
             "native_tool_calling = false if the server does not support tools."
         )
 
-    def _bad_body(self, status: int, problem: str, body: bytes, key: str) -> ModelError:
+    def unusable_reply(self, status: int, problem: str, body: bytes) -> ModelError:
+        """A reply the lab cannot use: not JSON, or JSON of the wrong shape."""
         # ``problem`` may quote the server (an "error" object's message): a server that
         # echoes the key back must not get it into the exception, so it is masked too.
-        if key:
-            problem = problem.replace(key, "***")
         return ModelError(
-            f"The model server at {self._shown_url} answered HTTP {status} with {problem}: "
-            f'"{excerpt(body, secret=key)}". Check that {self._shown_base} is an '
-            "OpenAI-compatible API (the base_url usually ends in /v1)."
+            f"The model server at {self.shown_url} answered HTTP {status} with "
+            f'{self.secrets.masked(problem)}: "{self.excerpt(body)}". Check that '
+            f"{self.shown_base} is an OpenAI-compatible API (the base_url usually ends in /v1)."
         )
 
-    def _stream_timeout(
+    def stream_timeout(
         self, received: StreamAccumulator, seconds: float, cause: BaseException | None = None
     ) -> NoReturn:
         if not received.received_content:
-            raise self._timeout_failure(seconds) from cause
+            raise self.timeout(seconds) from cause
         raise ModelTimeoutError(
-            f"The stream from the model server at {self._shown_url} ran past {seconds:.3g} s "
+            f"The stream from the model server at {self.shown_url} ran past {seconds:.3g} s "
             f"after it had started. A slow model may need a larger timeout_s (now "
             f"{self.timeout_s:g} s)."
         ) from cause
 
-    def _ended_early(self) -> ModelError:
+    def ended_early(self) -> ModelError:
         return ModelError(
-            f"The stream from the model server at {self._shown_url} ended early, before "
-            f"[DONE] and before any finish_reason. Is the server at {self._shown_base} still "
+            f"The stream from the model server at {self.shown_url} ended early, before "
+            f"[DONE] and before any finish_reason. Is the server at {self.shown_base} still "
             "running? Try again, or set stream = false."
+        )
+
+    def empty_stream(self) -> AttemptFailure:
+        return AttemptFailure(
+            f"The stream from the model server at {self.shown_url} ended before any content",
+            f"Is the server running at {self.shown_base}?",
+            retryable=True,
+        )
+
+    def transport(self, exc: httpx.HTTPError) -> AttemptFailure | ModelError:
+        """What a failed exchange with the server (not a status, not a body) says."""
+        detail = f"{type(exc).__name__}: {self.excerpt(str(exc))}"
+        if isinstance(exc, httpx.ConnectError):
+            return AttemptFailure(
+                f"Cannot reach the model server at {self.shown_base} "
+                f"({self.excerpt(str(exc) or type(exc).__name__)})",
+                f"Is the server running at {self.shown_base}?",
+                retryable=True,
+            )
+        if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+            return AttemptFailure(
+                f"The connection to the model server at {self.shown_url} failed ({detail})",
+                f"Is the server running at {self.shown_base}?",
+                retryable=True,
+            )
+        if isinstance(exc, httpx.DecodingError | httpx.TooManyRedirects):
+            # Not transport failures, so not covered above: a body whose Content-Encoding
+            # lies (gzip over plain text) must end the call as a model error, not escape
+            # as an httpx exception that no caller expects. Retrying would get it again.
+            return ModelError(
+                f"The model server at {self.shown_url} sent a response that cannot be read "
+                f"({detail}). Check that {self.shown_base} is an OpenAI-compatible API."
+            )
+        return ModelError(
+            f"The request to the model server at {self.shown_url} failed ({detail}). Check "
+            "the base_url and any proxy settings."
         )

@@ -5,6 +5,13 @@ vLLM, LM Studio, OpenAI and proxies alike: JSON or SSE streaming, native tools o
 text-based tool protocol for servers without them, explicit timeouts, and retries of
 429/5xx/connection failures/timeouts with backoff honouring ``Retry-After``.
 
+It is composed of three helpers it holds: a :class:`~.request.RequestBuilder` (the payload
+rules and the bundle format), a :class:`~.replies.ReplyReader` per attempt (a body or a
+stream read under the attempt's deadline) and a :class:`~.failures.FailureWording` (what
+the user is told, with the address shown without credentials and the call's secrets
+masked). What the server returns crosses :mod:`.boundary` before anyone sees it: secret
+values removed, text made encodable.
+
 The API key is read from the environment at call time, sent only in the
 ``Authorization`` header, and never stored, logged, shown or put in an error message.
 """
@@ -17,40 +24,81 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import httpx
 
 from .._http import tls_context
 from .._text import strip_userinfo
-from .._version import __version__
-from ..errors import ConfigError, ModelError, ModelTimeoutError
-from .base import Message, ModelReply, ToolSpec
-from .bundle_format import apply_bundle_format, envelope_from_json
-from .failures import (
-    CONNECT_CAP_S,
-    AttemptFailure,
-    backoff_seconds,
-)
-from .replies import ReplyReading
-from .wire import (
-    excerpt,
-    message_from_openai,
-    messages_for_text_tools,
-    messages_from_openai,
-    with_text_tool_calls,
-)
+from ..errors import ConfigError, ModelError
+from ..routes import EmissionFormat, ModelRoute
+from .base import Message, ModelInfo, ModelReply, ToolSpec
+from .boundary import Secrets, TextStream
+from .failures import CONNECT_CAP_S, AttemptFailure, FailureWording, backoff_seconds
+from .replies import ReplyReader
+from .request import ChatRequest, RequestBuilder
+from .wire import message_from_openai, messages_from_openai
 
 __all__ = [
     "OpenAICompatibleModel",
+    "UsageCounter",
     "message_from_openai",
     "messages_from_openai",
 ]
 
 logger = logging.getLogger(__name__)
 
+_FORMATS: tuple[EmissionFormat, ...] = ("grammar", "json_schema", "text")
 
-class OpenAICompatibleModel(ReplyReading):
+
+UsageCounter: TypeAlias = Callable[
+    [httpx.Client, ModelReply, list[dict[str, Any]], Sequence[Message], float], ModelReply
+]
+"""Fills in the usage of a reply that came back without it (a local server's stream):
+called with the model's client, the reply, the messages as the server received them, the
+messages as given, and the ``time.monotonic()`` by which the caller's budget runs out."""
+
+
+class _HeldKey:
+    """A key held in memory (a local server's per-run key); its ``repr`` hides it."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "_HeldKey(***)"
+
+
+def _checked_url(base_url: str) -> str:
+    url = (base_url or "").strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"The model base_url {strip_userinfo(url)!r} is not an http(s) URL; use "
+            "one such as http://127.0.0.1:11434/v1."
+        )
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ConfigError(
+            f"The model base_url {strip_userinfo(url)!r} is not a valid URL ({exc})."
+        ) from exc
+    return url
+
+
+def _check_settings(model: str, timeout_s: float, max_retries: int, bundle_format: str) -> None:
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError("The model route needs a model name (the 'model' setting).")
+    if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
+        raise ConfigError(f"The model timeout_s must be a positive number, not {timeout_s!r}.")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ConfigError(f"max_retries must be a whole number >= 0, not {max_retries!r}.")
+    if bundle_format not in _FORMATS:
+        raise ConfigError(
+            f"bundle_format must be 'grammar', 'json_schema' or 'text', not {bundle_format!r}."
+        )
+
+
+class OpenAICompatibleModel:
     """A :class:`~supercontext_lab.models.base.ChatModel` over an OpenAI-compatible server.
 
     ``base_url`` includes the API version (``http://127.0.0.1:11434/v1``); requests go to
@@ -59,12 +107,24 @@ class OpenAICompatibleModel(ReplyReading):
     ``Authorization`` header is sent. ``timeout_s`` bounds each attempt; the caller's
     ``timeout`` bounds the whole call, retries included. ``client``/``transport`` let tests
     inject an ``httpx.Client`` or ``httpx.MockTransport``; ``sleep`` is the pause between
-    retries. A client the model creates itself verifies TLS with :func:`~supercontext_lab._http.tls_context`,
-    so creating a model is cheap. ``bundle_format`` (``"grammar"``, ``"json_schema"`` or
-    ``"text"``) constrains replies to the ``[context_bundle]`` envelope (see
-    :mod:`.grammar`); only the scout's model sets it. ``retry_timeouts = False`` never sends
-    a timed-out attempt again (a busy local server would only queue the copy behind the
-    original); ``display_name`` replaces ``openai:<model>`` as the model's name.
+    retries. A client the model creates itself verifies TLS with
+    :func:`~supercontext_lab._http.tls_context`, so creating a model is cheap.
+    ``bundle_format`` (``"grammar"``, ``"json_schema"`` or ``"text"``) constrains replies
+    to the ``[context_bundle]`` envelope (see :mod:`.bundle_format`); only the scout's
+    model sets it. ``retry_timeouts = False`` never sends a timed-out attempt again (a busy
+    local server would only queue the copy behind the original); ``display_name``
+    replaces ``openai:<model>`` as the model's name.
+
+    The rest configures the helpers for a particular server (the local route uses them):
+    ``max_tokens`` caps replies no constraint bounds, ``usage_counter`` fills in usage a
+    server does not report, ``api_key`` is a key held in memory instead of read from the
+    environment, ``before_request`` runs before each call (and may raise
+    :class:`~supercontext_lab.errors.ModelError`), and ``declared`` says what the settings
+    cannot: context window, run budget, cache identity, whether the model is local or
+    small.
+
+    The settings are attributes for reading (``base_url``, ``model``, ``stream``, ...);
+    they are fixed at construction.
     """
 
     def __init__(
@@ -83,44 +143,52 @@ class OpenAICompatibleModel(ReplyReading):
         bundle_format: str = "text",
         retry_timeouts: bool = True,
         display_name: str | None = None,
+        max_tokens: int | None = None,
+        usage_counter: UsageCounter | None = None,
+        api_key: str | None = None,
+        before_request: Callable[[], None] | None = None,
+        declared: ModelInfo | None = None,
     ) -> None:
-        url = (base_url or "").strip().rstrip("/")
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"The model base_url {strip_userinfo(url)!r} is not an http(s) URL; use "
-                "one such as http://127.0.0.1:11434/v1."
-            )
-        try:
-            httpx.URL(url)
-        except httpx.InvalidURL as exc:
-            raise ConfigError(
-                f"The model base_url {strip_userinfo(url)!r} is not a valid URL ({exc})."
-            ) from exc
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigError("The model route needs a model name (the 'model' setting).")
-        if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
-            raise ConfigError(f"The model timeout_s must be a positive number, not {timeout_s!r}.")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigError(f"max_retries must be a whole number >= 0, not {max_retries!r}.")
-        if api_key_env is not None and not api_key_env.strip():
-            api_key_env = None
-        if bundle_format not in ("grammar", "json_schema", "text"):
-            raise ConfigError(
-                f"bundle_format must be 'grammar', 'json_schema' or 'text', not {bundle_format!r}."
-            )
-        self.bundle_format = bundle_format
-        self.retry_timeouts = retry_timeouts
-        self._display_name = display_name
+        url = _checked_url(base_url)
+        _check_settings(model, timeout_s, max_retries, bundle_format)
+        emission: EmissionFormat = next(fmt for fmt in _FORMATS if fmt == bundle_format)
         self.base_url = url
         self.model = model.strip()
-        self.api_key_env = api_key_env
+        self.api_key_env = api_key_env if api_key_env and api_key_env.strip() else None
         self.timeout_s = float(timeout_s)
         self.stream = stream
         self.native_tool_calling = native_tool_calling
         self.max_retries = max_retries
+        self.bundle_format: EmissionFormat = emission
+        self.retry_timeouts = retry_timeouts
         self._url = url + "/chat/completions"
-        self._shown_base = strip_userinfo(url)
-        self._shown_url = strip_userinfo(self._url)
+        self._requests = RequestBuilder(
+            model=self.model,
+            native_tool_calling=native_tool_calling,
+            stream=stream,
+            bundle_format=emission,
+            max_tokens=max_tokens,
+        )
+        self._wording = FailureWording(
+            shown_url=strip_userinfo(self._url),
+            shown_base=strip_userinfo(url),
+            model=self.model,
+            api_key_env=self.api_key_env,
+            timeout_s=self.timeout_s,
+            retry_timeouts=retry_timeouts,
+        )
+        declared = declared or ModelInfo()
+        self._info = replace(
+            declared,
+            label=display_name or f"openai:{self.model}",
+            cache_identity=declared.cache_identity or self._wording.shown_base,
+            native_tool_calling=native_tool_calling,
+            bundle_format=emission,
+            streams=stream,
+        )
+        self._usage_counter = usage_counter
+        self._held_key = _HeldKey(api_key) if api_key else None
+        self._before_request = before_request
         self._sleep = sleep
         self._owns_client = client is None
         if client is not None:
@@ -133,7 +201,7 @@ class OpenAICompatibleModel(ReplyReading):
     @classmethod
     def from_route(
         cls,
-        route: object,
+        route: ModelRoute,
         *,
         max_retries: int = 3,
         client: httpx.Client | None = None,
@@ -141,47 +209,51 @@ class OpenAICompatibleModel(ReplyReading):
         sleep: Callable[[float], None] = time.sleep,
         bundle_format: str = "text",
     ) -> OpenAICompatibleModel:
-        """Build the model from a model route (``kind = "openai"``, ``base_url``, ``model``,
-        ``api_key_env``, ``timeout_s``, ``native_tool_calling``, ``stream``); ``bundle_format`` is
-        the resolved format for the scout's role (the route's own value may be ``"auto"``)."""
-        kind = getattr(route, "kind", "openai")
-        kind = getattr(kind, "value", kind)
-        if kind != "openai":
+        """Build the model from a ``kind = "openai"`` model route; ``bundle_format`` is the
+        resolved format for the scout's role (the route's own value may be ``"auto"``)."""
+        if route.kind != "openai":
             raise ConfigError(
-                f"A model route of kind {kind!r} cannot be served over HTTP; only "
+                f"A model route of kind {route.kind!r} cannot be served over HTTP; only "
                 'kind = "openai" routes can.'
             )
-        base_url = getattr(route, "base_url", None)
-        model = getattr(route, "model", None)
-        if not isinstance(base_url, str) or not base_url.strip():
+        # A validated route always has both; one built without validation may not.
+        if not route.base_url:
             raise ConfigError('A kind = "openai" model route needs a base_url.')
-        if not isinstance(model, str) or not model.strip():
+        if not route.model:
             raise ConfigError('A kind = "openai" model route needs a model name.')
-        timeout_s = getattr(route, "timeout_s", None)
         return cls(
-            base_url=base_url,
-            model=model,
-            api_key_env=getattr(route, "api_key_env", None),
-            timeout_s=60.0 if timeout_s is None else timeout_s,
-            stream=bool(getattr(route, "stream", False)),
-            native_tool_calling=bool(getattr(route, "native_tool_calling", True)),
+            base_url=route.base_url,
+            model=route.model,
+            api_key_env=route.api_key_env,
+            timeout_s=route.timeout_s,
+            stream=route.stream,
+            native_tool_calling=route.native_tool_calling,
             max_retries=max_retries,
             client=client,
             transport=transport,
             sleep=sleep,
             bundle_format=bundle_format,
+            display_name=route.label,
+            declared=ModelInfo(small=route.counts_as_small()),
         )
 
     @property
     def name(self) -> str:
         """``openai:<model>``, or the display name given at construction."""
-        return self._display_name or f"openai:{self.model}"
+        return self._info.label
+
+    @property
+    def info(self) -> ModelInfo:
+        """What the settings declare: tool calling, bundle format, streaming, the server's
+        address as cache identity, and what ``declared`` added."""
+        return self._info
 
     def __repr__(self) -> str:
         return (
-            f"OpenAICompatibleModel(base_url={self._shown_base!r}, model={self.model!r}, "
-            f"api_key_env={self.api_key_env!r}, timeout_s={self.timeout_s!r}, "
-            f"stream={self.stream!r}, native_tool_calling={self.native_tool_calling!r}, "
+            f"{type(self).__name__}(base_url={self._wording.shown_base!r}, "
+            f"model={self.model!r}, api_key_env={self.api_key_env!r}, "
+            f"timeout_s={self.timeout_s!r}, stream={self.stream!r}, "
+            f"native_tool_calling={self.native_tool_calling!r}, "
             f"bundle_format={self.bundle_format!r})"
         )
 
@@ -209,82 +281,34 @@ class OpenAICompatibleModel(ReplyReading):
         on_text: Callable[[str], None] | None = None,
     ) -> ModelReply:
         """Ask the server for the next assistant message (see the class docstring)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        offered = list(tools or ())
-        text_tools = bool(offered) and not self.native_tool_calling and tool_choice != "none"
-        payload = self._payload(messages, offered, tool_choice, temperature)
+        started = time.monotonic()
+        deadline = None if timeout is None else started + timeout
+        if self._before_request is not None:
+            self._before_request()
+        request = ChatRequest(tuple(messages), tuple(tools or ()), tool_choice, temperature)
         key = self._api_key()
-        headers = {
-            "Accept": "text/event-stream" if self.stream else "application/json",
-            "User-Agent": f"supercontext-lab/{__version__}",
-        }
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        retries = 0
-        while True:
-            seconds = self._attempt_seconds(deadline, timeout)
-            try:
-                reply, streamed = self._attempt(payload, headers, seconds, on_text, key)
-            except AttemptFailure as failure:
-                if not failure.retryable or retries >= self.max_retries:
-                    raise failure.error(retries + 1) from failure.__cause__
-                delay = failure.retry_after
-                if delay is None:
-                    delay = backoff_seconds(retries)
-                if deadline is not None and time.monotonic() + delay >= deadline:
-                    raise failure.error(retries + 1, out_of_budget=True) from failure.__cause__
-                retries += 1
-                logger.info(
-                    "Retrying %s in %.2f s (retry %d of %d): %s",
-                    self._shown_url,
-                    delay,
-                    retries,
-                    self.max_retries,
-                    failure.what,
-                )
-                self._sleep(delay)
-                continue
-            return self._finish(reply, streamed, text_tools, on_text)
-
-    def _payload(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        tool_choice: str | None,
-        temperature: float | None,
-    ) -> dict[str, Any]:
-        if self.native_tool_calling:
-            wire_messages = list(messages)
-        else:
-            catalogue = tools if tool_choice != "none" else ()
-            wire_messages = messages_for_text_tools(messages, catalogue, tool_choice)
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": [message.to_openai() for message in wire_messages],
-        }
-        if temperature is not None:
-            payload["temperature"] = temperature
-        if tools and self.native_tool_calling:
-            payload["tools"] = [tool.to_openai() for tool in tools]
-            if tool_choice in (None, "auto", "none", "required"):
-                payload["tool_choice"] = tool_choice or "auto"
-            else:
-                # Any other string names the one tool the model must call.
-                payload["tool_choice"] = {"type": "function", "function": {"name": tool_choice}}
-        if self.stream:
-            payload["stream"] = True
-            payload["stream_options"] = {"include_usage": True}
-        if self.bundle_format != "text":
-            callable_tools = [tool.name for tool in tools] if tool_choice != "none" else []
-            apply_bundle_format(
-                payload,
-                self.bundle_format,
-                callable_tools=callable_tools,
-                text_tools=not self.native_tool_calling,
+        secrets = Secrets.in_use(key)
+        wording = self._wording.for_call(secrets, has_key=bool(key))
+        shown = TextStream(secrets, on_text) if on_text is not None else None
+        payload = self._requests.payload(request)
+        reply, streamed = self._exchange(
+            payload, self._requests.headers(key), wording, deadline, timeout, shown
+        )
+        if shown is not None:
+            shown.flush()
+        reply = secrets.reply(self._requests.shape(reply, request))
+        if reply.usage.total_tokens == 0 and self._usage_counter is not None:
+            budget_end = math.inf if deadline is None else deadline
+            reply = self._usage_counter(
+                self._client, reply, payload["messages"], request.messages, budget_end
             )
-        return payload
+        if not streamed and on_text is not None and reply.message.content:
+            on_text(reply.message.content)
+        return reply
 
     def _api_key(self) -> str:
+        if self._held_key is not None:
+            return self._held_key.value
         if self.api_key_env is None:
             return ""
         key = os.environ.get(self.api_key_env, "").strip()
@@ -297,88 +321,75 @@ class OpenAICompatibleModel(ReplyReading):
             )
         return key
 
-    def _attempt_seconds(self, deadline: float | None, budget: float | None) -> float:
-        if deadline is None:
-            return self.timeout_s
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise ModelTimeoutError(
-                f"No time was left in the call's {budget or 0:g} s budget to ask the model "
-                f"server at {self._shown_url}; allow the run more time."
-            )
-        return min(self.timeout_s, remaining)
+    def _exchange(
+        self,
+        payload: dict[str, Any],
+        headers: dict[str, str],
+        wording: FailureWording,
+        deadline: float | None,
+        budget: float | None,
+        shown: TextStream | None,
+    ) -> tuple[ModelReply, bool]:
+        """Attempts until one succeeds, retries run out or the budget does."""
+        retries = 0
+        while True:
+            if deadline is None:
+                seconds = self.timeout_s
+            else:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    error = wording.no_time_left(budget)
+                    error.attempts = retries  # the requests already made, if any
+                    raise error
+                seconds = min(self.timeout_s, remaining)
+            try:
+                return self._attempt(payload, headers, wording, seconds, shown)
+            except AttemptFailure as failure:
+                if not failure.retryable or retries >= self.max_retries:
+                    raise failure.error(retries + 1) from failure.__cause__
+                delay = failure.retry_after
+                if delay is None:
+                    delay = backoff_seconds(retries)
+                if deadline is not None and time.monotonic() + delay >= deadline:
+                    raise failure.error(retries + 1, out_of_budget=True) from failure.__cause__
+                retries += 1
+                logger.info(
+                    "Retrying %s in %.2f s (retry %d of %d): %s",
+                    wording.shown_url,
+                    delay,
+                    retries,
+                    self.max_retries,
+                    failure.what,
+                )
+                self._sleep(delay)
 
     def _attempt(
         self,
         payload: dict[str, Any],
         headers: dict[str, str],
+        wording: FailureWording,
         seconds: float,
-        on_text: Callable[[str], None] | None,
-        key: str,
+        shown: TextStream | None,
     ) -> tuple[ModelReply, bool]:
+        """One request: the reply, and whether it was streamed."""
         limits = httpx.Timeout(
             connect=min(CONNECT_CAP_S, seconds), read=seconds, write=seconds, pool=seconds
         )
-        ends = time.monotonic() + seconds
+        reader = ReplyReader(wording, self.model, time.monotonic() + seconds, seconds)
         try:
             with self._client.stream(
                 "POST", self._url, json=payload, headers=headers, timeout=limits
             ) as response:
                 if not response.is_success:
-                    body = self._read_body(response, ends, seconds)
-                    raise self._status_failure(response.status_code, response.headers, body, key)
+                    body = reader.body(response)
+                    raise wording.status(response.status_code, response.headers, body)
                 kind = response.headers.get("content-type", "").lower()
                 if self.stream and "json" not in kind:
-                    return self._read_stream(response, ends, seconds, on_text, key), True
-                body = self._read_body(response, ends, seconds)
+                    return reader.stream(response, shown.feed if shown else None), True
+                body = reader.body(response)
                 status = response.status_code
         except httpx.TimeoutException as exc:
-            raise self._timeout_failure(seconds) from exc
-        except httpx.ConnectError as exc:
-            raise AttemptFailure(
-                f"Cannot reach the model server at {self._shown_base} "
-                f"({excerpt(str(exc) or type(exc).__name__, secret=key)})",
-                f"Is the server running at {self._shown_base}?",
-                retryable=True,
-            ) from exc
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            raise AttemptFailure(
-                f"The connection to the model server at {self._shown_url} failed "
-                f"({type(exc).__name__}: {excerpt(str(exc), secret=key)})",
-                f"Is the server running at {self._shown_base}?",
-                retryable=True,
-            ) from exc
-        except (httpx.DecodingError, httpx.TooManyRedirects) as exc:
-            # Not transport failures, so not covered above: a body whose Content-Encoding
-            # lies (gzip over plain text) must end the call as a model error, not escape
-            # as an httpx exception that no caller expects. Retrying would get it again.
-            raise ModelError(
-                f"The model server at {self._shown_url} sent a response that cannot be read "
-                f"({type(exc).__name__}: {excerpt(str(exc), secret=key)}). Check that "
-                f"{self._shown_base} is an OpenAI-compatible API."
-            ) from exc
-        except httpx.TransportError as exc:
-            raise ModelError(
-                f"The request to the model server at {self._shown_url} failed "
-                f"({type(exc).__name__}: {excerpt(str(exc), secret=key)}). Check the "
-                "base_url and any proxy settings."
-            ) from exc
-        return self._parse_completion(body, status, key), False
-
-    def _finish(
-        self,
-        reply: ModelReply,
-        streamed: bool,
-        text_tools: bool,
-        on_text: Callable[[str], None] | None,
-    ) -> ModelReply:
-        message = reply.message
-        if self.bundle_format == "json_schema" and message.content and not message.tool_calls:
-            envelope = envelope_from_json(message.content)
-            if envelope is not None:
-                reply = replace(reply, message=replace(message, content=envelope))
-        if text_tools:
-            reply = with_text_tool_calls(reply)
-        if not streamed and on_text is not None and reply.message.content:
-            on_text(reply.message.content)
-        return reply
+            raise wording.timeout(seconds) from exc
+        except httpx.RequestError as exc:
+            raise wording.transport(exc) from wording.secrets.unquoted(exc)
+        return reader.completion(body, status), False

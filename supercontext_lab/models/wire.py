@@ -19,8 +19,10 @@ from dataclasses import replace
 from typing import Any
 
 from .._bounded import json_loads
+from .._text import one_line
 from ..errors import ModelError
 from .base import Message, ModelReply, Role, ToolCall, ToolSpec, Usage
+from .boundary import Secrets, encodable
 
 __all__ = [
     "TOOL_CALL_CLOSE",
@@ -54,25 +56,22 @@ _ROLES: dict[str, Role] = {
 }
 _BLOCK = re.compile(re.escape(TOOL_CALL_OPEN) + r"(.*?)" + re.escape(TOOL_CALL_CLOSE), re.DOTALL)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*(.*?)\s*```$", re.DOTALL)
-_WHITESPACE = re.compile(r"\s+")
 
 
-def excerpt(text: str | bytes, limit: int = 200, *, secret: str | None = None) -> str:
-    """A one-line excerpt of ``text`` (whitespace collapsed, at most ``limit`` characters).
+def excerpt(text: str | bytes, limit: int = 200, *, secrets: Secrets | None = None) -> str:
+    """A one-line excerpt of ``text`` (:func:`~supercontext_lab._text.one_line`, at most
+    ``limit`` characters), ``(empty body)`` when nothing is left.
 
-    ``secret``, when given, is replaced by ``***`` first, so a server echoing a key back
-    in an error body cannot leak it into an exception message.
+    ``secrets``, when given, are removed first by the boundary's one rule
+    (:class:`~.boundary.Secrets`), so a server echoing a key back in an error body cannot
+    leak it into an exception message; text that cannot be encoded is repaired.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    if secret:
-        text = text.replace(secret, "***")
-    flat = _WHITESPACE.sub(" ", text).strip()
-    if not flat:
-        return "(empty body)"
-    if len(flat) > limit:
-        return flat[: max(0, limit - 1)] + "…"
-    return flat
+    text = encodable(text)
+    if secrets is not None:
+        text = secrets.masked(text)
+    return one_line(text, limit) or "(empty body)"
 
 
 def arguments_text(value: Any) -> str:

@@ -4,11 +4,12 @@ One run is: build the system prompt and the task message, then call the model up
 ``max_iterations`` times, executing the read-only tool calls of each reply concurrently,
 until the model answers without tools. With ``iteration_policy = "extended"`` a run that
 hits the cap gets one last call without tools asking for the envelope. A wall-clock
-timeout bounds the whole run (120 s, unless the model says it needs more: a local CPU
-model advertises ``run_timeout_s``). A model that advertises its ``context_tokens`` is
+timeout bounds the whole run (120 s, unless the model declares it needs more: a local
+CPU model's ``info.run_timeout_s``). A model that declares its ``info.context_tokens`` is
 asked for the envelope early, with the same last call, once the conversation fills more
 than :data:`CONTEXT_WRAP_UP_SHARE` of its window: a small local model must not run out
-of context before it has emitted anything. The final text goes through ``parse_context_bundle`` and
+of context before it has emitted anything. Secrets the model boundary removed from the
+replies are noted in the run's problems. The final text goes through ``parse_context_bundle`` and
 ``fit_bundle``; every problem on the way is recorded, never raised.
 
 Read-only is enforced here a second time, at run time: a call to a tool outside the
@@ -24,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..agents.prompt import build_scout_system_prompt, build_task_message
 from ..bundle import (
@@ -34,7 +36,7 @@ from ..bundle import (
     parse_context_bundle,
 )
 from ..errors import ModelError, ModelTimeoutError, ScoutError, ToolNotAllowedError
-from ..models.base import ChatModel, Message, ToolCall, Usage
+from ..models.base import ChatModel, Message, ModelReply, ToolCall, Usage
 from ..sources.workspace import Workspace
 from ..tools.base import ToolRegistry, ToolResult
 from ..tools.catalogue import build_scout_registry
@@ -51,7 +53,7 @@ GRACE_INSTRUCTION = (
 )
 
 CONTEXT_WRAP_UP_SHARE = 0.55
-"""Share of a model's advertised context window after which the scout stops gathering:
+"""Share of a model's declared context window after which the scout stops gathering:
 the next round's tool results and the envelope itself must still fit."""
 
 _PREVIEW_CHARS = 300
@@ -73,22 +75,38 @@ def _tool_pool() -> concurrent.futures.ThreadPoolExecutor:
 
 
 def _preview(text: str | None) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
+    return one_line(text or "", _PREVIEW_CHARS)
+
+
+def _run_budget(model: ChatModel, timeout_s: float | None) -> float:
+    """The run's wall-clock budget: ``timeout_s``, else what the model declares it needs,
+    else :data:`DEFAULT_SCOUT_TIMEOUT_S`."""
+    if timeout_s is None:
+        declared = model.info.run_timeout_s
+        timeout_s = declared if declared is not None and declared > 0 else DEFAULT_SCOUT_TIMEOUT_S
+    if not math.isfinite(timeout_s) or timeout_s <= 0:
+        # nan would compare false everywhere (no bound at all) and inf overflows timeouts.
+        raise ScoutError(f"timeout_s must be a finite number of seconds above 0, not {timeout_s}.")
+    return float(timeout_s)
 
 
 class _Run:
-    """Mutable state of one run; kept private so ScoutRun stays a plain result."""
+    """One run, step by step: :meth:`prompt`, :meth:`gather`, :meth:`grace`, :meth:`finish`.
+
+    Kept private so that :class:`ScoutRun` stays a plain result.
+    """
 
     def __init__(
         self,
         definition: AgentDefinition,
+        workspace: Workspace,
         registry: ToolRegistry,
         model: ChatModel,
         timeout_s: float,
         on_step: Callable[[TraceStep], None] | None,
     ) -> None:
         self.definition = definition
+        self.workspace = workspace
         self.registry = registry
         self.model = model
         self.start = time.perf_counter()
@@ -98,11 +116,20 @@ class _Run:
         self.trace: list[TraceStep] = []
         self.usage = Usage()
         self.model_calls = 0
+        self.redactions = 0
         self.allowed = [
             name
             for name in definition.tools.named
             if (tool := registry.get(name)) is not None and tool.read_only
         ]
+        self.system_prompt = ""
+        self.task = ""
+        self.messages: list[Message] = []
+        self.status = ScoutStatus.COMPLETED
+        self.stopped: StopCause | None = None
+        self.reason: str | None = None
+        self.output = ""
+        self.problems: list[str] = []
 
     def now_ms(self) -> float:
         return (time.perf_counter() - self.start) * 1000.0
@@ -110,25 +137,146 @@ class _Run:
     def remaining(self) -> float:
         return self.deadline - time.perf_counter()
 
-    def context_nearly_full(self) -> int | None:
-        """Tokens used by the last call when they fill most of the model's window."""
-        window = getattr(self.model, "context_tokens", None)
-        last = next((step for step in reversed(self.trace) if step.kind == "model"), None)
-        if not isinstance(window, int) or window <= 0 or last is None:
-            return None
-        return last.tokens if last.tokens > CONTEXT_WRAP_UP_SHARE * window else None
-
     def record(self, step: TraceStep) -> None:
         self.trace.append(step)
         if self.on_step is not None:
             self.on_step(step)
 
-    def call_model(self, messages: list[Message], iteration: int, *, grace: bool) -> Message:
+    # -- the steps ---------------------------------------------------------------------
+
+    def prompt(self, message: str, focus: str | None) -> None:
+        """The system prompt and the task message the conversation starts with."""
+        workspace = self.workspace
+        self.system_prompt = build_scout_system_prompt(
+            self.definition,
+            profile_md=workspace.profile_md,
+            memory_md=workspace.memory_md,
+            tools=[tool for name in self.allowed if (tool := self.registry.get(name)) is not None],
+            integrations=workspace.integrations,
+            workspace_name=workspace.root.name,
+            workspace_files=workspace.list_files(),
+        )
+        self.task = build_task_message(
+            message, focus=focus, orchestrator_tools=workspace.orchestrator_tools
+        )
+        self.messages = [
+            Message(role="system", content=self.system_prompt),
+            Message(role="user", content=self.task),
+        ]
+
+    def gather(self) -> bool:
+        """Model calls with tools, up to ``max_iterations``; whether the model answered
+        without tools (its answer is the output)."""
+        for iteration in range(1, self.definition.max_iterations + 1):
+            if self.remaining() <= 0:
+                raise ModelTimeoutError(f"the scout ran past its {self.timeout_s:g} s time limit")
+            used = self.context_nearly_full()
+            if used is not None:
+                self.problems.append(
+                    f"the model's context was nearly full ({used} tokens), so the envelope "
+                    "was asked for early"
+                )
+                return False
+            reply = self.call_model(iteration, grace=False)
+            if not reply.tool_calls:
+                self.output = reply.content or ""
+                return True
+            self.messages.extend(self.run_tools(reply.tool_calls, iteration))
+        return False
+
+    def grace(self) -> None:
+        """After gathering ended without an answer: the extended policy's last call without
+        tools, or the reason the run stops incomplete."""
+        if self.definition.iteration_policy == "extended" and self.remaining() > 0:
+            self.messages.append(Message(role="user", content=GRACE_INSTRUCTION))
+            reply = self.call_model(self.definition.max_iterations + 1, grace=True)
+            self.output = reply.content or ""
+            if reply.tool_calls:
+                self.problems.append("the final call asked for tools anyway; they were not run")
+        elif self.context_nearly_full() is not None:
+            self.stop(ScoutStatus.INCOMPLETE, StopCause.CONTEXT_FULL)
+            self.reason = "the model's context window filled up"
+        else:
+            self.stop(ScoutStatus.INCOMPLETE, StopCause.ITERATION_CAP)
+            self.reason = f"iteration cap reached ({self.definition.max_iterations} model calls)"
+
+    def stop(self, status: ScoutStatus, cause: StopCause) -> None:
+        self.status, self.stopped = status, cause
+
+    def finish(self) -> ScoutRun:
+        """The envelope (extracted, fitted, parsed) and every problem, as a ScoutRun."""
+        envelope: str | None = None
+        bundle: ContextBundle | None = None
+        problems = self.problems
+        if self.reason is not None:
+            problems.insert(0, self.reason)
+        if self.status is ScoutStatus.COMPLETED:
+            envelope = self.fitted_envelope()
+            bundle = parse_context_bundle(envelope) if envelope is not None else None
+        if self.redactions:
+            problems.append(
+                f"{self.redactions} secret value{'s' if self.redactions > 1 else ''} (an API "
+                "key) removed from the model's replies"
+            )
+        problems.extend(
+            f"refused tool call: {step.tool}"
+            for step in self.trace
+            if step.kind == "tool" and step.refused
+        )
+        # What the workspace refused to read (links out of it, special files) is shown with
+        # the run, never dropped silently.
+        problems.extend(f"workspace: {line}" for line in self.workspace.diagnostics)
+        return ScoutRun(
+            status=self.status,
+            stopped=self.stopped,
+            reason=self.reason,
+            output=self.output,
+            envelope=envelope,
+            bundle=bundle,
+            problems=problems,
+            trace=self.trace,
+            usage=self.usage,
+            model_calls=self.model_calls,
+            elapsed_ms=self.now_ms(),
+            model_name=self.model.name,
+            definition_hash=self.definition.definition_hash(),
+            system_prompt=self.system_prompt,
+            task_message=self.task,
+            messages=self.messages,
+        )
+
+    # -- helpers of the steps ----------------------------------------------------------
+
+    def fitted_envelope(self) -> str | None:
+        extracted = extract_context_bundle(self.output)
+        if extracted is None:
+            rejection = bundle_rejection_reason(self.output) or "no usable envelope"
+            self.problems.append(f"no valid envelope: {rejection}")
+            return None
+        limit = self.definition.max_result_chars
+        envelope = fit_bundle(extracted, limit)
+        if envelope != extracted:
+            self.problems.append(
+                f"bundle fitted from {len(extracted)} to {len(envelope)} characters "
+                f"(max_result_chars = {limit})"
+            )
+        return envelope
+
+    def context_nearly_full(self) -> int | None:
+        """Tokens used by the last call when they fill most of the model's window."""
+        window = self.model.info.context_tokens
+        last = next((step for step in reversed(self.trace) if step.kind == "model"), None)
+        if window is None or window <= 0 or last is None:
+            return None
+        return last.tokens if last.tokens > CONTEXT_WRAP_UP_SHARE * window else None
+
+    def call_model(self, iteration: int, *, grace: bool) -> Message:
+        """One model call on the conversation so far; its message joins the conversation."""
         started = self.now_ms()
         specs = None if grace else (self.registry.specs(self.allowed) or None)
         try:
             reply = self.model.complete(
-                messages,
+                self.messages,
                 tools=specs,
                 tool_choice=None,
                 temperature=self.definition.temperature,
@@ -146,11 +294,20 @@ class _Run:
                     grace=grace,
                     ok=False,
                     text_preview=_preview(str(exc)),
+                    attempts=exc.attempts,
                 )
             )
             raise
         self.model_calls += 1
+        self.record_reply(reply, iteration, started, grace=grace)
+        self.messages.append(reply.message)
+        return reply.message
+
+    def record_reply(
+        self, reply: ModelReply, iteration: int, started: float, *, grace: bool
+    ) -> None:
         self.usage = self.usage + reply.usage
+        self.redactions += reply.redactions
         message = reply.message
         self.record(
             TraceStep(
@@ -166,7 +323,6 @@ class _Run:
                 grace=grace,
             )
         )
-        return message
 
     def refusal(self, call: ToolCall) -> str | None:
         try:
@@ -241,118 +397,21 @@ def run_scout(
 
     Never raises for model or tool failures: they become the run's status, reason and
     problems. ``registry`` defaults to the workspace's read-only tools. ``timeout_s``
-    defaults to the model's ``run_timeout_s`` when it has one, else 120 s.
+    defaults to the run budget the model declares (``model.info.run_timeout_s``), else
+    120 s.
     """
-    if timeout_s is None:
-        advertised = getattr(model, "run_timeout_s", None)
-        timeout_s = (
-            float(advertised)
-            if isinstance(advertised, int | float) and advertised > 0
-            else DEFAULT_SCOUT_TIMEOUT_S
-        )
-    if not math.isfinite(timeout_s) or timeout_s <= 0:
-        # nan would compare false everywhere (no bound at all) and inf overflows timeouts.
-        raise ScoutError(f"timeout_s must be a finite number of seconds above 0, not {timeout_s}.")
+    budget = _run_budget(model, timeout_s)
     definition = definition or default_agent_definition()
     registry = registry or build_scout_registry(workspace)
-    run = _Run(definition, registry, model, timeout_s, on_step)
-    system_prompt = build_scout_system_prompt(
-        definition,
-        profile_md=workspace.profile_md,
-        memory_md=workspace.memory_md,
-        tools=[tool for name in run.allowed if (tool := registry.get(name)) is not None],
-        integrations=workspace.integrations,
-        workspace_name=workspace.root.name,
-        workspace_files=workspace.list_files(),
-    )
-    task = build_task_message(message, focus=focus, orchestrator_tools=workspace.orchestrator_tools)
-    messages = [Message(role="system", content=system_prompt), Message(role="user", content=task)]
-
-    status = ScoutStatus.COMPLETED
-    stopped: StopCause | None = None
-    reason: str | None = None
-    output = ""
-    problems: list[str] = []
-    finished = False
+    run = _Run(definition, workspace, registry, model, budget, on_step)
+    run.prompt(message, focus)
     try:
-        for iteration in range(1, definition.max_iterations + 1):
-            if run.remaining() <= 0:
-                raise ModelTimeoutError(f"the scout ran past its {timeout_s:g} s time limit")
-            used = run.context_nearly_full()
-            if used is not None:
-                problems.append(
-                    f"the model's context was nearly full ({used} tokens), so the envelope "
-                    "was asked for early"
-                )
-                break
-            reply = run.call_model(messages, iteration, grace=False)
-            messages.append(reply)
-            if not reply.tool_calls:
-                output = reply.content or ""
-                finished = True
-                break
-            messages.extend(run.run_tools(reply.tool_calls, iteration))
-        if not finished:
-            if definition.iteration_policy == "extended" and run.remaining() > 0:
-                messages.append(Message(role="user", content=GRACE_INSTRUCTION))
-                reply = run.call_model(messages, definition.max_iterations + 1, grace=True)
-                messages.append(reply)
-                output = reply.content or ""
-                if reply.tool_calls:
-                    problems.append("the final call asked for tools anyway; they were not run")
-            elif run.context_nearly_full() is not None:
-                status, stopped = ScoutStatus.INCOMPLETE, StopCause.CONTEXT_FULL
-                reason = "the model's context window filled up"
-            else:
-                status, stopped = ScoutStatus.INCOMPLETE, StopCause.ITERATION_CAP
-                reason = f"iteration cap reached ({definition.max_iterations} model calls)"
+        if not run.gather():
+            run.grace()
     except ModelTimeoutError as exc:
-        status, stopped = ScoutStatus.INCOMPLETE, StopCause.TIMEOUT
-        reason = f"timeout: {exc}"
+        run.stop(ScoutStatus.INCOMPLETE, StopCause.TIMEOUT)
+        run.reason = f"timeout: {exc}"
     except ModelError as exc:
-        status, stopped = ScoutStatus.FAILED, StopCause.MODEL_ERROR
-        reason = f"model error: {exc}"
-
-    envelope: str | None = None
-    bundle: ContextBundle | None = None
-    if reason is not None:
-        problems.insert(0, reason)
-    if status is ScoutStatus.COMPLETED:
-        extracted = extract_context_bundle(output)
-        if extracted is None:
-            rejection = bundle_rejection_reason(output) or "no usable envelope"
-            problems.append(f"no valid envelope: {rejection}")
-        else:
-            envelope = fit_bundle(extracted, definition.max_result_chars)
-            if envelope != extracted:
-                problems.append(
-                    f"bundle fitted from {len(extracted)} to {len(envelope)} characters "
-                    f"(max_result_chars = {definition.max_result_chars})"
-                )
-            bundle = parse_context_bundle(envelope)
-    problems.extend(
-        f"refused tool call: {step.tool}"
-        for step in run.trace
-        if step.kind == "tool" and step.refused
-    )
-    # What the workspace refused to read (links out of it, special files) is shown with
-    # the run, never dropped silently.
-    problems.extend(f"workspace: {line}" for line in workspace.diagnostics)
-    return ScoutRun(
-        status=status,
-        stopped=stopped,
-        reason=reason,
-        output=output,
-        envelope=envelope,
-        bundle=bundle,
-        problems=problems,
-        trace=run.trace,
-        usage=run.usage,
-        model_calls=run.model_calls,
-        elapsed_ms=run.now_ms(),
-        model_name=model.name,
-        definition_hash=definition.definition_hash(),
-        system_prompt=system_prompt,
-        task_message=task,
-        messages=messages,
-    )
+        run.stop(ScoutStatus.FAILED, StopCause.MODEL_ERROR)
+        run.reason = f"model error: {exc}"
+    return run.finish()

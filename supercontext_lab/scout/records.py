@@ -51,6 +51,8 @@ class TraceStep:
     text_preview: str = ""
     tool_calls: tuple[str, ...] = ()
     grace: bool = False
+    attempts: int = 1
+    """Requests the call made, retries included (a failed call says how many it tried)."""
     # Tool steps.
     tool: str = ""
     arguments: str = ""
@@ -78,6 +80,7 @@ class TraceStep:
                 tool_calls=list(self.tool_calls),
                 grace=self.grace,
                 ok=self.ok,
+                attempts=self.attempts,
             )
         else:
             base.update(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 from ..errors import ModelError, ModelTimeoutError
-from ..models.base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
+from ..models.base import Message, ModelInfo, ModelReply, ToolCall, ToolSpec, estimate_usage
 
 __all__ = [
     "ScriptedCall",
@@ -57,6 +57,9 @@ class ScriptedModel:
     ``delay_s`` simulates latency: each call sleeps that long first, and when the caller's
     ``timeout`` is shorter it sleeps only the timeout and raises
     :class:`ModelTimeoutError` without consuming a step.
+
+    ``info`` declares what the model plays (a local model's run budget and context
+    window, a small model, ...); its ``label``, when set, is the model's name.
     """
 
     def __init__(
@@ -65,11 +68,14 @@ class ScriptedModel:
         *,
         name: str = "scripted",
         delay_s: float = 0.0,
+        info: ModelInfo | None = None,
     ) -> None:
         if delay_s < 0:
             raise ValueError(f"delay_s must be >= 0, not {delay_s!r}")
         self._steps: Iterator[Step] = iter(steps)
-        self._name = name
+        declared = info or ModelInfo()
+        self._info = declared if declared.label else replace(declared, label=name)
+        self._name = self._info.label
         self.delay_s = delay_s
         self.calls: list[ScriptedCall] = []
         self._lock = threading.Lock()
@@ -79,6 +85,14 @@ class ScriptedModel:
     def name(self) -> str:
         """The display name given at construction (``scripted`` by default)."""
         return self._name
+
+    @property
+    def info(self) -> ModelInfo:
+        """What the model was declared to be at construction."""
+        return self._info
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def __repr__(self) -> str:
         return f"ScriptedModel(name={self._name!r}, calls={len(self.calls)})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from supercontext_lab import CacheError
 from supercontext_lab._hashing import package_revision
+from supercontext_lab.models import local
 from supercontext_lab.models.base import Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.models.cache import (
     CachedModel,
@@ -22,7 +24,12 @@ from supercontext_lab.models.cache import (
     reply_from_json,
     reply_to_json,
 )
-from supercontext_lab.models.local import LOCAL_CONTEXT_TOKENS, LOCAL_RUN_TIMEOUT_S, LocalModel
+from supercontext_lab.models.local import (
+    LOCAL_CONTEXT_TOKENS,
+    LOCAL_RUN_TIMEOUT_S,
+    LocalModel,
+    LocalServer,
+)
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.testing import OpenAITestServer, ScriptedModel, ScriptedResponse
@@ -205,19 +212,40 @@ def test_a_local_model_is_keyed_on_its_file_not_its_port(tmp_path: Path) -> None
     cache = _cache(tmp_path)
     keys = set()
     for port in (9, 10):
-        inner = LocalModel(base_url=f"http://127.0.0.1:{port}/v1", model="m")
-        inner.cache_address = "local:/models/m.gguf"
+        inner = LocalModel(
+            base_url=f"http://127.0.0.1:{port}/v1", model="m", cache_identity="local:/models/m.gguf"
+        )
         keys.add(CachedModel(inner, cache=cache).key_for(MESSAGES))
     assert len(keys) == 1
 
 
-def test_the_cache_shows_the_run_budget_and_window_the_model_advertises(tmp_path: Path) -> None:
+def test_a_local_model_file_replaced_at_its_path_gets_new_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"GGUF first weights")
+    idle = LocalServer(weights)  # never started: the keys need only its file
+    monkeypatch.setattr(local, "local_server", lambda gguf: idle)
+    cache = _cache(tmp_path)
+
+    def key() -> str:
+        model = local.local_chat_model(str(weights), timeout_s=5.0)
+        return CachedModel(model, cache=cache).key_for(MESSAGES)
+
+    first = key()
+    assert key() == first
+    weights.write_bytes(b"GGUF other weights")
+    os.utime(weights, ns=(1, 2_000_000_000))
+    assert key() != first
+
+
+def test_the_cache_shows_the_run_budget_and_window_the_model_declares(tmp_path: Path) -> None:
     cache = _cache(tmp_path)
     local = CachedModel(LocalModel(base_url="http://127.0.0.1:9/v1", model="m"), cache=cache)
-    assert local.run_timeout_s == LOCAL_RUN_TIMEOUT_S
-    assert local.context_tokens == LOCAL_CONTEXT_TOKENS
+    assert local.info.run_timeout_s == LOCAL_RUN_TIMEOUT_S
+    assert local.info.context_tokens == LOCAL_CONTEXT_TOKENS
     plain = CachedModel(ScriptedModel([]), cache=cache)
-    assert (plain.run_timeout_s, plain.context_tokens) == (None, None)
+    assert (plain.info.run_timeout_s, plain.info.context_tokens) == (None, None)
 
 
 def test_a_reply_with_tool_calls_round_trips() -> None:

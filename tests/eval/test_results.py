@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import shutil
 import sqlite3
@@ -12,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from supercontext_lab import CacheError
-from supercontext_lab.agents import default_agent_definition
+from supercontext_lab.agents import AgentDefinition, default_agent_definition
 from supercontext_lab.eval import EvalCase, EvalReport, Expectations, Variant, evaluate
 from supercontext_lab.eval.keys import (
     case_result_key,
@@ -165,6 +167,17 @@ def _route_stream(setup: Setup) -> None:
     setup.variant = replace(setup.variant, route=route.model_copy(update={"stream": True}))
 
 
+def _route_format(bundle_format: str) -> Callable[[Setup], None]:
+    def change(setup: Setup) -> None:
+        route = setup.variant.route
+        assert route is not None
+        changed = route.model_copy(update={"bundle_format": bundle_format})
+        setup.variant = replace(setup.variant, route=changed)
+
+    change.__name__ = f"_route_{bundle_format}"
+    return change
+
+
 def _message(setup: Setup) -> None:
     setup.cases = [replace(setup.cases[0], message=KERNEL + " Again?"), setup.cases[1]]
 
@@ -183,6 +196,8 @@ def _focus(setup: Setup) -> None:
         (_new_file, {"kernel", "grant"}),
         (_route_model, {"kernel", "grant"}),
         (_route_stream, {"kernel", "grant"}),
+        (_route_format("grammar"), {"kernel", "grant"}),
+        (_route_format("json_schema"), {"kernel", "grant"}),
         (_message, {"kernel"}),
         (_focus, {"kernel"}),
     ],
@@ -199,6 +214,71 @@ def test_a_changed_input_reruns_the_cases_it_affects(
     # cache when the change does not reach the prompt, as a file's time does not).
     rerun_tools = sum(r.trace_summary["tool_calls"] for r in first.results if r.id in reran)
     assert len(tool_calls) - tools == rerun_tools > 0
+
+
+def test_runs_in_other_bundle_formats_ask_the_model_again(setup: Setup) -> None:
+    setup.run()
+    for bundle_format in ("json_schema", "grammar"):
+        asked = len(setup.server.requests)
+        _route_format(bundle_format)(setup)
+        report = setup.run()
+        assert report.reused_runs == 0, bundle_format
+        assert len(setup.server.requests) > asked, bundle_format
+
+
+def _with_every_field_changed(definition: AgentDefinition) -> list[tuple[str, AgentDefinition]]:
+    """``definition`` with one field changed, for every field that has a value."""
+
+    def changed(value: Any) -> Any:
+        if isinstance(value, bool):
+            return not value
+        if isinstance(value, int | float):
+            return value + 1
+        if isinstance(value, str):
+            return value + " changed"
+        if isinstance(value, list):
+            return value[:-1]
+        assert isinstance(value, BaseModel), value
+        first = next(iter(type(value).model_fields))
+        return value.model_copy(update={first: changed(getattr(value, first))})
+
+    return [
+        (name, definition.model_copy(update={name: changed(getattr(definition, name))}))
+        for name in type(definition).model_fields
+        if getattr(definition, name) is not None
+    ]
+
+
+def test_the_definition_fingerprint_covers_every_setting() -> None:
+    # Settings agent.toml gains (prefetch, grounding, ...) are covered as they come: the
+    # result key holds the fingerprint of every field, whatever its name (the prompt's
+    # own case is in the table above).
+    definition = default_agent_definition()
+    variants = _with_every_field_changed(definition)
+    assert len(variants) >= 15
+    for name, variant in variants:
+        assert variant.fingerprint() != definition.fingerprint(), name
+
+
+def test_a_model_file_replaced_at_its_path_gets_a_new_identity(tmp_path: Path) -> None:
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"GGUF first weights")
+    route = ModelRoute(kind="local", model=str(weights)).model_dump()
+    first = model_identity(route)
+    assert model_identity(route) == first
+    weights.write_bytes(b"GGUF other weights")  # the same size, a new time and content
+    os.utime(weights, ns=(1, 2_000_000_000))
+    second = model_identity(route)
+    assert second != first
+    assert second["file"].endswith(hashlib.sha256(b"GGUF other weights").hexdigest())
+    assert {key: value for key, value in second.items() if key != "file"} == {
+        "kind": "local",
+        "base_url": "",
+        "model": str(weights),
+        "native_tool_calling": True,
+        "stream": False,
+        "bundle_format": "grammar",
+    }
 
 
 def test_a_new_repeat_is_a_run_of_its_own(setup: Setup) -> None:
@@ -381,6 +461,7 @@ def test_the_model_identity_never_holds_the_key_variable() -> None:
         "model": "m",
         "native_tool_calling": True,
         "stream": False,
+        "bundle_format": "text",
     }
     assert model_identity(ModelRoute().model_dump()) == {"kind": "offline"}
 

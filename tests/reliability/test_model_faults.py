@@ -11,7 +11,11 @@ that no tool outside the allowlist ran, and that the API key never shows up anyw
 from __future__ import annotations
 
 import itertools
+import json
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,9 +27,10 @@ import pytest
 
 from supercontext_lab.agents.definition import default_agent_definition
 from supercontext_lab.bundle import CLOSE_TAG, OPEN_TAG, extract_context_bundle
-from supercontext_lab.harness import build_prepared_message
+from supercontext_lab.harness import Thread, build_prepared_message
 from supercontext_lab.models import routing
 from supercontext_lab.models.base import ChatModel
+from supercontext_lab.models.boundary import SECRET_MARKER
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import ModelRoute, set_model_route
 from supercontext_lab.testing import (
@@ -364,3 +369,293 @@ def test_turn_survives_a_broken_scout_route(
     assert_no_canary([*shown_texts(turn), caplog.text])
     if case == "chat-model-raises-its-own-exception":
         assert "The context scout failed unexpectedly" in caplog.text
+
+
+# ------------------------------------------- secrets and unencodable text in 200 replies
+
+ECHOED = envelope(
+    has_enough_context=True,
+    proposed_goal=f"Check the grant renewal budget sent with {CANARY_KEY}",
+    summary=f"The request carried the key {CANARY_KEY} (memory).",
+    tool_calls=[("file_read", {"path": CANARY_KEY}, f"it names {CANARY_KEY}")],
+    skills=[("grant-budget-check", True, f"the key {CANARY_KEY} works")],
+)
+OTHER_KEY_ENV = "SC_RELIABILITY_OTHER_KEY"
+OTHER_KEY = "sk-other-route-RELIABILITY-9d2e"
+"""The key of another route config.toml names: a reply repeating it loses it too."""
+
+
+def _sse(deltas: list[dict[str, Any]], finish: str = "stop") -> list[str]:
+    """Event-stream lines, one chunk per delta; JSON escapes keep surrogates as ``\\uXXXX``."""
+    lines = []
+    for delta in [*deltas, {}]:
+        choice = {"index": 0, "delta": delta, "finish_reason": None if delta else finish}
+        lines.append("data: " + json.dumps({"model": "m", "choices": [choice]}))
+    return [*lines, "data: [DONE]"]
+
+
+def _split_secrets(text: str, *secrets: str) -> list[str]:
+    """``text`` in pieces that cut every secret in it in two."""
+    cuts = sorted(
+        start + len(secret) // 2
+        for secret in secrets
+        for start in range(len(text))
+        if text.startswith(secret, start)
+    )
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _split_call(name: str, arguments: str) -> list[dict[str, Any]]:
+    head = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name}}
+    pieces = [
+        {"index": 0, "function": {"arguments": part}}
+        for part in _split_secrets(arguments, CANARY_KEY)
+    ]
+    return [{"tool_calls": [head]}, *({"tool_calls": [piece]} for piece in pieces)]
+
+
+ECHO_CASES = {
+    "plain": (False, (ok(ECHOED),)),
+    "streamed": (True, (ScriptedResponse.stream(ECHOED),)),
+    "split-across-chunks": (
+        True,
+        (ScriptedResponse(sse=_sse([{"content": p} for p in _split_secrets(ECHOED, CANARY_KEY)])),),
+    ),
+    "in-tool-call-arguments": (
+        True,
+        (
+            ScriptedResponse(
+                sse=_sse(
+                    _split_call("memory_recall", json.dumps({"query": f"budget {CANARY_KEY}"})),
+                    finish="tool_calls",
+                )
+            ),
+            ok(ENVELOPE),
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ECHO_CASES))
+def test_a_key_repeated_in_a_200_reply_is_removed_at_the_model_boundary(
+    case: str, sandbox: Sandbox, canary_key: str, executed_tools: list[str]
+) -> None:
+    """A server repeating the request's key in its reply: plain, streamed, split, in tool-call arguments.
+
+    The key is replaced by a marker before the scout, the trace or the turn hold it, and
+    the run's problems say so."""
+    stream, responses = ECHO_CASES[case]
+    with OpenAITestServer(responses) as server:
+        scout = OpenAICompatibleModel(
+            base_url=server.base_url, model="m", api_key_env=KEY_ENV, stream=stream
+        )
+        with scout:
+            turn = run_turn(sandbox.root, scout)
+        assert all(r.headers["Authorization"] == f"Bearer {CANARY_KEY}" for r in server.requests)
+    result = turn.result
+    assert result.preparation == "prepared", result.reason
+    assert result.scout is not None
+    if case == "in-tool-call-arguments":
+        recall = next(step for step in result.trace if step.tool == "memory_recall")
+        assert SECRET_MARKER in recall.arguments
+        assert executed_tools == ["memory_recall"]
+    else:
+        assert result.envelope is not None and SECRET_MARKER in result.envelope
+        assert result.goal == f"Check the grant renewal budget sent with {SECRET_MARKER}"
+    assert any("secret value" in problem for problem in result.scout.problems)
+    assert_no_canary(shown_texts(turn))
+
+
+def _file_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_an_echoed_key_is_in_nothing_a_turn_a_save_or_an_evaluation_keeps(
+    sandbox: Sandbox,
+    canary_key: str,
+    lab_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An echoing server behind the scout, the orchestrator and an evaluation: the key nowhere.
+
+    Both keys in use (the route's and another route's from config.toml) are checked in the
+    envelope, the orchestrator's message and reply (streamed deltas too), the thread goal,
+    the trace, the saved thread, the panel, the evaluation report and the SQLite files."""
+    from supercontext_lab.eval import EvalCase, Variant, evaluate
+    from supercontext_lab.lab.widgets.panel import BundlePanel
+
+    monkeypatch.setenv(OTHER_KEY_ENV, OTHER_KEY)
+    set_model_route(
+        "agentic",
+        ModelRoute(
+            kind="openai", base_url="http://127.0.0.1:9/v1", model="o", api_key_env=OTHER_KEY_ENV
+        ),
+    )
+    echoed = ECHOED.replace("(memory).", f"(memory). Also {OTHER_KEY}.")
+    reply = f"Done; your keys {CANARY_KEY} and {OTHER_KEY} work."
+    scout_replies = [
+        ScriptedResponse(
+            sse=_sse([{"content": p} for p in _split_secrets(echoed, CANARY_KEY, OTHER_KEY)])
+        )
+    ]
+    orchestrator_reply = ScriptedResponse(
+        sse=_sse([{"content": p} for p in _split_secrets(reply, CANARY_KEY, OTHER_KEY)])
+    )
+    deltas: list[str] = []
+    with (
+        OpenAITestServer([*scout_replies, ok(echoed)]) as scout_server,
+        OpenAITestServer([orchestrator_reply]) as orchestrator_server,
+    ):
+
+        def model(server: OpenAITestServer) -> OpenAICompatibleModel:
+            return OpenAICompatibleModel(
+                base_url=server.base_url, model="m", api_key_env=KEY_ENV, stream=True
+            )
+
+        thread = Thread(
+            sandbox.root,
+            scout_model=model(scout_server),
+            orchestrator_model=model(orchestrator_server),
+            super_context_enabled=True,
+        )
+        result = thread.send(MESSAGE, on_text=deltas.append)
+        saved = thread.save(tmp_path / "thread.json")
+        route = ModelRoute(
+            kind="openai", base_url=scout_server.base_url, model="m", api_key_env=KEY_ENV
+        )
+        report = evaluate(
+            [EvalCase(id="echo", message=MESSAGE)],
+            Variant.baseline(route=route),
+            workspace=sandbox.root,
+            cache_path=tmp_path / "cache" / "responses.sqlite3",
+            progress=False,
+        )
+    assert result.preparation == "prepared", result.reason
+    assert result.reply == f"Done; your keys {SECRET_MARKER} and {SECRET_MARKER} work."
+    assert "".join(deltas) == result.reply
+    assert thread.goal is not None and SECRET_MARKER in thread.goal
+    assert report.results[0].envelope is not None and not report.results[0].from_cache
+    panel = BundlePanel(turn=result)
+    places = {
+        "the envelope": result.envelope or "",
+        "the bundle": json.dumps(result.bundle.to_dict() if result.bundle else None),
+        "the orchestrator's message": result.sent_message,
+        "the orchestrator's reply": result.reply,
+        "the streamed deltas": "".join(deltas),
+        "the thread goal": thread.goal,
+        "the trace": json.dumps([step.to_dict() for step in result.trace]),
+        "the turn": json.dumps(result.to_dict(), ensure_ascii=False) + result.describe(),
+        "the scout's conversation": json.dumps(
+            [m.to_openai() for m in result.scout.messages] if result.scout else []
+        ),
+        "the orchestrator's conversation": json.dumps(
+            [m.to_openai() for m in result.orchestrator_messages]
+        ),
+        "the panel": "".join(_html_values(panel)),
+        "the evaluation report": report.to_json()
+        + report.to_csv()
+        + report.to_html()
+        + report.to_text(),
+    }
+    stored = {"the saved thread": saved.read_bytes(), **_file_bytes(tmp_path / "cache")}
+    assert SECRET_MARKER in saved.read_text("utf-8")
+    assert any(name.endswith("responses.sqlite3") for name in stored)
+    for secret in (CANARY_KEY, OTHER_KEY):
+        for place, text in places.items():
+            assert secret not in text, f"a key reached {place}"
+        for place, data in stored.items():
+            assert secret.encode() not in data, f"a key reached {place}"
+
+
+def _html_values(widget: Any) -> list[str]:
+    import ipywidgets
+
+    values = [widget.value] if isinstance(widget, ipywidgets.HTML) else []
+    for child in widget.children if isinstance(widget, ipywidgets.Box) else ():
+        values.extend(_html_values(child))
+    return values
+
+
+HIGH, LOW = json.loads('"\\ud83d"'), json.loads('"\\ude00"')
+"""The two halves of 😀 (U+1F600) as the JSON escapes a server may send on their own."""
+
+
+def _with(goal_tail: str) -> str:
+    return envelope(
+        has_enough_context=True,
+        proposed_goal=f"Check the grant renewal budget {goal_tail}",
+        summary=f"The budget is capped at 250k EUR {goal_tail} (memory).",
+    )
+
+
+def _halves(text: str) -> list[dict[str, Any]]:
+    """``text`` in two deltas, the first ending with the high half of its surrogate pair."""
+    cut = text.index(HIGH) + 1
+    return [{"content": text[:cut]}, {"content": text[cut:]}]
+
+
+SURROGATE_CASES = {
+    "lone-in-json": (False, ok(_with(f"now{HIGH}")), "now\ufffd"),
+    "lone-in-stream": (
+        True,
+        ScriptedResponse(sse=_sse([{"content": _with(f"now{HIGH}")}])),
+        "now\ufffd",
+    ),
+    "pair-split-across-chunks": (
+        True,
+        ScriptedResponse(sse=_sse(_halves(_with(f"now{HIGH}{LOW}")))),
+        "now😀",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SURROGATE_CASES))
+def test_unencodable_text_in_a_reply_is_repaired_so_save_and_evaluate_work(
+    case: str, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A lone surrogate (a JSON escape), in a plain or a streamed reply, or a pair split across chunks.
+
+    The pair is joined and what is left becomes U+FFFD, so the turn, Thread.save and
+    evaluate() (its SQLite stores) all work."""
+    from supercontext_lab.eval import EvalCase, Variant, evaluate
+
+    stream, response, expected = SURROGATE_CASES[case]
+    with OpenAITestServer([response, response]) as server:
+        scout = OpenAICompatibleModel(base_url=server.base_url, model="m", stream=stream)
+        with scout:
+            turn = run_turn(sandbox.root, scout)
+        saved = turn.thread.save(tmp_path / "thread.json")
+        route = ModelRoute(kind="openai", base_url=server.base_url, model="m", stream=stream)
+        report = evaluate(
+            [EvalCase(id="surrogate", message=MESSAGE)],
+            Variant.baseline(route=route),
+            workspace=sandbox.root,
+            cache_path=tmp_path / "cache.sqlite3",
+            progress=False,
+        )
+    result = turn.result
+    assert result.preparation == "prepared", result.reason
+    assert result.goal == f"Check the grant renewal budget {expected}"
+    assert expected in saved.read_text("utf-8")
+    assert expected in (report.results[0].envelope or "")
+    for text in [*shown_texts(turn), report.to_json()]:
+        text.encode("utf-8")
+
+
+def test_the_scout_command_prints_a_reply_holding_a_lone_surrogate(sandbox: Sandbox) -> None:
+    """`supercontext-lab scout --json` on a reply with a lone surrogate: JSON out, no traceback."""
+    with OpenAITestServer([ok(_with(f"now{HIGH}"))]) as server:
+        out = subprocess.run(
+            [
+                sys.executable, "-m", "supercontext_lab", "scout", "--json",
+                "--workspace", str(sandbox.root), "--model", "m", "--base-url", server.base_url,
+                MESSAGE,
+            ],
+            capture_output=True, text=True, timeout=120, env=os.environ.copy(),
+        )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    printed = json.loads(out.stdout)
+    assert printed["bundle"]["proposed_goal"] == "Check the grant renewal budget now\ufffd"

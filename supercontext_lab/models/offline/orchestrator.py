@@ -7,36 +7,27 @@ context came with the message. Everything is deterministic.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from ..._text import one_line
 from ...bundle import parse_context_bundle
-from ..base import Message, ModelReply, ToolSpec, estimate_usage
+from ..base import Message, ModelReply, estimate_usage
+from ..request import ChatRequest
+from .common import OfflineModel
 
 __all__ = ["OfflineOrchestratorModel"]
 
 
-class OfflineOrchestratorModel:
+class OfflineOrchestratorModel(OfflineModel):
     """A deterministic stand-in orchestrator for demos: it answers from the prepared
     context and says that it is the offline model. It never calls tools."""
 
     def __init__(self, *, name: str = "offline:orchestrator") -> None:
-        self._name = name
+        super().__init__(name=name)
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] | None = None,
-        tool_choice: str | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        on_text: Callable[[str], None] | None = None,
-    ) -> ModelReply:
+    def answer(self, call: ChatRequest, on_text: Callable[[str], None] | None) -> ModelReply:
+        """Answer the last user message from the prepared context, or say it starts cold."""
+        messages = call.messages
         users = [m.content or "" for m in messages if m.role == "user"]
         last_user = users[-1] if users else ""
         request = last_user.rsplit("\n---\n", 1)[-1].strip()

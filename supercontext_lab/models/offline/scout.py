@@ -19,13 +19,15 @@ thanks and one-shot questions get ``proposed_goal: none``. Everything is determi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ..._text import one_line
 from ..._words import overlap
 from ...bundle_render import write_envelope
-from ..base import Message, ModelReply, ToolCall, ToolSpec, estimate_usage
+from ..base import Message, ModelReply, ToolCall, estimate_usage
+from ..request import ChatRequest
+from .common import OfflineModel
 from .reading import (
     FACT_CHARS,
     SUMMARY_BUDGET,
@@ -52,28 +54,17 @@ def _ordered_calls(specs: list[tuple[str, dict[str, Any]]]) -> Message:
     return Message(role="assistant", content=None, tool_calls=calls)
 
 
-class OfflineScoutModel:
+class OfflineScoutModel(OfflineModel):
     """A deterministic scout that gathers through tool calls and writes the envelope."""
 
     def __init__(self, *, name: str = "offline:scout") -> None:
-        self._name = name
+        super().__init__(name=name)
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] | None = None,
-        tool_choice: str | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        on_text: Callable[[str], None] | None = None,
-    ) -> ModelReply:
+    def answer(self, request: ChatRequest, on_text: Callable[[str], None] | None) -> ModelReply:
+        """Ask for every read of the plan at once, then write the envelope from the results."""
+        messages = request.messages
         context = read_request(messages)
-        offered = {spec.name for spec in tools or ()} if tool_choice != "none" else set()
+        offered = set(request.callable_tools)
         rounds = sum(1 for m in messages if m.role == "assistant" and m.tool_calls)
         plan = self._plan(context, offered, rounds)
         if plan:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,9 +226,11 @@ def _check_usable(conn: sqlite3.Connection) -> str | None:
 
 def is_damage(exc: sqlite3.Error) -> bool:
     """Whether ``exc`` says the index file is damaged (rather than busy or misused)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    if sys.version_info >= (3, 11):
+        try:
+            return exc.sqlite_errorcode & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+        except AttributeError:  # raised by the sqlite3 module itself, not by SQLite
+            pass
     message = str(exc).lower()  # Python 3.10 has no error codes on exceptions
     return "malformed" in message or "not a database" in message
 

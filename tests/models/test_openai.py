@@ -1,114 +1,43 @@
-"""Unit tests of the OpenAI-compatible model and its wire helpers, over httpx.MockTransport."""
+"""The OpenAI-compatible model over httpx.MockTransport: requests, the key, timeouts,
+retries, bodies, streams, text-protocol tools, construction and the shared TLS context."""
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
-import json
 import logging
 import re
 import ssl
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from types import SimpleNamespace
+from collections.abc import Iterator
 from typing import Any
 
-import certifi
 import httpx
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from supercontext_lab import _http as http_helpers
 from supercontext_lab._http import tls_context
 from supercontext_lab.errors import ConfigError, ModelError, ModelTimeoutError
-from supercontext_lab.models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
-from supercontext_lab.models.failures import retry_after_seconds
-from supercontext_lab.models.openai import (
-    OpenAICompatibleModel,
-    message_from_openai,
-    messages_from_openai,
+from supercontext_lab.models.base import ChatModel, Message, ToolCall, ToolSpec, Usage
+from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.models.wire import messages_for_text_tools
+from supercontext_lab.routes import ModelRoute
+
+from .support import (
+    BASE,
+    CANARY,
+    KEY_ENV,
+    RECALL,
+    URL,
+    USER,
+    Recorder,
+    chunk,
+    completion,
+    make,
+    ok,
+    sse_response,
 )
-from supercontext_lab.models.sse import StreamAccumulator, sse_data
-from supercontext_lab.models.wire import (
-    completion_from_openai,
-    messages_for_text_tools,
-    parse_tool_call_blocks,
-    render_tool_call_block,
-)
-from supercontext_lab.testing.wire import reply_to_openai, reply_to_sse_chunks
-
-BASE = "http://llm.test/v1"
-URL = BASE + "/chat/completions"
-KEY_ENV = "SUPERCONTEXT_TEST_API_KEY"
-CANARY = "sk-canary-7f3a9c1e5b2d4068"
-RECALL = ToolSpec(
-    name="memory_recall",
-    description="Search the memory tree.",
-    parameters={"type": "object", "properties": {"query": {"type": "string"}}},
-)
-USER = [Message(role="system", content="You are a scout."), Message(role="user", content="hi")]
-
-Handler = Callable[[httpx.Request], httpx.Response]
-
-
-def completion(
-    content: str | None = "ok",
-    tool_calls: list[dict[str, Any]] | None = None,
-    usage: dict[str, Any] | None = None,
-    finish_reason: str | None = "stop",
-) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls is not None:
-        message["tool_calls"] = tool_calls
-    body: dict[str, Any] = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "model": "served-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-    }
-    if usage is not None:
-        body["usage"] = usage
-    return body
-
-
-class Recorder:
-    """A MockTransport handler answering from a list and recording every request."""
-
-    def __init__(self, *answers: httpx.Response | Exception | Handler) -> None:
-        self.answers = list(answers)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
-        if isinstance(answer, Exception):
-            raise answer
-        if callable(answer):
-            return answer(request)
-        return answer
-
-    def body(self, index: int = -1) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.requests[index].content)
-        return data
-
-
-def make(recorder: Recorder, **options: Any) -> tuple[OpenAICompatibleModel, list[float]]:
-    sleeps: list[float] = []
-    options.setdefault("base_url", BASE)
-    options.setdefault("model", "m")
-    model = OpenAICompatibleModel(
-        transport=httpx.MockTransport(recorder), sleep=sleeps.append, **options
-    )
-    return model, sleeps
-
-
-def ok(body: Any = None, **headers: str) -> httpx.Response:
-    return httpx.Response(200, json=completion() if body is None else body, headers=headers)
-
 
 # --- request shape --------------------------------------------------------------------
 
@@ -284,7 +213,7 @@ def test_canary_key_never_leaks(
         caplog.text,
     ]
     assert "HTTP 401" in str(info.value)
-    assert "***" in str(info.value)
+    assert "[secret removed]" in str(info.value)
     assert "Retrying" in caplog.text
     for text in shown:
         assert CANARY not in text
@@ -356,9 +285,23 @@ def test_unreachable_server_names_the_base_url() -> None:
 def test_no_time_left_means_no_request() -> None:
     recorder = Recorder(ok())
     model, _ = make(recorder)
-    with pytest.raises(ModelTimeoutError, match="No time was left"):
+    with pytest.raises(ModelTimeoutError, match="No time was left") as caught:
         model.complete(USER, timeout=0)
     assert recorder.requests == []
+    assert caught.value.attempts == 0
+
+
+def test_a_failed_call_says_how_many_requests_it_made() -> None:
+    recorder = Recorder(httpx.Response(503, text="busy"))
+    model, sleeps = make(recorder, max_retries=2)
+    with pytest.raises(ModelError) as caught:
+        model.complete(USER)
+    assert caught.value.attempts == len(recorder.requests) == 3
+    assert len(sleeps) == 2
+    refused, _ = make(Recorder(httpx.Response(400, text="bad")))
+    with pytest.raises(ModelError) as once:
+        refused.complete(USER)
+    assert once.value.attempts == 1
 
 
 def test_retries_stop_at_the_callers_budget() -> None:
@@ -589,22 +532,6 @@ def test_null_content_without_tool_calls_becomes_empty_text() -> None:
 # --- streaming ------------------------------------------------------------------------
 
 
-def sse_response(lines: list[str], *, finish: bool = False) -> httpx.Response:
-    if finish:
-        lines = [chunk({}, "stop"), *lines]
-    text = "".join(line + "\n\n" for line in lines)
-    return httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-    body = {
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    body.update(extra)
-    return "data: " + json.dumps(body)
-
-
 def test_stream_joins_text_and_tool_calls_by_index() -> None:
     lines = [
         ": keep-alive",
@@ -823,228 +750,6 @@ def test_non_native_streaming_parses_blocks_after_the_stream() -> None:
     assert reply.message.tool_calls == (ToolCall("call_1", "memory_recall", '{"query": "x"}'),)
 
 
-@pytest.mark.parametrize(
-    ("text", "content", "names"),
-    [
-        ("plain text", "plain text", []),
-        ("<tool_call>not json</tool_call>", "<tool_call>not json</tool_call>", []),
-        (
-            '<tool_call>{"arguments": {}}</tool_call>',
-            '<tool_call>{"arguments": {}}</tool_call>',
-            [],
-        ),
-        ('a <tool_call>{"name": "x"}</tool_call> b', "a  b", ["x"]),
-        ('<tool_call>{"name": "x"}', '<tool_call>{"name": "x"}', []),
-        (
-            '<tool_call>[1]</tool_call><tool_call>{"name": "y"}</tool_call>',
-            "<tool_call>[1]</tool_call>",
-            ["y"],
-        ),
-    ],
-)
-def test_parse_tool_call_blocks_table(text: str, content: str, names: list[str]) -> None:
-    rest, calls = parse_tool_call_blocks(text)
-    assert rest == content
-    assert [c.name for c in calls] == names
-    assert [c.id for c in calls] == [f"call_{i}" for i in range(1, len(names) + 1)]
-
-
-_names = st.from_regex(r"[a-z][a-z_]{0,15}", fullmatch=True)
-_json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-_plain = st.text(max_size=60).filter(lambda s: "<tool_call>" not in s and "</tool_call>" not in s)
-
-
-@given(st.text(max_size=300))
-def test_parse_tool_call_blocks_never_raises(text: str) -> None:
-    rest, calls = parse_tool_call_blocks(text)
-    assert isinstance(rest, str)
-    for call in calls:
-        json.loads(call.arguments)
-
-
-@given(
-    _plain,
-    st.lists(
-        st.tuples(_names, st.dictionaries(st.text(max_size=8), _json_values, max_size=3)),
-        max_size=3,
-    ),
-    _plain,
-)
-def test_parse_tool_call_blocks_round_trip(
-    before: str, calls: list[tuple[str, dict[str, Any]]], after: str
-) -> None:
-    built = [ToolCall(f"x{i}", name, json.dumps(args)) for i, (name, args) in enumerate(calls)]
-    text = before + "".join(render_tool_call_block(c) for c in built) + after
-    rest, parsed = parse_tool_call_blocks(text)
-    assert [(c.name, json.loads(c.arguments)) for c in parsed] == calls
-    if calls:
-        assert rest == (before + after).strip()
-    else:
-        assert rest == text
-
-
-# --- wire helpers ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ({"role": "user", "content": "hi"}, Message("user", "hi")),
-        ({"role": "developer", "content": "be brief"}, Message("system", "be brief")),
-        (
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "a"},
-                    {"type": "image_url"},
-                    {"type": "text", "text": "b"},
-                ],
-            },
-            Message("user", "ab"),
-        ),
-        (
-            {"role": "tool", "content": "r", "tool_call_id": "c1", "name": "memory_recall"},
-            Message("tool", "r", tool_call_id="c1", name="memory_recall"),
-        ),
-        (
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}],
-            },
-            Message("assistant", None, (ToolCall("call_1", "f", '{"a": 1}'),)),
-        ),
-    ],
-)
-def test_message_from_openai_table(raw: dict[str, Any], expected: Message) -> None:
-    assert message_from_openai(raw) == expected
-
-
-@pytest.mark.parametrize(
-    ("raw", "problem"),
-    [
-        ([{"role": "robot", "content": "x"}], r"unknown role 'robot' \(messages\[0\]\)"),
-        ([{"role": "user"}, "x"], r"not a JSON object .*\(messages\[1\]\)"),
-        ([{"role": "user", "content": 3}], "message content of type int"),
-    ],
-)
-def test_messages_from_openai_errors(raw: list[Any], problem: str) -> None:
-    with pytest.raises(ModelError, match=problem):
-        messages_from_openai(raw)
-
-
-def test_messages_round_trip_through_openai_shape() -> None:
-    call = ToolCall("call_7", "memory_recall", '{"query": "q"}')
-    messages = [
-        Message("system", "s"),
-        Message("user", "u"),
-        Message("assistant", None, (call,)),
-        Message("tool", "result", tool_call_id="call_7", name="memory_recall"),
-        Message("assistant", "done"),
-    ]
-    assert messages_from_openai([m.to_openai() for m in messages]) == messages
-
-
-@pytest.mark.parametrize(
-    "reply",
-    [
-        ModelReply(Message("assistant", "Hello there, world."), Usage(3, 4), "stop"),
-        ModelReply(
-            Message(
-                "assistant",
-                None,
-                (
-                    ToolCall("c1", "memory_recall", '{"query": "a fairly long query text"}'),
-                    ToolCall(
-                        "c2", "web_fetch", '{"url": "https://example.org/x", "max_bytes": 100}'
-                    ),
-                ),
-            ),
-            Usage(9, 2),
-            "tool_calls",
-        ),
-        ModelReply(Message("assistant", "  leading and trailing  "), Usage(), "length"),
-    ],
-)
-def test_reply_round_trips_through_json_and_sse(reply: ModelReply) -> None:
-    as_json = completion_from_openai(json.loads(json.dumps(reply_to_openai(reply, "m"))))
-    assert as_json == ModelReply(reply.message, reply.usage, reply.finish_reason, "m")
-    lines = reply_to_sse_chunks(reply, "m")
-    assert lines[-1] == "data: [DONE]"
-    assert all(line.startswith("data: ") for line in lines)
-    accumulator = StreamAccumulator()
-    for line in lines[:-1]:
-        accumulator.feed(json.loads(line[6:]))
-    streamed = accumulator.build()
-    assert streamed.message.content == (reply.message.content or None)
-    assert streamed.message.tool_calls == reply.message.tool_calls
-    assert streamed.usage == reply.usage
-    assert streamed.finish_reason == reply.finish_reason
-    for call_index, call in enumerate(reply.message.tool_calls):
-        pieces = [
-            line for line in lines if f'"index": {call_index}, "function": {{"arguments"' in line
-        ]
-        assert len(pieces) >= 2, call.name
-
-
-@pytest.mark.parametrize(
-    ("line", "expected"),
-    [
-        ("data: {}", "{}"),
-        ("data:{}", "{}"),
-        ("data:  x", " x"),
-        ("data: [DONE]", "[DONE]"),
-        (": comment", None),
-        ("event: delta", None),
-        ("", None),
-        ("id: 4", None),
-    ],
-)
-def test_sse_data_table(line: str, expected: str | None) -> None:
-    assert sse_data(line) == expected
-
-
-_CHUNK_KEYS = ["choices", "delta", "content", "tool_calls", "index", "id", "function", "name"]
-_CHUNK_KEYS += ["arguments", "usage", "finish_reason", "error", "model", "x"]
-_chunk_like = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.sampled_from(_CHUNK_KEYS), inner, max_size=5)
-    ),
-    max_leaves=20,
-)
-
-
-@given(_chunk_like)
-def test_stream_accumulator_raises_only_model_errors(chunk_value: Any) -> None:
-    accumulator = StreamAccumulator()
-    try:
-        accumulator.feed(chunk_value)
-        accumulator.build()
-    except ModelError:
-        pass
-
-
-@given(_json_values)
-def test_completion_parser_raises_only_model_errors(value: Any) -> None:
-    for candidate in (value, {"choices": [{"message": value}]}, {"choices": value}):
-        with contextlib.suppress(ModelError):
-            completion_from_openai(candidate)
-
-
-@given(st.text(max_size=40))
-def test_retry_after_never_raises_and_stays_within_the_cap(value: str) -> None:
-    seconds = retry_after_seconds(value)
-    assert seconds is None or 0.0 <= seconds <= 30.0
-
-
 # --- construction ---------------------------------------------------------------------
 
 
@@ -1088,7 +793,7 @@ def test_invalid_settings_are_config_errors(options: dict[str, Any], problem: st
 
 def test_from_route_reads_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-route")
-    route = SimpleNamespace(
+    route = ModelRoute(
         kind="openai",
         base_url="http://127.0.0.1:11434/v1/",
         model="qwen2.5",
@@ -1120,14 +825,15 @@ def test_from_route_reads_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_from_route_rejects_unusable_routes(fields: dict[str, Any], problem: str) -> None:
-    route = SimpleNamespace(**{"kind": "openai", "base_url": BASE, "model": "m", **fields})
+    # Built without validation: a validated route cannot lack these.
+    route = ModelRoute.model_construct(
+        **{"kind": "openai", "base_url": BASE, "model": "m", **fields}
+    )
     with pytest.raises(ConfigError, match=problem):
         OpenAICompatibleModel.from_route(route)
 
 
 def test_from_route_with_the_config_model_route() -> None:
-    from supercontext_lab.routes import ModelRoute
-
     route = ModelRoute(kind="openai", base_url=BASE, model="m", timeout_s=5.0)
     model = OpenAICompatibleModel.from_route(route)
     assert (model.base_url, model.model, model.timeout_s, model.stream) == (BASE, "m", 5.0, False)
@@ -1214,26 +920,3 @@ def test_an_injected_transport_or_client_builds_no_context(
     assert built == []
     assert verify == [None, None]
     assert len(recorder.requests) == 2
-
-
-def test_a_new_cert_variable_gets_its_own_context(
-    ssl_builds: tuple[list[int], list[object]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    built, _ = ssl_builds
-    default = tls_context()
-    assert tls_context() is default
-    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
-    changed = tls_context()
-    assert changed is not default and tls_context() is changed
-    assert len(built) == 2
-
-
-def test_unreadable_certificates_are_a_config_error(
-    ssl_builds: tuple[list[int], list[object]],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> None:
-    missing = tmp_path / "no-such-bundle.pem"
-    monkeypatch.setenv("SSL_CERT_FILE", str(missing))
-    with pytest.raises(ConfigError, match=r"SSL_CERT_FILE=.*no-such-bundle\.pem.*unset it"):
-        OpenAICompatibleModel(base_url="https://llm.test/v1", model="m")
