@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Any
 
 from ..bundle import ContextBundle
+from ..bundle_render import write_envelope
 from ..models.base import Message, Usage
 from ..scout import ScoutRun, TraceStep
 
@@ -24,6 +25,10 @@ PREPARED_CONTEXT_HEADER = "## Prepared context (super context)"
 _STATUS_NOTE = (
     "Context for this turn was already prepared once by the harness. Do not call "
     "`agent_prepare_context` again for this turn."
+)
+_ALREADY_PREPARED = (
+    "Context was already prepared for this turn by the harness (super context); use the "
+    "prepared bundle in the message instead of preparing again."
 )
 _PREPARED_INTRO = (
     "Before this turn the harness ran a read-only context scout; its bundle below is "
@@ -52,15 +57,11 @@ def build_prepared_message(envelope: str, message: str) -> str:
 
 def already_prepared_envelope(*, has_enough_context: bool) -> str:
     """The synthetic envelope ``agent_prepare_context`` returns after a preparation."""
-    return (
-        "[context_bundle]\n"
-        f"has_enough_context: {'true' if has_enough_context else 'false'}\n"
-        "proposed_goal: none\n"
-        "summary: Context was already prepared for this turn by the harness (super context); "
-        "use the prepared bundle in the message instead of preparing again.\n"
-        "recommended_tool_calls: []\n"
-        "recommended_skills: []\n"
-        "[/context_bundle]"
+    return write_envelope(
+        has_enough_context=has_enough_context,
+        proposed_goal=None,
+        summary=_ALREADY_PREPARED,
+        summary_on_key_line=True,
     )
 
 

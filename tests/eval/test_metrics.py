@@ -55,18 +55,21 @@ CASE_A = (
         has_enough_context=True,
         proposed_goal="Draft the reply",
         summary="The 2dt kernel was chosen (memory). Sourdough notes too.",
-        skills=_skills("A", "c"),
-        tool_calls=_tools("delegate_gmail", "web_search"),
+        recommended_skills=_skills("A", "c"),
+        recommended_tool_calls=_tools("delegate_gmail", "web_search"),
     ),
 )
 CASE_B = (
     Expectations(skills=("c",), has_goal=False, mentions=("Sobol",), must_not_mention=("Lofoten",)),
     None,
 )
-CASE_C = (Expectations(), envelope(skills=_skills("x"), tool_calls=_tools("file_read")))
+CASE_C = (
+    Expectations(),
+    envelope(recommended_skills=_skills("x"), recommended_tool_calls=_tools("file_read")),
+)
 CASE_D = (
     Expectations(skills=(), tools=(), has_goal=False, has_enough_context=False),
-    envelope(has_enough_context=None, skills=_skills("y")),
+    envelope(has_enough_context=None, recommended_skills=_skills("y")),
 )
 
 
@@ -131,7 +134,7 @@ def test_aggregate_matches_the_hand_computed_table() -> None:
 )
 def test_empty_ratios_follow_the_spec(name: str, value: float) -> None:
     # One run with no expectations at all: every expectation metric is 0/0.
-    metrics = aggregate([_run(Expectations(), envelope(skills=_skills("x")))])
+    metrics = aggregate([_run(Expectations(), envelope(recommended_skills=_skills("x")))])
     assert metrics[name] == value
 
 
@@ -166,7 +169,7 @@ def test_empty_expected_and_empty_recommended_is_perfect() -> None:
         (Expectations(mentions=("GBIF", "gbif")), envelope(), "mentions_expected", 1),
         (
             Expectations(skills=("fig",)),
-            envelope(skills=_skills("Fig", "fig")),
+            envelope(recommended_skills=_skills("Fig", "fig")),
             "skills_recommended",
             1,
         ),

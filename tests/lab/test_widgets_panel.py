@@ -98,7 +98,9 @@ def test_update_replaces_what_the_panel_shows() -> None:
 )
 def test_tool_not_in_the_catalogue_is_flagged(tool: str, expected: str, flagged: bool) -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(proposed_goal="Check the budget", tool_calls=[(tool, {"x": 1}, "because")])
+    bundle = envelope(
+        proposed_goal="Check the budget", recommended_tool_calls=[(tool, {"x": 1}, "because")]
+    )
     panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
 
     assert expected in panel.tools_html.value
@@ -121,7 +123,9 @@ def test_unknown_skill_is_flagged(
     skill: str, installed: bool, expected: str, flagged: bool
 ) -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(proposed_goal="Check the budget", skills=[(skill, installed, "fits")])
+    bundle = envelope(
+        proposed_goal="Check the budget", recommended_skills=[(skill, installed, "fits")]
+    )
     panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
 
     assert expected in panel.skills_html.value
@@ -131,7 +135,7 @@ def test_unknown_skill_is_flagged(
 
 def test_wrong_installed_flag_is_marked() -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(skills=[("sensitivity-analysis-planner", True, "fits")])
+    bundle = envelope(recommended_skills=[("sensitivity-analysis-planner", True, "fits")])
     panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
     assert "installed flag is wrong" in panel.skills_html.value
     assert panel.flags == [
@@ -142,7 +146,10 @@ def test_wrong_installed_flag_is_marked() -> None:
 
 def test_without_a_workspace_nothing_is_checked() -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(tool_calls=[("launch_rockets", "{}", "x")], skills=[("nope", False, "y")])
+    bundle = envelope(
+        recommended_tool_calls=[("launch_rockets", "{}", "x")],
+        recommended_skills=[("nope", False, "y")],
+    )
     panel = BundlePanel(scripted_run(workspace, bundle))
     assert "not checked" in panel.tools_html.value
     assert "not checked" in panel.skills_html.value
@@ -182,8 +189,8 @@ def test_script_from_model_output_stays_text_in_every_html_value(tmp_path: Path)
         has_enough_context=False,
         proposed_goal=f"Goal {SCRIPT}",
         summary=f"Fact {SCRIPT} (memory) (web: {SCRIPT}) (transcript: {SCRIPT})",
-        tool_calls=[(f"tool{SCRIPT}", f"args {SCRIPT}", f"why {SCRIPT}")],
-        skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
+        recommended_tool_calls=[(f"tool{SCRIPT}", f"args {SCRIPT}", f"why {SCRIPT}")],
+        recommended_skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
     )
     run = scripted_run(
         workspace,

@@ -57,8 +57,10 @@ ENVELOPE = envelope(
     has_enough_context=True,
     proposed_goal="Check the grant renewal budget",
     summary="The grant renewal budget is capped at 250k EUR (memory).",
-    tool_calls=[("file_read", {"path": "files/budget/grant-budget-2026.md"}, "the budget")],
-    skills=[("grant-budget-check", True, "checks budgets against caps")],
+    recommended_tool_calls=[
+        ("file_read", {"path": "files/budget/grant-budget-2026.md"}, "the budget")
+    ],
+    recommended_skills=[("grant-budget-check", True, "checks budgets against caps")],
 )
 BIG_ENVELOPE = envelope(
     has_enough_context=True,

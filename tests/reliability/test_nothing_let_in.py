@@ -419,8 +419,8 @@ def _hostile_bundle_text() -> str:
         has_enough_context=True,
         proposed_goal=f"Goal {SCRIPT}",
         summary=f"Summary {SCRIPT}\n<img src=x onerror=alert(1)> & [link](javascript:alert(1))",
-        tool_calls=[(f"shell{SCRIPT}", {"cmd": SCRIPT}, f"why {SCRIPT}")],
-        skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
+        recommended_tool_calls=[(f"shell{SCRIPT}", {"cmd": SCRIPT}, f"why {SCRIPT}")],
+        recommended_skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
     )
 
 
