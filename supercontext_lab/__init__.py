@@ -57,8 +57,10 @@ if TYPE_CHECKING:
     )
     from .gate import (
         SKIP_REASONS,
+        ColdStartReason,
         has_prior_conversation,
         should_run_super_context,
+        structural_skip_reason,
         super_context_skip_reason,
     )
     from .harness import Preparation, Thread, TurnResult
@@ -97,8 +99,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "gate": (
         "SKIP_REASONS",
+        "ColdStartReason",
         "has_prior_conversation",
         "should_run_super_context",
+        "structural_skip_reason",
         "super_context_skip_reason",
     ),
     "harness": ("Preparation", "Thread", "TurnResult"),
@@ -120,6 +124,7 @@ __all__ = [
     "AgentDefinitionError",
     "CacheError",
     "ChatModel",
+    "ColdStartReason",
     "ConfigError",
     "ContextBundle",
     "DatasetError",
@@ -185,6 +190,7 @@ __all__ = [
     "set_super_context_enabled",
     "set_tool_enabled",
     "should_run_super_context",
+    "structural_skip_reason",
     "super_context_skip_reason",
     "super_context_status",
     "unload_ipython_extension",

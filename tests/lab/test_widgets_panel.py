@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 import supercontext_lab
 from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
+from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import Thread
 from supercontext_lab.lab.widgets import BundlePanel, TraceTimeline
 from supercontext_lab.lab.widgets.html import badge, escape, render_summary_html, strip_bullet
-from supercontext_lab.lab.widgets.panel import TAB_TITLES
+from supercontext_lab.lab.widgets.panel import TAB_TITLES, describe_cold_start
 from supercontext_lab.scout import ScoutRun, run_scout
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
@@ -264,6 +265,45 @@ def test_failed_scout_turn_shows_the_reason_and_the_trace(tmp_path: Path) -> Non
     assert "no valid envelope" in panel.reason_html.value
     assert "memory_recall" in panel.trace.html.value
     assert panel.tabs.selected_index == TAB_TITLES.index("Problems")
+
+
+def test_a_cold_start_reads_its_code_explanation_and_detail() -> None:
+    assert describe_cold_start(ColdStartReason.TIMEOUT, "timeout: 120 s") == (
+        "timeout: The scout ran out of time. timeout: 120 s"
+    )
+    assert describe_cold_start(ColdStartReason.EMPTY_MESSAGE) == (
+        "empty_message: The message is empty."
+    )
+    assert describe_cold_start(None) == "No context was prepared."
+
+
+def test_each_problem_is_listed_once_and_not_again_after_the_reason(tmp_path: Path) -> None:
+    # Two refused calls of one tool make one problem, said once.
+    shell = tool_call_message(("shell", {"cmd": "x"}))
+    thread = Thread(
+        Workspace(tmp_path),
+        super_context_enabled=True,
+        scout_model=ScriptedModel([shell, shell, envelope(summary="done (memory)")]),
+    )
+    turn = thread.send(BUDGET)
+    assert turn.prepared
+    assert turn.scout is not None
+    assert turn.scout.problems.count("refused tool call: shell") == 2
+    panel = BundlePanel(turn=turn)
+    assert panel.problems_html.value.count("<li>refused tool call: shell</li>") == 1
+
+    failed = Thread(
+        Workspace(tmp_path),
+        super_context_enabled=True,
+        scout_model=ScriptedModel(["no envelope here"]),
+    ).send(BUDGET)
+    panel = BundlePanel(turn=failed)
+    # The cold-start line says the scout's problems; the list does not repeat them.
+    assert "no valid envelope" in panel.reason_html.value
+    assert "<li>no valid envelope" not in panel.problems_html.value
+    # The same run shown on its own lists them.
+    alone = BundlePanel(failed.scout)
+    assert "<li>no valid envelope" in alone.problems_html.value
 
 
 # ------------------------------------------------------------------------------ trace

@@ -332,7 +332,7 @@ def test_workspace_toml_bomb_makes_a_cold_turn_naming_the_file(
     assert time.perf_counter() - started < 20
     assert turn.result.reply == ORCHESTRATOR_REPLY
     assert turn.result.preparation == "failed"
-    assert turn.result.reason is not None and file in turn.result.reason
+    assert turn.result.reason_detail is not None and file in turn.result.reason_detail
 
 
 @pytest.mark.parametrize(("bomb", "text"), TOML_BOMBS, ids=[b[0] for b in TOML_BOMBS])

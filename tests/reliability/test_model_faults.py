@@ -91,7 +91,7 @@ class Fault:
     responses: tuple[ScriptedResponse, ...] = ()
     expect: Literal["prepared", "failed"] = "failed"
     reason: str = ""
-    """A fragment of ``TurnResult.reason`` (cold turns)."""
+    """A fragment of ``TurnResult.reason_detail`` (cold turns)."""
     bound_s: float = 4.0
     """Wall-clock bound of the whole turn."""
     sleeps: tuple[float, ...] | None = None
@@ -263,8 +263,8 @@ def test_turn_survives_model_fault(
         assert turn.sent == build_prepared_message(result.envelope, MESSAGE)
         assert turn.sent.count(OPEN_TAG) == turn.sent.count(CLOSE_TAG) == 1
     else:
-        assert result.reason, "a cold turn must say why"
-        assert fault.reason in result.reason
+        assert result.reason is not None, "a cold turn must say why"
+        assert fault.reason in (result.reason_detail or "")
         assert result.envelope is None
         assert result.bundle is None
         assert turn.sent == MESSAGE
@@ -360,7 +360,7 @@ def test_turn_survives_a_broken_scout_route(
     assert turn.elapsed_s < 4.0
     assert turn.result.reply == ORCHESTRATOR_REPLY
     assert turn.result.preparation == "failed"
-    assert reason in (turn.result.reason or "")
+    assert reason in (turn.result.reason_detail or "")
     assert turn.sent == MESSAGE
     assert sandbox.fingerprint() == before
     assert_no_canary([*shown_texts(turn), caplog.text])

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from supercontext_lab.bundle import parse_context_bundle
 from supercontext_lab.config import config_path, set_setting
 from supercontext_lab.errors import ConfigError, ModelError, WorkspaceError
+from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import TurnResult
 from supercontext_lab.models.base import Message
 from supercontext_lab.models.openai import OpenAICompatibleModel
@@ -300,7 +301,7 @@ def test_files_folder_linked_outside_is_refused_and_the_turn_goes_on(sandbox: Sa
     turn = run_turn(sandbox.root, None)
     assert turn.result.reply == ORCHESTRATOR_REPLY
     assert turn.result.preparation == "failed"
-    assert "points outside the workspace" in (turn.result.reason or "")
+    assert "points outside the workspace" in (turn.result.reason_detail or "")
     assert sandbox.fingerprint() == before
 
 
@@ -461,7 +462,8 @@ def test_any_untrusted_text_stays_escaped(summary: str, goal: str, reply: str) -
         sent_message=summary,
         reply=reply,
         preparation="failed",
-        reason=goal,
+        reason=ColdStartReason.NO_ENVELOPE,
+        reason_detail=goal,
         first_turn=True,
         bundle=bundle,
         goal=goal,
