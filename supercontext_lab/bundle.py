@@ -30,6 +30,7 @@ between them on in one piece, so no character is looked at more than a few times
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,6 +48,7 @@ from .bundle_grammar import (
     PROPOSED_GOAL,
     RECOMMENDED_SKILLS,
     RECOMMENDED_TOOL_CALLS,
+    SPACES,
     SUBKEY_PREFIX_RE,
     SUBKEYS,
     SUMMARY,
@@ -123,7 +125,7 @@ def _locate(output: str) -> tuple[int, int] | str:
     return start, close + len(CLOSE_TAG)
 
 
-_HINT_WINDOW = 4096
+_HINT_WINDOW = 2048
 
 
 def _near_miss(output: str, *, closing: bool, joiner: str) -> str:
@@ -499,9 +501,10 @@ def _proposed_goal(walk: _Walk) -> str | None:
     if line is None:
         return None
     value = line[len(PROPOSED_GOAL) + 1 :].strip()
-    if not value or unquote(unquote(value).rstrip(".")).lower() == "none":
+    if not value:
         return None
-    return value
+    word = unquote(unquote(value).rstrip("."))
+    return None if len(word) == 4 and word.lower() == "none" else value
 
 
 def parse_has_enough_context(envelope: str) -> bool | None:
@@ -654,13 +657,31 @@ def fit_bundle(envelope: str, max_chars: int) -> str:
     return _fitted(extracted, max_chars)
 
 
-_HORIZONTAL_SPACE = re.compile(f"{LINE_BLANK}+")
+_ASCII_SPACES = "".join(ch for ch in SPACES if ch.isascii())
 
 
-def _least_length(*values: str) -> int:
+def _least_length(values: Sequence[str], budget: int) -> int:
     """A lower bound of the length of an item rendered from ``values``: rendering only
-    ever moves whitespace around, so every other character of them is written."""
-    return sum(len(_HORIZONTAL_SPACE.sub("", value).replace("\n", "")) for value in values)
+    ever moves whitespace around, so every other character of them is written.
+
+    Only whether it exceeds ``budget`` matters, so a long value is first counted on a
+    prefix, which bounds the whole from below.
+    """
+    total = 0
+    for value in values:
+        window = value[: 4 * budget + 64]
+        total += _non_blank(window)
+        if total <= budget and len(window) < len(value):
+            total += _non_blank(value) - _non_blank(window)
+        if total > budget:
+            break
+    return total
+
+
+def _non_blank(value: str) -> int:
+    # A count per kind of blank: fast scans, where a pattern would visit each run.
+    blanks = _ASCII_SPACES if value.isascii() else SPACES
+    return len(value) - sum(value.count(blank) for blank in blanks)
 
 
 def _item_parts(walk: _Walk, budget: int) -> tuple[list[str], list[str]]:
@@ -675,7 +696,7 @@ def _item_parts(walk: _Walk, budget: int) -> tuple[list[str], list[str]]:
             name, why = item.name, item.value("why")
             args = item.value("args") if kind == "tool" else ""
             # An installed flag is written only when it is a boolean: it is not counted.
-            used += _least_length(name, args, why)
+            used += _least_length((name, args, why), budget - used)
             if used > budget:
                 return tools, skills
             if kind == "tool":

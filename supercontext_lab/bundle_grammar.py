@@ -199,6 +199,8 @@ def normalise_line_breaks(text: str) -> str:
 
 
 _UNQUOTE_RUN = re.compile(f"[\\s{_QUOTES}]*")
+# The same set for ASCII text: a smaller class, which the engine tests faster.
+_ASCII_UNQUOTE_RUN = re.compile(f"[{re.escape(''.join(c for c in _UNQUOTE if c.isascii()))}]*")
 
 
 def unquote(value: str) -> str:
@@ -209,10 +211,11 @@ def unquote(value: str) -> str:
     """
     if not value or (value[0] not in _UNQUOTE and value[-1] not in _UNQUOTE):
         return value
-    start = _run(_UNQUOTE_RUN, value)
+    run = _ASCII_UNQUOTE_RUN if value.isascii() else _UNQUOTE_RUN
+    start = _run(run, value)
     if start == len(value):
         return ""
-    return value[start : len(value) - _run(_UNQUOTE_RUN, value[::-1])]
+    return value[start : len(value) - _run(run, value[::-1])]
 
 
 def _run(pattern: re.Pattern[str], text: str) -> int:
@@ -236,10 +239,19 @@ def parse_bool(value: str) -> bool | None:
 
 
 _INDENTED = re.compile(f"\\n{_H}")
+_ASCII_INDENTED = re.compile("\\n[ \\t\\x1f]")
+_FLUSH_LINE = re.compile("\\n\\S")
 # A blank run is taken whole (captured by a lookahead, consumed by a backreference), so a
 # long one is never given back character by character.
 _MARGIN_RE = re.compile(f"\\n(?=({_H}*))\\1(?=\\S)")
+_ASCII_MARGIN_RE = re.compile("\\n(?=([ \\t\\x1f]*))\\1(?=\\S)")  # a smaller class, faster
 _BLANK_LINE_RE = re.compile(f"\\n(?=({_H}+))\\1(?=\\n|\\Z)")
+# Whitespace-only lines of ASCII text, one pattern per first blank: each starts with two
+# literal characters, which the engine finds with a fast scan.
+_ASCII_BLANK_LINES = tuple(
+    (blank, re.compile(f"\\n{re.escape(blank)}(?=([ \\t\\x1f]*))\\1(?=\\n|\\Z)"))
+    for blank in (" ", "\t", "\x1f")
+)
 
 
 def dedent_text(text: str) -> str:
@@ -249,24 +261,44 @@ def dedent_text(text: str) -> str:
     lines become empty. The margins are compared character by character (a tab is not a
     space), as :func:`os.path.commonprefix` does.
     """
+    first_lines = text.split("\n", _FEW_LINES)
+    if len(first_lines) <= _FEW_LINES:
+        return _dedent_lines(first_lines)
     lines = "\n" + text
     if not _indented(lines):
         return text  # no margin and no whitespace-only line: nothing to do
-    margins = _MARGIN_RE.findall(lines)
-    prefix = _common_prefix(min(margins), max(margins)) if margins else ""
-    lines = _BLANK_LINE_RE.sub("\n", lines)
+    prefix = ""
+    if _FLUSH_LINE.search(lines) is None:
+        # Every non-blank line is indented: their margins decide what is cut.
+        margins = (_ASCII_MARGIN_RE if lines.isascii() else _MARGIN_RE).findall(lines)
+        prefix = _common_prefix(min(margins), max(margins)) if margins else ""
+    if lines.isascii():
+        for blank, pattern in _ASCII_BLANK_LINES:
+            if blank in lines:  # one character: the fastest scan there is
+                lines = pattern.sub("\n", lines)
+    else:
+        lines = _BLANK_LINE_RE.sub("\n", lines)
     if prefix:
         lines = lines.replace("\n" + prefix, "\n")
     return lines[1:]
 
 
+# Below this many lines, a loop over the lines costs less than the passes of patterns
+# (which a few very long blank runs would make scan twice).
+_FEW_LINES = 1024
+
+
+def _dedent_lines(lines: list[str]) -> str:
+    margins = [line[: len(line) - len(line.lstrip())] for line in lines if line.strip()]
+    prefix = _common_prefix(min(margins), max(margins)) if margins else ""
+    cut = len(prefix)
+    return "\n".join(line[cut:] if line.strip() else "" for line in lines)
+
+
 def _indented(lines: str) -> bool:
     """Whether a line of ``lines`` (which starts with ``"\\n"``) starts with a blank."""
-    # Substring tests are fast scans; the pattern runs only on text holding a non-ASCII
-    # character, which may be a blank of another script.
-    if "\n " in lines or "\n\t" in lines or "\n\x1f" in lines:
-        return True
-    return not lines.isascii() and _INDENTED.search(lines) is not None
+    pattern = _ASCII_INDENTED if lines.isascii() else _INDENTED
+    return pattern.search(lines) is not None
 
 
 def _common_prefix(first: str, last: str) -> str:

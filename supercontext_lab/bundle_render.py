@@ -60,14 +60,21 @@ def _is_structural(line: str) -> bool:
 
 
 def _join_structural(
-    lines: str, head: str, pattern: re.Pattern[str], *, keep_first: bool
+    lines: str,
+    head: str,
+    pattern: re.Pattern[str],
+    *,
+    keep_first: bool,
+    over_blank: bool = False,
 ) -> tuple[str, list[str]]:
     """Split ``lines`` (joined by ``"\\n"``) into the lines of a field's continuation.
 
     A line ``pattern`` reads as structure would start a new field when re-parsed, so it
     is joined, trimmed, to the line above (or to ``head``); with ``keep_first``, one that
-    comes before any other line is kept as a line. Only the structural lines are visited
-    one by one, so the cost is linear in the length of ``lines``.
+    comes before any other line is kept as a line. With ``over_blank`` the blank lines
+    above it go, so it joins a line that has text (joined to a blank line it would start
+    that line). Only the structural lines are visited one by one, so the cost is linear
+    in the length of ``lines``.
     """
     out: list[str] = []  # groups of lines; the last one may still take joined text
     position = 0
@@ -80,6 +87,10 @@ def _join_structural(
         if start > position:
             out.append(lines[position : start - 1])
         structural = lines[start:end]
+        if over_blank and out:
+            out[-1] = out[-1].rstrip()
+            if not out[-1]:
+                out.pop()
         if not out and keep_first:
             out.append(structural)
         elif out:
@@ -139,14 +150,15 @@ def skill_part(skill: str, installed: bool | None, why: str) -> str:
 
 
 def _one_line(value: str) -> str:
-    """An untrusted value for a one-line field: neutralised, and on one line."""
+    """An untrusted value for a one-line field: neutralised, trimmed, on one line."""
     text = neutralise(value)
-    return one_line(text) if normalise_line_breaks(text).count("\n") else text
+    return one_line(text) if normalise_line_breaks(text).count("\n") else text.strip()
 
 
 def _block(value: str) -> str:
-    """An untrusted multi-line value: neutralised, line breaks as ``"\\n"``."""
-    return neutralise(normalise_line_breaks(value))
+    """An untrusted multi-line value: neutralised, line breaks as ``"\\n"``, trimmed (as
+    the parser reads it back), so its first line is on its key's line."""
+    return neutralise(normalise_line_breaks(value)).strip()
 
 
 def _summary_layout(summary: str) -> tuple[str, str]:
@@ -155,7 +167,7 @@ def _summary_layout(summary: str) -> tuple[str, str]:
     A line that would be read as a top-level key or the truncation marker is joined to
     the line above, or put on the key line when it comes first, so it stays summary text.
     """
-    inline, groups = _join_structural(summary, "", FIELD_LINE_RE, keep_first=False)
+    inline, groups = _join_structural(summary, "", FIELD_LINE_RE, keep_first=False, over_blank=True)
     return inline.strip(), "\n".join(groups)
 
 
@@ -180,7 +192,7 @@ def write_envelope(
     out = [OPEN_TAG]
     if has_enough_context is not None:
         out.append(f"{HAS_ENOUGH_CONTEXT}: {'true' if has_enough_context else 'false'}")
-    goal = _one_line(proposed_goal).strip() if proposed_goal else ""
+    goal = _one_line(proposed_goal) if proposed_goal else ""
     out.append(f"{PROPOSED_GOAL}: {goal or 'none'}")
     inline, below = _summary_layout(_block(summary)) if summary else ("", "")
     if summary_on_key_line and not inline and "\n" not in below:
@@ -191,7 +203,7 @@ def write_envelope(
     if tool_calls:
         out.append(f"{RECOMMENDED_TOOL_CALLS}:")
         out += [
-            tool_part(_one_line(tool).strip(), _block(args), _one_line(why))
+            tool_part(_one_line(tool), _block(args), _one_line(why))
             for tool, args, why in tool_calls
         ]
     else:
@@ -199,7 +211,7 @@ def write_envelope(
     if skills:
         out.append(f"{RECOMMENDED_SKILLS}:")
         out += [
-            skill_part(_one_line(skill).strip(), installed, _one_line(why))
+            skill_part(_one_line(skill), installed, _one_line(why))
             for skill, installed, why in skills
         ]
     else:
