@@ -24,7 +24,7 @@ __all__ = ["BENCHMARKS", "REPO_ROOT", "Options", "RunOutcome", "run_all"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Names accepted on the command line, in the order ``all`` runs them.
-BENCHMARKS = ("memory", "scaling", "harness", "startup", "eval")
+BENCHMARKS = ("memory", "scaling", "harness", "parsers", "startup", "eval")
 
 
 @dataclass
@@ -46,6 +46,9 @@ class Options:
     turn_repeats: int = 30
     turn_warmup: int = 3
     timeit_repeat: int = 7
+    #: Envelope sizes (characters) and repeats of the hostile-input parser benchmark.
+    parser_sizes: tuple[int, ...] = (1_000_000, 4_000_000)
+    parser_repeats: int = 7
     import_repeats: int = 10
     load_ext_repeats: int = 5
     eval_cases: int = 200
@@ -72,6 +75,8 @@ class Options:
             update_repeats=10,
             reopen_files=300,
             turn_repeats=10,
+            parser_sizes=(1_000_000,),
+            parser_repeats=3,
             import_repeats=5,
             load_ext_repeats=3,
             eval_cases=48,
@@ -193,6 +198,15 @@ def run_all(
                 warmup=options.turn_warmup,
                 timeit_repeat=options.timeit_repeat,
                 log=log,
+            )
+            section.seconds = time.perf_counter() - t0
+            sections.append(section)
+        if "parsers" in names:
+            from . import envelope_parsers
+
+            t0 = time.perf_counter()
+            section = envelope_parsers.run(
+                sizes=options.parser_sizes, repeats=options.parser_repeats, log=log
             )
             section.seconds = time.perf_counter() - t0
             sections.append(section)
