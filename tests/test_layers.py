@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # A group is a top-level module or subpackage (its prefix); groups of one layer do not
 # import each other, except the contract modules, which form one group.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors",)),  # and every private helper module (_text, _http, ...)
+    ("foundation", ("errors", "limits")),  # and every private helper (_text, _http, ...)
     (
         "contract",
         (

@@ -23,9 +23,9 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from .._bounded import InputLimitError, json_loads
 from ..config import set_super_context_enabled, super_context_status
-from ..errors import ConfigError
+from ..errors import ConfigError, DuplicateKeyError, InputLimitError, InputTooDeepError
+from ..limits import json_loads
 
 __all__ = ["ROUTE", "SuperContextHandler"]
 
@@ -59,11 +59,12 @@ def _requested_value(body: bytes) -> bool:
         data = json_loads(
             body.decode("utf-8"), max_depth=_MAX_BODY_DEPTH, allow_nan=False, unique_keys=True
         )
+    except InputTooDeepError as exc:
+        raise _bad_body(f"The body is nested too deeply ({exc})") from None
+    except DuplicateKeyError as exc:
+        raise _bad_body(f"The body is ambiguous: {exc}") from None
     except InputLimitError as exc:
-        if "nested" in str(exc):
-            raise _bad_body(f"The body is nested too deeply ({exc})") from None
-        if "more than once" in str(exc):
-            raise _bad_body(f"The body is ambiguous: {exc}") from None
+        # NaN or Infinity, the other refusal of a body this small.
         raise _bad_body(f"The body is not JSON ({exc})") from None
     except (UnicodeDecodeError, ValueError):
         raise _bad_body("The body is not JSON") from None
