@@ -654,7 +654,7 @@ def fit_bundle(envelope: str, max_chars: int) -> str:
     extracted = envelope[span[0] : span[1]]
     if len(extracted) <= max_chars:
         return extracted
-    return _fitted(extracted, max_chars)
+    return _rewritten_to_fit(extracted, max_chars)
 
 
 _ASCII_SPACES = "".join(ch for ch in SPACES if ch.isascii())
@@ -706,7 +706,9 @@ def _item_parts(walk: _Walk, budget: int) -> tuple[list[str], list[str]]:
     return tools, skills
 
 
-def _fitted(extracted: str, max_chars: int) -> str:
+def _rewritten_to_fit(extracted: str, max_chars: int) -> str:
+    """``extracted`` (longer than ``max_chars``) written again in template order, the
+    summary cut and list items dropped from the end until it fits (see fit_bundle)."""
     walk = _walk(_body(extracted[len(OPEN_TAG) : len(extracted) - len(CLOSE_TAG)]), report=False)
     hec_line = walk.first_lines.get(HAS_ENOUGH_CONTEXT)
     goal_line = walk.first_lines.get(PROPOSED_GOAL)
