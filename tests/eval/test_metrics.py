@@ -253,3 +253,24 @@ def test_reported_names_keep_their_first_spelling_and_match_any_case() -> None:
     assert scores.skills_matched == 1
     assert scores.missed_skills == ()
     assert scores.unexpected_skills == ("Extra-Skill",)
+
+
+def test_one_table_names_every_metric_with_its_direction() -> None:
+    from supercontext_lab.eval.metrics import (
+        METRIC_NAMES,
+        METRICS,
+        RATE_METRICS,
+        TIMING_METRICS,
+        metric,
+    )
+
+    assert tuple(m.name for m in METRICS) == METRIC_NAMES
+    assert set(RATE_METRICS) | set(TIMING_METRICS) <= set(METRIC_NAMES)
+    assert metric("forbidden_mention_rate").better == "lower"
+    assert metric("valid_rate").better == "higher"
+    assert metric("envelope_chars_mean").better is None
+    assert metric("runs") is None
+    # Every rate is judged; only the envelope size has no better direction.
+    assert [m.name for m in METRICS if m.better is None] == ["envelope_chars_mean"]
+    aggregated = aggregate([])
+    assert set(METRIC_NAMES) <= set(aggregated)
