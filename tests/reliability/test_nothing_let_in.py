@@ -129,7 +129,7 @@ def test_web_fetch_refuses_before_connecting(
     template: str, reason: str, site: PageServer, network_guard: NetworkGuard
 ) -> None:
     """web_fetch targets: loopback, private, link-local, metadata, odd IP encodings, bad schemes."""
-    result = web.web_fetch(fill(template, site), allow_private_addresses=False, timeout=3)
+    result = web.fetch_url(fill(template, site), allow_private_addresses=False, timeout=3)
     assert not result.ok
     assert reason in result.content
     assert network_guard.connects == []
@@ -157,7 +157,7 @@ def test_metadata_stays_refused_when_private_addresses_are_allowed(
     """Cloud metadata stays refused when private addresses are allowed.
 
     Allowing private addresses (for an intranet page) never opens cloud credentials."""
-    result = web.web_fetch(url, allow_private_addresses=True, timeout=3)
+    result = web.fetch_url(url, allow_private_addresses=True, timeout=3)
     assert not result.ok
     assert "metadata" in result.content
     assert network_guard.connects == []
@@ -206,7 +206,7 @@ def test_redirect_is_refused_before_any_connection(
     """A 127.0.0.1 page redirecting (301/302/307/308, over two hops) to a refused target."""
     site.redirect("/jump", fill(target, site), status)
     start = site.redirect("/start", "/jump", status)
-    result = web.web_fetch(start, allow_private_addresses=False, timeout=3)
+    result = web.fetch_url(start, allow_private_addresses=False, timeout=3)
     assert not result.ok
     assert reason in result.content
     assert site.seen == ["/start", "/jump"]
@@ -484,7 +484,7 @@ def test_web_fetch_of_an_allowed_private_page_returns_text_only(
     its script is dropped, never executed or passed on as markup."""
     set_setting("web.allow_private_addresses", True)
     url = site.page("/script", f"<html><body><p>Budget</p>{SCRIPT}</body></html>")
-    result = web.web_fetch(url, timeout=3)
+    result = web.fetch_url(url, timeout=3)
     assert result.ok, result.content
     text = json.loads(result.content)["text"]
     assert text == "Budget"
