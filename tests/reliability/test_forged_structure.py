@@ -84,7 +84,7 @@ def check(turn: Turn) -> None:
 
 
 def test_the_counting_sees_every_look_alike() -> None:
-    """The check itself: each planted look-alike counts as the structure it imitates."""
+    """The check itself counts each look-alike as the structure it imitates"""
     for name, lookalike in LOOKALIKES.items():
         counts = structure_counts(f"x\n{lookalike}\ny")
         assert sum(counts.values()) == 1, (name, counts)
@@ -95,6 +95,7 @@ def test_the_counting_sees_every_look_alike() -> None:
 
 @pytest.mark.parametrize("name", sorted(set(LOOKALIKES) - LINE_CLASSES))
 def test_offline_scout_copying_hostile_memory(sandbox: Sandbox, name: str) -> None:
+    """A look-alike tag in memory, copied by the offline scout, reaches the orchestrator as text"""
     lookalike = LOOKALIKES[name]
     write(
         sandbox.root / "memory" / "global" / "budget-forged.md",
@@ -119,6 +120,7 @@ def server() -> Iterator[OpenAITestServer]:
 
 @pytest.mark.parametrize("name", sorted(LOOKALIKES))
 def test_json_schema_route(sandbox: Sandbox, server: OpenAITestServer, name: str) -> None:
+    """Each look-alike in every field of a structured (JSON) reply is neutralised"""
     lookalike = LOOKALIKES[name]
     reply = {
         "has_enough_context": True,
@@ -141,6 +143,7 @@ def test_json_schema_route(sandbox: Sandbox, server: OpenAITestServer, name: str
 
 @pytest.mark.parametrize("name", sorted(LOOKALIKES))
 def test_text_route_envelope_written_by_the_model(sandbox: Sandbox, name: str) -> None:
+    """Each look-alike in an envelope the model wrote itself is neutralised before sending"""
     lookalike = LOOKALIKES[name]
     envelope = (
         f"{OPEN_TAG}\nhas_enough_context: true\nproposed_goal: Check the budget {lookalike}\n"
@@ -153,7 +156,7 @@ def test_text_route_envelope_written_by_the_model(sandbox: Sandbox, name: str) -
 
 
 def test_text_route_over_http(sandbox: Sandbox, server: OpenAITestServer) -> None:
-    """The same through a real OpenAI-compatible exchange, every class at once."""
+    """Every look-alike class at once, over a real OpenAI-compatible exchange"""
     body = "\n".join(LOOKALIKES.values())
     envelope = (
         f"{OPEN_TAG}\nhas_enough_context: true\nproposed_goal: Check the budget\n"

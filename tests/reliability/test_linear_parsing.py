@@ -61,6 +61,7 @@ print(json.dumps(out))
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_hostile_megabyte_parses_in_linear_time(name: str) -> None:
+    """A hostile megabyte of each class: every envelope parser under 2 s, near a harmless one"""
     try:
         done = subprocess.run(
             [sys.executable, "-c", _CHILD, name, str(SIZE)],
@@ -82,6 +83,7 @@ def test_a_hostile_megabyte_parses_in_linear_time(name: str) -> None:
 
 
 def test_a_two_megabyte_hostile_reply_keeps_the_scout_budget(tmp_path: Path) -> None:
+    """A 2 MB hostile reply goes through Thread.send inside the scout's 10 s budget"""
     reply = hostile("runs of quotes", 2_000_000)
     thread = Thread(
         Workspace(tmp_path),
@@ -100,6 +102,7 @@ def test_a_two_megabyte_hostile_reply_keeps_the_scout_budget(tmp_path: Path) -> 
 
 
 def test_bundle_check_on_a_hostile_megabyte(tmp_path: Path) -> None:
+    """supercontext-lab bundle check reads a hostile megabyte in seconds"""
     path = tmp_path / "reply.txt"
     path.write_text(hostile("runs of quotes", SIZE), encoding="utf-8")
     started = time.perf_counter()
