@@ -363,6 +363,12 @@ def test_empty_trace() -> None:
         ('(web: http://x.org/" onmouseover="y)', ["web: http://x.org/&quot; onmouseover=&quot;y"]),
         ("(web: ftp://example.org/file)", ["web: ftp://example.org/file</span>"]),
         ("line one (memory)\nline two", ["white-space:pre-wrap", "\nline two"]),
+        (
+            "A fact (memory: project-grant/budget-summary)",
+            ['scl-chip-memory"', ">memory: project-grant/budget-summary</span>"],
+        ),
+        ("(Skill: grant-budget-check)", ["scl-chip-skill", ">skill: grant-budget-check<"]),
+        ("(memory: a<b>)", [">memory: a&lt;b&gt;</span>"]),
     ],
 )
 def test_render_summary_html_chips(summary: str, fragments: list[str]) -> None:
