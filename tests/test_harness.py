@@ -404,5 +404,5 @@ def test_to_dict_shows_the_code_as_a_string_and_the_detail_beside_it(
     assert "no valid envelope" in data["reason_detail"]
     assert json.loads(json.dumps(data))["reason"] == "no_envelope"
     text = result.describe()
-    assert "reason: no_envelope (The scout finished without a valid envelope.)" in text
+    assert "reason: no_envelope\n" in text
     assert "detail: no valid envelope" in text

@@ -137,7 +137,7 @@ class TurnResult:
         """A stable, multi-line plain-text account (no ids, addresses or timings)."""
         lines = [f"Turn ({'first' if self.first_turn else 'later'} turn): {self.preparation}"]
         if self.reason is not None:
-            lines.append(f"  reason: {self.reason} ({self.reason.explanation})")
+            lines.append(f"  reason: {self.reason}")
         if self.reason_detail:
             lines.append(f"  detail: {self.reason_detail}")
         if self.bundle is not None:

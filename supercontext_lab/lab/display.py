@@ -304,7 +304,7 @@ class TurnDisplay(_Display):
             return "\n".join(self._reply_plain())
         lines = [f"Turn (first turn): {turn.preparation}"]
         if turn.reason is not None:
-            lines.append(f"  reason: {turn.reason} ({turn.reason.explanation})")
+            lines.append(f"  reason: {turn.reason}")
         if turn.reason_detail:
             lines.append(f"  detail: {one_line(turn.reason_detail)}")
         if turn.goal:
@@ -319,7 +319,7 @@ class TurnDisplay(_Display):
         if turn.first_turn:
             lines += [f"**Turn (first turn):** {md_inline(turn.preparation)}", ""]
             if turn.reason is not None:
-                lines += [f"**Reason:** {turn.reason} — {md_inline(turn.reason.explanation)}", ""]
+                lines += [f"**Reason:** {md_inline(turn.reason)}", ""]
             if turn.reason_detail:
                 lines += [f"**Detail:** {md_inline(turn.reason_detail)}", ""]
             if turn.goal:
