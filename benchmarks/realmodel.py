@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,14 +26,12 @@ from typing import Any
 from supercontext_lab._atomic import write_atomic
 from supercontext_lab.models.local import INSTALL_HINT, LOCAL_RUN_TIMEOUT_S
 
+from .report import REALMODEL_BEGIN as BEGIN
+from .report import REALMODEL_BLOCK as _BLOCK
+from .report import REALMODEL_END as END
 from .report import Section, markdown_table
 
 __all__ = ["BEGIN", "END", "VARIANTS", "run", "write_section"]
-
-BEGIN = "<!-- realmodel:begin -->"
-END = "<!-- realmodel:end -->"
-# The block this benchmark owns in docs/performance.md, markers included.
-_BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
 DATASET = Path(__file__).resolve().parents[1] / "supercontext_lab/eval/data/demo_dataset.jsonl"
 
 VARIANTS = (
@@ -200,14 +197,6 @@ def write_section(path: Path, section: Section, *, seconds: float, command: str)
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     # Written after every case of an hour-long run that may be stopped at any moment.
     write_atomic(path, text)
-
-
-def keep_section(old: str, new: str) -> str:
-    """``new`` with the real-model block of ``old`` carried over (for a full ``all`` run)."""
-    match = _BLOCK.search(old)
-    if match is None or BEGIN in new:
-        return new
-    return new.rstrip("\n") + "\n\n" + match.group(0) + "\n"
 
 
 def main(argv: Sequence[str], *, docs: Path | None, log: Callable[[str], None]) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,9 +24,13 @@ __all__ = [
     "MISS",
     "PASS",
     "PENDING",
+    "REALMODEL_BEGIN",
+    "REALMODEL_BLOCK",
+    "REALMODEL_END",
     "Section",
     "Target",
     "judge",
+    "keep_section",
     "machine_info",
     "markdown_report",
     "markdown_table",
@@ -37,6 +42,12 @@ __all__ = [
 PASS = "PASS"
 MISS = "MISS"
 PENDING = "pending"
+
+REALMODEL_BEGIN = "<!-- realmodel:begin -->"
+REALMODEL_END = "<!-- realmodel:end -->"
+REALMODEL_BLOCK = re.compile(re.escape(REALMODEL_BEGIN) + r".*?" + re.escape(REALMODEL_END), re.S)
+"""The block of docs/performance.md that ``python -m benchmarks realmodel`` owns, markers
+included; a full run of the other benchmarks keeps it (:func:`keep_section`)."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +224,13 @@ def write_performance_doc(path: Path, markdown: str, *, command: str, plot_name:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         # The real-model section is written by its own command; a full run keeps it.
-        from .realmodel import keep_section
-
         text = keep_section(path.read_text("utf-8"), text)
     write_atomic(path, text)
+
+
+def keep_section(old: str, new: str) -> str:
+    """``new`` with the real-model block of ``old`` carried over (for a full ``all`` run)."""
+    match = REALMODEL_BLOCK.search(old)
+    if match is None or REALMODEL_BEGIN in new:
+        return new
+    return new.rstrip("\n") + "\n\n" + match.group(0) + "\n"

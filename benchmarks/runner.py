@@ -24,7 +24,7 @@ __all__ = ["BENCHMARKS", "REPO_ROOT", "Options", "RunOutcome", "run_all"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Names accepted on the command line, in the order ``all`` runs them.
-BENCHMARKS = ("memory", "scaling", "harness", "startup", "eval")
+BENCHMARKS = ("memory", "scaling", "harness", "parsers", "startup", "eval")
 
 
 @dataclass
@@ -46,6 +46,9 @@ class Options:
     turn_repeats: int = 30
     turn_warmup: int = 3
     timeit_repeat: int = 7
+    #: Envelope sizes (characters) and repeats of the hostile-input parser benchmark.
+    parser_sizes: tuple[int, ...] = (1_000_000, 4_000_000)
+    parser_repeats: int = 7
     import_repeats: int = 10
     load_ext_repeats: int = 5
     eval_cases: int = 200
@@ -72,6 +75,8 @@ class Options:
             update_repeats=10,
             reopen_files=300,
             turn_repeats=10,
+            parser_sizes=(1_000_000,),
+            parser_repeats=3,
             import_repeats=5,
             load_ext_repeats=3,
             eval_cases=48,
@@ -114,6 +119,121 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+@dataclass
+class _Shared:
+    """What several benchmarks of one run use: the corpus, its documents and queries, the
+    memory benchmark's engines (reused by the scaling one), the plots and pages written."""
+
+    work: Path
+    corpus: corpus_mod.Corpus | None = None
+    docs: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    runs: dict[str, Any] = field(default_factory=dict)
+    docs_paths: list[Path] = field(default_factory=list)
+
+
+def _load_corpus(options: Options, shared: _Shared, log: Callable[[str], None]) -> None:
+    log(f"corpus: loading or building {options.corpus_docs} docstring paragraphs")
+    corpus = corpus_mod.load_corpus(
+        options.cache_dir, options.corpus_docs, roots=options.corpus_roots, progress=log
+    )
+    log(
+        f"corpus: {len(corpus.docs)} paragraphs from {corpus.files_parsed} files "
+        f"in {corpus.build_seconds:.1f} s ({'cache' if corpus.cached else 'parsed'})"
+    )
+    shared.corpus = corpus
+    shared.docs = corpus_mod.resize_docs(corpus.docs, options.docs)
+    shared.queries = corpus_mod.make_queries(shared.docs, options.queries)
+
+
+def _memory(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import memory_recall
+
+    section, shared.runs = memory_recall.run(
+        shared.docs,
+        shared.queries,
+        shared.work / "memory",
+        build_repeats=options.build_repeats,
+        update_repeats=options.update_repeats,
+        reopen_files=options.reopen_files,
+        reopen_repeats=options.reopen_repeats,
+        log=log,
+    )
+    assert shared.corpus is not None
+    section.data["corpus"] = shared.corpus.describe()
+    section.data["tokenizer"] = corpus_mod.tokenizer_name()
+    section.data["sample_queries"] = shared.queries[:10]
+    return section
+
+
+def _scaling(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import scaling
+
+    assert shared.corpus is not None
+    section, points = scaling.run(
+        shared.corpus.docs,
+        shared.queries,
+        shared.work / "scaling",
+        options.sizes,
+        reuse=shared.runs,
+        query_counts=options.scaling_queries,
+        log=log,
+    )
+    if options.docs_dir is not None:
+        shared.docs_paths.append(scaling.plot(points, options.docs_dir / "scaling.png"))
+    return section
+
+
+def _harness(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import harness_overhead
+
+    return harness_overhead.run(
+        repeats=options.turn_repeats,
+        warmup=options.turn_warmup,
+        timeit_repeat=options.timeit_repeat,
+        log=log,
+    )
+
+
+def _parsers(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import envelope_parsers
+
+    return envelope_parsers.run(sizes=options.parser_sizes, repeats=options.parser_repeats, log=log)
+
+
+def _startup(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import import_time
+
+    return import_time.run(
+        import_repeats=options.import_repeats,
+        load_ext_repeats=options.load_ext_repeats,
+        log=log,
+    )
+
+
+def _eval(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import eval_throughput
+
+    return eval_throughput.run(
+        cases=options.eval_cases,
+        concurrency=options.eval_concurrency,
+        delay_s=options.eval_delay_s,
+        concurrent_repeats=options.eval_concurrent_repeats,
+        cache_reruns=options.eval_cache_reruns,
+        log=log,
+    )
+
+
+_RUNNERS: dict[str, Callable[[Options, _Shared, Callable[[str], None]], Section]] = {
+    "memory": _memory,
+    "scaling": _scaling,
+    "harness": _harness,
+    "parsers": _parsers,
+    "startup": _startup,
+    "eval": _eval,
+}
+
+
 def run_all(
     options: Options,
     names: Sequence[str] = BENCHMARKS,
@@ -127,105 +247,22 @@ def run_all(
     started = time.perf_counter()
     load_at_start = machine_info()["load_average"]
     sections: list[Section] = []
-    docs_paths: list[Path] = []
-    cache_dir = options.cache_dir
     with isolated_lab_home(), tempfile.TemporaryDirectory(prefix="scl-bench-") as tmp:
-        work = Path(tmp)
-        corpus: corpus_mod.Corpus | None = None
-        docs: list[str] = []
-        queries: list[str] = []
-        runs: dict[str, Any] = {}
+        shared = _Shared(work=Path(tmp))
         if "memory" in names or "scaling" in names:
-            log(f"corpus: loading or building {options.corpus_docs} docstring paragraphs")
-            corpus = corpus_mod.load_corpus(
-                cache_dir, options.corpus_docs, roots=options.corpus_roots, progress=log
-            )
-            log(
-                f"corpus: {len(corpus.docs)} paragraphs from {corpus.files_parsed} files "
-                f"in {corpus.build_seconds:.1f} s ({'cache' if corpus.cached else 'parsed'})"
-            )
-            docs = corpus_mod.resize_docs(corpus.docs, options.docs)
-            queries = corpus_mod.make_queries(docs, options.queries)
-        if "memory" in names:
-            from . import memory_recall
-
-            t0 = time.perf_counter()
-            section, runs = memory_recall.run(
-                docs,
-                queries,
-                work / "memory",
-                build_repeats=options.build_repeats,
-                update_repeats=options.update_repeats,
-                reopen_files=options.reopen_files,
-                reopen_repeats=options.reopen_repeats,
-                log=log,
-            )
-            section.seconds = time.perf_counter() - t0
-            assert corpus is not None
-            section.data["corpus"] = corpus.describe()
-            section.data["tokenizer"] = corpus_mod.tokenizer_name()
-            section.data["sample_queries"] = queries[:10]
-            sections.append(section)
-        if "scaling" in names:
-            from . import scaling
-
-            assert corpus is not None
-            t0 = time.perf_counter()
-            section, points = scaling.run(
-                corpus.docs,
-                queries,
-                work / "scaling",
-                options.sizes,
-                reuse=runs,
-                query_counts=options.scaling_queries,
-                log=log,
-            )
-            section.seconds = time.perf_counter() - t0
-            sections.append(section)
-            if options.docs_dir is not None:
-                docs_paths.append(scaling.plot(points, options.docs_dir / "scaling.png"))
-        if "harness" in names:
-            from . import harness_overhead
-
-            t0 = time.perf_counter()
-            section = harness_overhead.run(
-                repeats=options.turn_repeats,
-                warmup=options.turn_warmup,
-                timeit_repeat=options.timeit_repeat,
-                log=log,
-            )
-            section.seconds = time.perf_counter() - t0
-            sections.append(section)
-        if "startup" in names:
-            from . import import_time
-
-            t0 = time.perf_counter()
-            section = import_time.run(
-                import_repeats=options.import_repeats,
-                load_ext_repeats=options.load_ext_repeats,
-                log=log,
-            )
-            section.seconds = time.perf_counter() - t0
-            sections.append(section)
-        if "eval" in names:
-            from . import eval_throughput
-
-            t0 = time.perf_counter()
-            section = eval_throughput.run(
-                cases=options.eval_cases,
-                concurrency=options.eval_concurrency,
-                delay_s=options.eval_delay_s,
-                concurrent_repeats=options.eval_concurrent_repeats,
-                cache_reruns=options.eval_cache_reruns,
-                log=log,
-            )
-            section.seconds = time.perf_counter() - t0
-            sections.append(section)
+            _load_corpus(options, shared, log)
+        for name in BENCHMARKS:  # in the order of BENCHMARKS, whatever the order asked
+            if name in names:
+                t0 = time.perf_counter()
+                section = _RUNNERS[name](options, shared, log)
+                section.seconds = time.perf_counter() - t0
+                sections.append(section)
     total = time.perf_counter() - started
     info = {**machine_info(), "load_average_at_start": load_at_start}
     json_path, md_path, markdown = write_results(
         options.results_dir, sections, total_seconds=total, command=options.command, info=info
     )
+    docs_paths = shared.docs_paths
     if options.docs_dir is not None:
         perf = options.docs_dir / "performance.md"
         write_performance_doc(perf, markdown, command=options.command, plot_name="scaling.png")

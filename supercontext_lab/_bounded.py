@@ -4,8 +4,9 @@
 kilobytes of ``[[[[…`` raise ``RecursionError`` (or take minutes: a key of 100,000 dotted
 parts makes tomllib and tomlkit quadratic). Every TOML and JSON read of the project goes
 through this module, which measures size and nesting *before* handing the text to the
-parser and raises :class:`~supercontext_lab.errors.InputLimitError` (a ``ValueError``) with a one-line reason.
-Callers turn that into their own error naming the file.
+parser and raises a subclass of :class:`~supercontext_lab.errors.InputLimitError` (a
+``ValueError``) with a one-line reason: the subclass says which limit was hit, so callers
+tell the cases apart by type. Callers turn that into their own error naming the file.
 
 Nesting is measured on the raw text with one regular expression that skips strings (and
 TOML comments), so brackets inside a string never count; for TOML the dots of a dotted
@@ -23,7 +24,13 @@ from typing import Any
 
 import tomlkit
 
-from .errors import InputLimitError
+from .errors import (
+    DuplicateKeyError,
+    InputLimitError,
+    InputTooDeepError,
+    InputTooLargeError,
+    NonJsonConstantError,
+)
 
 __all__ = [
     "MAX_TOML_CHARS",
@@ -105,22 +112,28 @@ def _size_problem(text: str | bytes, max_chars: int | None, what: str) -> str | 
 
 
 def check_toml(text: str, *, max_chars: int = MAX_TOML_CHARS, max_depth: int = MAX_DEPTH) -> None:
-    """Raise :class:`InputLimitError` when ``text`` is too large or nested too deep."""
-    problem = _size_problem(text, max_chars, "characters") or _toml_nesting_problem(text, max_depth)
+    """Raise :class:`InputTooLargeError` or :class:`InputTooDeepError` when ``text`` is
+    too large or nested too deep."""
+    problem = _size_problem(text, max_chars, "characters")
     if problem is not None:
-        raise InputLimitError(problem)
+        raise InputTooLargeError(problem)
+    problem = _toml_nesting_problem(text, max_depth)
+    if problem is not None:
+        raise InputTooDeepError(problem)
 
 
 def check_json(
     text: str | bytes, *, max_chars: int | None = None, max_depth: int = MAX_DEPTH
 ) -> None:
-    """Raise :class:`InputLimitError` when ``text`` is too large or nested too deep."""
+    """Raise :class:`InputTooLargeError` or :class:`InputTooDeepError` when ``text`` is
+    too large or nested too deep."""
     problem = _size_problem(text, max_chars, "bytes" if isinstance(text, bytes) else "characters")
-    if problem is None:
-        decoded = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
-        problem = _json_nesting_problem(decoded, max_depth)
     if problem is not None:
-        raise InputLimitError(problem)
+        raise InputTooLargeError(problem)
+    decoded = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    problem = _json_nesting_problem(decoded, max_depth)
+    if problem is not None:
+        raise InputTooDeepError(problem)
 
 
 def toml_loads(text: str, *, max_chars: int = MAX_TOML_CHARS) -> dict[str, Any]:
@@ -146,9 +159,10 @@ def json_loads(
 ) -> Any:
     """``json.loads`` after the bounds check; ``json.JSONDecodeError`` as usual.
 
-    ``allow_nan=False`` refuses ``NaN`` and ``Infinity``, which are not JSON;
-    ``unique_keys=True`` refuses an object naming a key twice (which value would win is
-    a guess the caller should not make). Both raise :class:`InputLimitError`.
+    ``allow_nan=False`` refuses ``NaN`` and ``Infinity``, which are not JSON
+    (:class:`NonJsonConstantError`); ``unique_keys=True`` refuses an object naming a key
+    twice (:class:`DuplicateKeyError`: which value would win is a guess the caller should
+    not make). Both are :class:`InputLimitError`.
     """
     check_json(text, max_chars=max_chars, max_depth=max_depth)
     return json.loads(
@@ -162,13 +176,13 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for key, value in pairs:
         if key in found:
-            raise InputLimitError(f"the key {json.dumps(key)[:40]} appears more than once")
+            raise DuplicateKeyError(f"the key {json.dumps(key)[:40]} appears more than once")
         found[key] = value
     return found
 
 
 def _refuse_constant(name: str) -> Any:
-    raise InputLimitError(f"{name} is not a JSON value")
+    raise NonJsonConstantError(f"{name} is not a JSON value")
 
 
 TOMLDecodeError: type[ValueError] = _tomllib.TOMLDecodeError

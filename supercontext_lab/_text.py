@@ -26,7 +26,8 @@ def one_line(text: object, limit: int | None = None, *, at_word: bool = False) -
     ``at_word`` as well, the cut ends on a whole word ("budget…", not "budg…") when one
     ends in the second half of the line.
     """
-    flat = " ".join(str(text).split())
+    raw = str(text)
+    flat = _collapsed(raw, limit)
     if limit is None or len(flat) <= limit:
         return flat
     cut = flat[: limit - 1]
@@ -37,6 +38,25 @@ def one_line(text: object, limit: int | None = None, *, at_word: bool = False) -
     if space >= limit // 2:
         cut = cut[:space]
     return cut.rstrip(" ,;:—–-") + "…"
+
+
+def _collapsed(raw: str, limit: int | None) -> str:
+    """``raw`` with its whitespace collapsed; with ``limit``, possibly only a prefix of
+    that, but always more than ``limit`` characters of it when the whole is longer.
+
+    Collapsing a prefix of the text gives a prefix of the collapsed text, so a long text
+    is collapsed a window at a time (doubling) until more than ``limit`` characters come
+    out: a message cut to 60 characters never splits a megabyte into words.
+    """
+    if limit is None:
+        return " ".join(raw.split())
+    window = max(2 * limit, 64)
+    while window < len(raw):
+        flat = " ".join(raw[:window].split())
+        if len(flat) > limit:
+            return flat
+        window *= 2
+    return " ".join(raw.split())
 
 
 def describe_validation_error(

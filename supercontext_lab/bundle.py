@@ -1,14 +1,18 @@
 """The context-bundle contract: extract, parse and bound the scout's envelope (SPEC §2).
 
 The scout answers with exactly one ``[context_bundle] … [/context_bundle]`` envelope.
-This module is the one place that knows its grammar:
+This module reads it; its grammar (tags, keys, line patterns) is in
+:mod:`.bundle_grammar`, its records in :mod:`.bundle_records` and its writer in
+:mod:`.bundle_render`:
 
 * :func:`extract_context_bundle` keeps the envelope and drops everything around it, or
   returns ``None`` when the tags are missing, unterminated, reversed, duplicated or the
   envelope is empty; :func:`bundle_rejection_reason` names the rule that failed.
-* :func:`parse_context_bundle` turns the envelope into a :class:`ContextBundle` and never
-  raises on text; :func:`parse_has_enough_context` and :func:`parse_proposed_goal` read
-  the two line fields the harness acts on.
+* :func:`read_context_bundle` walks the envelope once and returns the
+  :class:`ContextBundle` together with the :class:`Finding` records of what the walk
+  skipped or read as unknown; :func:`parse_context_bundle` keeps only the bundle and
+  never raises on text; :func:`parse_has_enough_context` and :func:`parse_proposed_goal`
+  read the two line fields the harness acts on.
 * :func:`fit_bundle` bounds an envelope to a number of characters (code points) and keeps
   it well-formed.
 
@@ -17,25 +21,58 @@ immediately followed by ``:``; the five top-level keys are matched case-insensit
 (ASCII only) at any indentation, and every other line belongs to the field being read.
 A line holding only :data:`TRUNCATION_MARKER` is structure written by :func:`fit_bundle`,
 never content.
+
+Every function here takes time linear in the length of its input, whatever the text: the
+walk finds structural lines with one regular expression per section and hands the text
+between them on in one piece, so no character is looked at more than a few times.
 """
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, Literal
 
 from ._bounded import json_loads
+from .bundle_grammar import (
+    CLOSE_TAG,
+    HAS_ENOUGH_CONTEXT,
+    ITEM_PREFIX_RE,
+    LINE_BLANK,
+    LIST_KINDS,
+    LIST_LINE_RES,
+    LOOKALIKE_TAG_RE,
+    ONE_LINE_KEYS,
+    OPEN_TAG,
+    PROPOSED_GOAL,
+    RECOMMENDED_SKILLS,
+    RECOMMENDED_TOOL_CALLS,
+    SPACES,
+    SUBKEY_PREFIX_RE,
+    SUBKEYS,
+    SUMMARY,
+    TOP_KEYS,
+    TRUNCATION_MARKER,
+    dedent_text,
+    key_words,
+    normalise_line_breaks,
+    parse_bool,
+    unquote,
+)
+from .bundle_records import ContextBundle, RecommendedSkill, RecommendedToolCall
+from .bundle_render import field_part, skill_part, tool_part
 
 __all__ = [
     "CLOSE_TAG",
+    "MAX_FINDINGS",
     "MIN_FIT_CHARS",
     "OPEN_TAG",
     "TRUNCATION_MARKER",
+    "BundleReading",
     "ContextBundle",
+    "Finding",
+    "FindingKind",
     "RecommendedSkill",
     "RecommendedToolCall",
     "bundle_rejection_reason",
@@ -44,117 +81,18 @@ __all__ = [
     "parse_context_bundle",
     "parse_has_enough_context",
     "parse_proposed_goal",
+    "read_context_bundle",
 ]
-
-OPEN_TAG = "[context_bundle]"
-"""The literal, case-sensitive opening tag of the envelope."""
-
-CLOSE_TAG = "[/context_bundle]"
-"""The literal, case-sensitive closing tag of the envelope."""
-
-TRUNCATION_MARKER = "[...truncated]"
-"""The line :func:`fit_bundle` places inside an envelope it had to shorten."""
 
 MIN_FIT_CHARS = 200
 """The smallest ``max_chars`` :func:`fit_bundle` accepts."""
 
+MAX_FINDINGS = 100
+"""The most :class:`Finding` records one reading keeps (the first ones, in envelope order);
+how many more there were is :attr:`BundleReading.findings_left_out`."""
+
 _ELLIPSIS = "…"
-_HEC_KEY = "has_enough_context"
-_GOAL_KEY = "proposed_goal"
-_SUMMARY_KEY = "summary"
-_TOOLS_KEY = "recommended_tool_calls"
-_SKILLS_KEY = "recommended_skills"
-
-# re.ASCII keeps case-insensitive matching to ASCII letters: the Kelvin sign is not a "k".
-_TOP_KEY_RE = re.compile(
-    rf"({_HEC_KEY}|{_GOAL_KEY}|{_SUMMARY_KEY}|{_TOOLS_KEY}|{_SKILLS_KEY}):",
-    re.IGNORECASE | re.ASCII,
-)
-# Models write list items as "- tool:", "* tool:", "1. tool:" or a bare "tool:".
-_ITEM_RE = re.compile(r"(?:(?:[-*+•]|\d{1,3}[.)])\s*)?(tool|skill):", re.IGNORECASE | re.ASCII)
-_SUBKEY_RE = re.compile(r"(?:[-*+•]\s*)?(args|why|installed):", re.IGNORECASE | re.ASCII)
-_FENCE_RE = re.compile(r"(?:```|~~~)[\w+.-]*")
-_NEAR_TAG_RE = re.compile(r"\[\s*(/?)\s*context[\s_-]*bundle\s*\]", re.IGNORECASE)
-_QUOTES = "`'\""
-
-# Which list section holds which item kind and which sub-keys.
-_LIST_KINDS = {_TOOLS_KEY: "tool", _SKILLS_KEY: "skill"}
-_SUBKEYS = {"tool": frozenset({"args", "why"}), "skill": frozenset({"installed", "why"})}
-
-
-class RecommendedToolCall(BaseModel):
-    """One orchestrator tool call the scout recommends, in the order it should run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tool: str
-    """The exact orchestrator tool name, with surrounding backticks or quotes removed."""
-    args: str
-    """The arguments as written: a JSON object or a tight free-text sketch."""
-    args_json: dict[str, Any] | None
-    """The arguments as a dict when ``args`` is a JSON object, else ``None``."""
-    why: str
-    """Why the call helps, usually one line."""
-
-
-class RecommendedSkill(BaseModel):
-    """One skill (workflow) the scout recommends, installed or from the registry."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    skill: str
-    """The installed ``dir_name`` slug or the registry entry id."""
-    installed: bool | None
-    """``True``/``False`` as written, ``None`` when missing or not a boolean."""
-    why: str
-    """Why the skill fits the request, usually one line."""
-
-
-class ContextBundle(BaseModel):
-    """A parsed ``[context_bundle]`` envelope; build one with :func:`parse_context_bundle`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    envelope: str
-    """The extracted envelope, tags included, byte for byte as the scout wrote it."""
-    has_enough_context: bool | None
-    """Whether the orchestrator can act now; ``None`` when the line is missing or unclear."""
-    proposed_goal: str | None
-    """The one-line durable goal for the thread, or ``None`` (``none`` or empty)."""
-    summary: str
-    """The distilled, source-attributed context; inner line breaks are kept."""
-    recommended_tool_calls: list[RecommendedToolCall]
-    """Recommended orchestrator tool calls, in order."""
-    recommended_skills: list[RecommendedSkill]
-    """Recommended skills, in order."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON shape used by ``supercontext-lab scout --json`` (no envelope)."""
-        return {
-            "has_enough_context": self.has_enough_context,
-            "proposed_goal": self.proposed_goal,
-            "summary": self.summary,
-            "recommended_tool_calls": [
-                {"tool": call.tool, "args": call.args, "why": call.why}
-                for call in self.recommended_tool_calls
-            ],
-            "recommended_skills": [
-                {"skill": skill.skill, "installed": skill.installed, "why": skill.why}
-                for skill in self.recommended_skills
-            ],
-        }
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """Plain text for terminals and nbval, escaped markdown for notebooks."""
-        from .bundle_render import render_markdown, render_plain
-
-        data = {"text/plain": render_plain(self), "text/markdown": render_markdown(self)}
-        if include:
-            data = {mime: text for mime, text in data.items() if mime in include}
-        if exclude:
-            data = {mime: text for mime, text in data.items() if mime not in exclude}
-        return data
-
+_TOP_KEY_SET = frozenset(TOP_KEYS)
 
 # --------------------------------------------------------------------------- extraction
 
@@ -187,12 +125,26 @@ def _locate(output: str) -> tuple[int, int] | str:
     return start, close + len(CLOSE_TAG)
 
 
+_HINT_WINDOW = 2048
+
+
 def _near_miss(output: str, *, closing: bool, joiner: str) -> str:
-    """Point at a tag written with the wrong case or spacing, the usual model slip."""
-    for match in _NEAR_TAG_RE.finditer(output):
-        if bool(match.group(1)) == closing:
-            found = match.group(0)
-            return f"{joiner}found {found!r}; tags are exact: lower case, no spaces)"
+    """Point at a tag written with the wrong case, spacing or brackets, the usual slip.
+
+    Only the first and the last :data:`_HINT_WINDOW` characters are searched, where a
+    model writes its tags: the hint is a courtesy, and a long reply full of brackets must
+    not cost more to reject than it cost to read.
+    """
+    windows = [output]
+    if len(output) > 2 * _HINT_WINDOW:
+        windows = [output[:_HINT_WINDOW], output[-_HINT_WINDOW:]]
+    for window in windows:
+        if not any(letter in window for letter in "bB\uff42\uff22"):
+            continue  # no "bundle" in any spelling: nothing to point at
+        for match in LOOKALIKE_TAG_RE.finditer(window):
+            if (match.group("slash") is not None) == closing:
+                found = match.group(0)
+                return f"{joiner}found {found!r}; tags are exact: lower case, no spaces)"
     return ""
 
 
@@ -219,97 +171,85 @@ def bundle_rejection_reason(output: str) -> str | None:
     return span if isinstance(span, str) else None
 
 
-# ------------------------------------------------------------------------- line fields
+# ------------------------------------------------------------------------ the findings
+
+FindingKind = Literal[
+    "ignored_line",
+    "not_boolean",
+    "repeated_field",
+    "missing_field",
+    "empty_summary",
+    "unnamed_item",
+]
+"""What a :class:`Finding` is about:
+
+``ignored_line``
+    a non-blank line the parser reads as nothing: before the first field, after a
+    one-line field, in a list before its first item, or under an item before its first
+    sub-key (``text`` is the line, trimmed);
+``not_boolean``
+    ``has_enough_context`` (its first line) or an item's ``installed`` value is not
+    ``true``/``false`` and is read as unknown (``text`` is the value);
+``repeated_field``
+    a one-line field appears again; only the first one counts;
+``missing_field``
+    ``has_enough_context``, ``proposed_goal`` or ``summary`` is not there;
+``empty_summary``
+    the summary is there but says nothing;
+``unnamed_item``
+    a list item has no name (or only quotes).
+"""
 
 
-def _inside(text: str) -> str:
-    """The text between the tags when ``text`` holds an envelope, else ``text`` itself."""
-    span = _locate(text)
-    if isinstance(span, str):
-        return text
-    return text[span[0] + len(OPEN_TAG) : span[1] - len(CLOSE_TAG)]
+@dataclass(frozen=True)
+class Finding:
+    """One thing the parser skipped or read as unknown in an accepted envelope.
 
-
-def _first_key_line(lines: list[str], key: str) -> str | None:
-    """The first trimmed line that is a key line for ``key`` (case-insensitive)."""
-    for raw in lines:
-        line = raw.strip()
-        match = _TOP_KEY_RE.match(line)
-        if match and match.group(1).lower() == key:
-            return line
-    return None
-
-
-def _unquote(value: str) -> str:
-    """Trim whitespace and surrounding backticks or quotes, however they nest."""
-    while True:
-        trimmed = value.strip().strip(_QUOTES)
-        if trimmed == value:
-            return value
-        value = trimmed
-
-
-def _parse_bool(value: str) -> bool | None:
-    word = _unquote(value).lower()
-    if word == "true":
-        return True
-    if word == "false":
-        return False
-    return None
-
-
-def parse_has_enough_context(envelope: str) -> bool | None:
-    """Read ``has_enough_context`` from the first line that starts with that key.
-
-    ``true``/``false`` in any case, with surrounding backticks or quotes ignored, give a
-    bool; any other value, or no such line, gives ``None``.
+    ``field`` is the top-level key it concerns or sits under (``None`` before the first
+    field), ``item`` the name of the list item it sits in, ``line`` its line number in
+    the envelope (the opening tag's line is 1; ``None`` for what is missing).
     """
-    line = _first_key_line(_inside(envelope).splitlines(), _HEC_KEY)
-    if line is None:
-        return None
-    return _parse_bool(line[len(_HEC_KEY) + 1 :])
+
+    kind: FindingKind
+    field: str | None
+    text: str = ""
+    item: str | None = None
+    line: int | None = None
 
 
-def parse_proposed_goal(envelope: str) -> str | None:
-    """Read ``proposed_goal`` from the first line that starts with that key.
+@dataclass(frozen=True)
+class BundleReading:
+    """What :func:`read_context_bundle` read: the bundle and what it left unread."""
 
-    Only the text on that same line counts, trimmed. Empty text, or ``none`` in any case
-    with surrounding backticks/quotes or a trailing period, gives ``None``.
-    """
-    line = _first_key_line(_inside(envelope).splitlines(), _GOAL_KEY)
-    if line is None:
-        return None
-    value = line[len(_GOAL_KEY) + 1 :].strip()
-    if not value or _unquote(_unquote(value).rstrip(".")).lower() == "none":
-        return None
-    return value
+    bundle: ContextBundle
+    findings: tuple[Finding, ...]
+    """In envelope order; the missing fields last. At most :data:`MAX_FINDINGS` of those
+    with a line."""
+    findings_left_out: int = 0
+    """How many findings with a line there were beyond :data:`MAX_FINDINGS`."""
 
 
-# ----------------------------------------------------------------------------- parsing
-
-
-def _dedent(lines: list[str]) -> str:
-    """``textwrap.dedent`` for a list of lines, without its regular expressions (the
-    parser runs on every scout output, so this is on the hot path)."""
-    margins = [line[: len(line) - len(line.lstrip())] for line in lines if line.strip()]
-    # Character by character on purpose: margins are whitespace, not paths.
-    cut = len(os.path.commonprefix(margins)) if margins else 0  # noqa: RUF071
-    return "\n".join(line[cut:] if line.strip() else "" for line in lines)
+# ----------------------------------------------------------------------------- the walk
 
 
 @dataclass
 class _Block:
-    """A field's text: what follows the key on its line, then its continuation lines."""
+    """A field's text: what follows the key on its line, then its continuation text."""
 
     first: str
-    following: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)  # lines joined by "\n", in order
+    _text: str | None = None
 
     def text(self) -> str:
-        if not self.following:
-            return self.first.strip()
-        # Dedent the continuation lines together so pretty JSON keeps its shape.
-        tail = _dedent(self.following)
-        return f"{self.first}\n{tail}".strip()
+        """The field's text; asked once the walk is over, so it is worked out once."""
+        if self._text is None:
+            if not self.chunks:
+                self._text = self.first.strip()
+            else:
+                # Dedent the continuation lines together so pretty JSON keeps its shape.
+                tail = dedent_text("\n".join(self.chunks))
+                self._text = f"{self.first}\n{tail}".strip()
+        return self._text
 
 
 def _blocks_text(blocks: list[_Block]) -> str:
@@ -321,69 +261,271 @@ class _Item:
     """A list item being read: its name and the blocks of each sub-key."""
 
     name: str
+    line: int
     fields: dict[str, list[_Block]] = field(default_factory=dict)
     current: _Block | None = None
+    installed_line: int | None = None
 
     def value(self, key: str) -> str:
         return _blocks_text(self.fields.get(key, []))
 
 
 @dataclass
-class _Parsed:
+class _Walk:
+    """The state of one walk over an envelope's body, and what it found."""
+
+    report: bool
     summary: list[_Block] = field(default_factory=list)
-    tools: list[_Item] = field(default_factory=list)
-    skills: list[_Item] = field(default_factory=list)
+    items: dict[str, list[_Item]] = field(default_factory=lambda: {"tool": [], "skill": []})
+    first_lines: dict[str, str] = field(default_factory=dict)  # one-line key -> its line
+    seen: set[str] = field(default_factory=set)
+    findings: list[Finding] = field(default_factory=list)
+    left_out: int = 0
+
+    def note(self, finding: Finding) -> None:
+        if len(self.findings) < MAX_FINDINGS:
+            self.findings.append(finding)
+        else:
+            self.left_out += 1
 
 
-def _body_lines(body: str) -> list[str]:
-    lines = body.splitlines()
-    # A code fence wrapped around the fields inside the envelope is formatting, not a
-    # part of the last field (lines before the first key are ignored anyway).
-    while lines and (not lines[-1].strip() or _FENCE_RE.fullmatch(lines[-1].strip())):
-        lines.pop()
-    return lines
+_NON_BLANK_LINE = re.compile(f"\\n(?=({LINE_BLANK}*))\\1(?P<text>\\S[^\\n]*)")
+_NON_BLANK_START = re.compile(f"\\n(?=({LINE_BLANK}*))\\1\\S")
+_FENCE_RE = re.compile(r"(?:```|~~~)[\w+.-]*")
+# Trailing lines that are blank or a code fence, read from the start of the reversed
+# text (a fence "```json" reversed is "nosj```").
+_TRAILING_REVERSED = re.compile(
+    f"(?:(?=({LINE_BLANK}*))\\1(?:[\\w+.-]*(?:```|~~~){LINE_BLANK}*)?\\n)*"
+)
 
 
-def _parse_lines(lines: list[str]) -> _Parsed:
-    parsed = _Parsed()
-    section: str | None = None
-    for raw in lines:
-        line = raw.strip()
-        match = _TOP_KEY_RE.match(line)
-        if match:
-            section = match.group(1).lower()
-            rest = line[match.end() :].strip()
-            if section == _SUMMARY_KEY:
-                parsed.summary.append(_Block(rest))
-            elif section in _LIST_KINDS and rest not in ("", "[]"):
-                _list_line(parsed, section, rest, rest)
-        elif line == TRUNCATION_MARKER:
-            continue
-        elif section == _SUMMARY_KEY:
-            parsed.summary[-1].following.append(raw)
-        elif section in _LIST_KINDS:
-            _list_line(parsed, section, raw, line)
-        # Otherwise: prose before the first key, or lines after a same-line field.
-    return parsed
+def _body(inside: str) -> str:
+    """The envelope's inside as ``"\\n"`` followed by its lines joined by ``"\\n"``,
+    without the blank or fence lines at its end: a code fence wrapped around the fields
+    inside the envelope is formatting, not a part of the last field (lines before the
+    first key are ignored anyway). The last line's trailing blanks go too; no field keeps
+    them."""
+    text = normalise_line_breaks(inside).rstrip()
+    if _FENCE_RE.fullmatch(text[text.rfind("\n") + 1 :].lstrip()):
+        lines = "\n" + text
+        cut = _TRAILING_REVERSED.match(lines[::-1])
+        text = lines[1 : len(lines) - (cut.end() if cut is not None else 0)].rstrip()
+    return "\n" + text
 
 
-def _list_line(parsed: _Parsed, section: str, raw: str, line: str) -> None:
-    kind = _LIST_KINDS[section]
-    items = parsed.tools if kind == "tool" else parsed.skills
-    item_match = _ITEM_RE.match(line)
-    if item_match and item_match.group(1).lower() == kind:
-        items.append(_Item(_unquote(line[item_match.end() :])))
+def _ignore(walk: _Walk, span: str, line: int, where: str | None, item: str | None) -> None:
+    """Record the non-blank lines of ``span`` (which starts on ``line``) as ignored."""
+    if not walk.report:
         return
+    lines = "\n" + span
+    position, number = 1, line
+    for match in _NON_BLANK_LINE.finditer(lines):
+        if len(walk.findings) >= MAX_FINDINGS:
+            walk.left_out += len(_NON_BLANK_START.findall(lines, match.start()))
+            return
+        number += lines.count("\n", position, match.start() + 1)
+        position = match.start() + 1
+        walk.note(Finding("ignored_line", where, match.group("text").rstrip(), item, number))
+
+
+def _span(walk: _Walk, section: str | None, span: str, line: int) -> None:
+    """Hand the non-structural lines ``span`` to the field being read."""
+    if section == SUMMARY:
+        walk.summary[-1].chunks.append(span)
+        return
+    kind = LIST_KINDS.get(section or "")
+    if kind is None:
+        _ignore(walk, span, line, section, None)
+        return
+    items = walk.items[kind]
     if not items:
-        return  # prose between the section key and its first item
-    item = items[-1]
-    sub_match = _SUBKEY_RE.match(line)
-    if sub_match and sub_match.group(1).lower() in _SUBKEYS[kind]:
-        item.current = _Block(line[sub_match.end() :].strip())
-        item.fields.setdefault(sub_match.group(1).lower(), []).append(item.current)
-    elif item.current is not None:
-        item.current.following.append(raw)
-    # Lines between an item's name and its first sub-key are ignored: names are one token.
+        _ignore(walk, span, line, section, None)  # prose between the key and its first item
+    elif items[-1].current is None:
+        # Lines between an item's name and its first sub-key: names are one token.
+        _ignore(walk, span, line, section, items[-1].name)
+    else:
+        items[-1].current.chunks.append(span)
+
+
+def _list_line(
+    walk: _Walk, section: str, found: str | None, word: str, text: str, rest: str, line: int
+) -> None:
+    """A line in a list section: an item (``found == "item"``), a sub-key ``word``
+    (``"sub"``), or text for the field being read (``None``)."""
+    items = walk.items[LIST_KINDS[section]]
+    if found == "item":
+        name = unquote(rest)
+        items.append(_Item(name, line))
+        if not name and walk.report:
+            walk.note(Finding("unnamed_item", section, "", None, line))
+    elif found == "sub" and items:
+        item = items[-1]
+        item.current = _Block(rest.strip())
+        item.fields.setdefault(word, []).append(item.current)
+        if word == "installed" and item.installed_line is None:
+            item.installed_line = line
+    else:
+        _span(walk, section, text, line)
+
+
+def _key_line(walk: _Walk, key: str, line_text: str, rest: str, line: int) -> None:
+    """A top-level key line; ``line_text`` is the whole line, trimmed."""
+    if key in ONE_LINE_KEYS:
+        if key not in walk.first_lines:
+            walk.first_lines[key] = line_text
+            if key == HAS_ENOUGH_CONTEXT and parse_bool(rest) is None and walk.report:
+                walk.note(Finding("not_boolean", key, rest.strip(), None, line))
+        elif walk.report:
+            walk.note(Finding("repeated_field", key, "", None, line))
+    walk.seen.add(key)
+    if key == SUMMARY:
+        walk.summary.append(_Block(rest.strip()))
+    elif key in LIST_KINDS:
+        value = rest.strip()
+        if value not in ("", "[]"):
+            # The text after the key reads as a line of the list: an item, say, but
+            # neither another key nor the marker.
+            match = LIST_LINE_RES[key].match("\n" + value)
+            if match is None or match.group("top", "mark") != (None, None):
+                _list_line(walk, key, None, "", value, "", line)
+            else:
+                found, word = (
+                    ("item", "") if match.group("item") else ("sub", match.group("subkey"))
+                )
+                _list_line(walk, key, found, word.lower(), value, value[match.end() - 1 :], line)
+
+
+def _structure(section: str | None, word: str, prefix: str, text: str, end: int) -> str | None:
+    """What a key word starting a line makes of it in ``section``: ``"top"``, ``"mark"``,
+    ``"item"``, ``"sub"``, or ``None`` when the line is text of the field being read.
+
+    ``prefix`` is what stands before the word on its line, ``end`` where the word ends.
+    """
+    if word in _TOP_KEY_SET:
+        return "top" if not prefix.strip() else None
+    if word == TRUNCATION_MARKER:
+        eol = text.find("\n", end)
+        tail = text[end:] if eol < 0 else text[end:eol]
+        return "mark" if not prefix.strip() and not tail.strip() else None
+    kind = LIST_KINDS.get(section or "")
+    if kind is None:
+        return None
+    if word == kind:
+        return "item" if ITEM_PREFIX_RE.fullmatch(prefix) else None
+    if word in SUBKEYS[kind]:
+        return "sub" if SUBKEY_PREFIX_RE.fullmatch(prefix) else None
+    return None
+
+
+def _walk(text: str, *, report: bool) -> _Walk:
+    """Read ``text`` (see :func:`_body`) once, from structural line to structural line.
+
+    Only the places :func:`key_words` finds are looked at one by one; the lines between
+    two structural ones go to the field being read in one piece.
+    """
+    walk = _Walk(report)
+    section: str | None = None
+    # ``position`` is where the next unread line starts, just after its "\n"; the inside
+    # starts right after the opening tag, on its line, so its first line is line 1.
+    # ``scan`` is where the search for the line start of the next key word begins.
+    position, line, scan, line_start = 1, 1, 0, 0
+    for start, end in key_words(text):
+        if start < position:
+            continue  # on a line already read (the rest of a structural line)
+        newline = text.rfind("\n", scan, start)
+        scan = start
+        if newline < 0:
+            continue  # a second key word on one line: its line starts with the first
+        line_start = newline + 1
+        word = text[start:end].lower()
+        word = word[:-1] if word.endswith(":") else TRUNCATION_MARKER
+        found = _structure(section, word, text[line_start:start], text, end)
+        if found is None:
+            continue
+        if line_start > position:
+            _span(walk, section, text[position : line_start - 1], line)
+            line += text.count("\n", position, line_start)
+        eol = text.find("\n", end)
+        eol = len(text) if eol < 0 else eol
+        rest = text[end:eol]
+        if found == "top":
+            section = word
+            _key_line(walk, word, text[start:eol].strip(), rest, line)
+        elif found in ("item", "sub") and section is not None:
+            _list_line(walk, section, found, word, text[line_start:eol], rest, line)
+        position, scan = eol + 1, eol
+        line += 1
+    if position <= len(text):
+        _span(walk, section, text[position:], line)
+    return walk
+
+
+def _finish(walk: _Walk) -> None:
+    """The findings only the whole envelope can tell, once the walk is done."""
+    for item in walk.items["skill"]:
+        value = item.value("installed")
+        if item.installed_line is not None and parse_bool(value) is None:
+            walk.findings.append(
+                Finding("not_boolean", "recommended_skills", value, item.name, item.installed_line)
+            )
+    lined = sorted(walk.findings, key=lambda finding: finding.line or 0)
+    walk.left_out += max(len(lined) - MAX_FINDINGS, 0)
+    walk.findings = lined[:MAX_FINDINGS]
+    for key in ONE_LINE_KEYS:
+        if key not in walk.seen:
+            walk.findings.append(Finding("missing_field", key))
+    if SUMMARY not in walk.seen:
+        walk.findings.append(Finding("missing_field", SUMMARY))
+    elif not _blocks_text(walk.summary):
+        walk.findings.append(Finding("empty_summary", SUMMARY))
+
+
+# --------------------------------------------------------------------------- line fields
+
+
+def _inside(text: str) -> str:
+    """The text between the tags when ``text`` holds an envelope, else ``text`` itself."""
+    span = _locate(text)
+    if isinstance(span, str):
+        return text
+    return text[span[0] + len(OPEN_TAG) : span[1] - len(CLOSE_TAG)]
+
+
+def _has_enough_context(walk: _Walk) -> bool | None:
+    line = walk.first_lines.get(HAS_ENOUGH_CONTEXT)
+    return None if line is None else parse_bool(line[len(HAS_ENOUGH_CONTEXT) + 1 :])
+
+
+def _proposed_goal(walk: _Walk) -> str | None:
+    line = walk.first_lines.get(PROPOSED_GOAL)
+    if line is None:
+        return None
+    value = line[len(PROPOSED_GOAL) + 1 :].strip()
+    if not value:
+        return None
+    word = unquote(unquote(value).rstrip("."))
+    return None if len(word) == 4 and word.lower() == "none" else value
+
+
+def parse_has_enough_context(envelope: str) -> bool | None:
+    """Read ``has_enough_context`` from the first line that starts with that key.
+
+    ``true``/``false`` in any case, with surrounding backticks or quotes ignored, give a
+    bool; any other value, or no such line, gives ``None``.
+    """
+    return _has_enough_context(_walk(_body(_inside(envelope)), report=False))
+
+
+def parse_proposed_goal(envelope: str) -> str | None:
+    """Read ``proposed_goal`` from the first line that starts with that key.
+
+    Only the text on that same line counts, trimmed. Empty text, or ``none`` in any case
+    with surrounding backticks/quotes or a trailing period, gives ``None``.
+    """
+    return _proposed_goal(_walk(_body(_inside(envelope)), report=False))
+
+
+# ----------------------------------------------------------------------------- parsing
 
 
 def _json_object(args: str) -> dict[str, Any] | None:
@@ -393,6 +535,8 @@ def _json_object(args: str) -> dict[str, Any] | None:
         candidate = candidate.partition("\n")[2].rstrip().removesuffix("```")
     elif len(candidate) > 1 and candidate[0] == candidate[-1] == "`":
         candidate = candidate[1:-1]
+    if not candidate.lstrip().startswith("{"):
+        return None  # not an object, whatever else it is: no need to decode it
     try:
         value = json_loads(candidate)
     except ValueError:
@@ -409,8 +553,33 @@ def _to_tool(item: _Item) -> RecommendedToolCall:
 
 def _to_skill(item: _Item) -> RecommendedSkill:
     return RecommendedSkill(
-        skill=item.name, installed=_parse_bool(item.value("installed")), why=item.value("why")
+        skill=item.name, installed=parse_bool(item.value("installed")), why=item.value("why")
     )
+
+
+def _bundle(envelope: str, walk: _Walk) -> ContextBundle:
+    return ContextBundle(
+        envelope=envelope,
+        has_enough_context=_has_enough_context(walk),
+        proposed_goal=_proposed_goal(walk),
+        summary=_blocks_text(walk.summary),
+        recommended_tool_calls=[_to_tool(item) for item in walk.items["tool"]],
+        recommended_skills=[_to_skill(item) for item in walk.items["skill"]],
+    )
+
+
+def read_context_bundle(output: str) -> BundleReading | None:
+    """Extract and parse the envelope in ``output``, saying what the parse left unread.
+
+    ``None`` exactly when extraction fails; never raises on any string. The bundle is
+    the one :func:`parse_context_bundle` returns; the findings are in envelope order.
+    """
+    envelope = extract_context_bundle(output)
+    if envelope is None:
+        return None
+    walk = _walk(_body(envelope[len(OPEN_TAG) : len(envelope) - len(CLOSE_TAG)]), report=True)
+    _finish(walk)
+    return BundleReading(_bundle(envelope, walk), tuple(walk.findings), walk.left_out)
 
 
 def parse_context_bundle(output: str) -> ContextBundle | None:
@@ -422,19 +591,13 @@ def parse_context_bundle(output: str) -> ContextBundle | None:
     envelope = extract_context_bundle(output)
     if envelope is None:
         return None
-    lines = _body_lines(_inside(envelope))
-    parsed = _parse_lines(lines)
-    return ContextBundle(
-        envelope=envelope,
-        has_enough_context=parse_has_enough_context(envelope),
-        proposed_goal=parse_proposed_goal(envelope),
-        summary=_blocks_text(parsed.summary),
-        recommended_tool_calls=[_to_tool(item) for item in parsed.tools],
-        recommended_skills=[_to_skill(item) for item in parsed.skills],
-    )
+    inside = envelope[len(OPEN_TAG) : len(envelope) - len(CLOSE_TAG)]
+    return _bundle(envelope, _walk(_body(inside), report=False))
 
 
 # ------------------------------------------------------------------------------ fitting
+
+_LAST_SPACE = re.compile(r".*\s", re.DOTALL)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -447,76 +610,11 @@ def _cut(text: str, limit: int) -> str:
         return text
     room = limit - 1
     cut = room
-    for index in range(room, room // 2, -1):
-        if text[index].isspace():
-            cut = index
-            break
+    # The last whitespace at an index in (room // 2, room]: one backwards scan in C.
+    last = _LAST_SPACE.match(text, room // 2 + 1, room + 1)
+    if last is not None:
+        cut = last.end() - 1
     return text[:cut].rstrip() + _ELLIPSIS
-
-
-def _is_structural(line: str) -> bool:
-    """Whether a line would be read as a key, an item, a sub-key or the marker."""
-    text = line.strip()
-    return bool(
-        _TOP_KEY_RE.match(text)
-        or _ITEM_RE.match(text)
-        or _SUBKEY_RE.match(text)
-        or text == TRUNCATION_MARKER
-    )
-
-
-def _field_part(key: str, value: str, prefix: str = "", continuation: str = "") -> str:
-    """Render ``key: value``; on one line it takes ``len(prefix + key) + 2 + len(value)``.
-
-    Re-parsing trims the key line's text and dedents the continuation lines together. When
-    that would alter ``value``, the whole value starts on the line below its key and is
-    dedented as one block, which restores it exactly; its first line then stands alone, so
-    that is done only when the line cannot be mistaken for a key.
-    """
-    first, _, rest = value.partition("\n")
-    unstable = first != first.strip() or (bool(rest) and _dedent(rest.split("\n")) != rest)
-    if unstable and not _is_structural(first):
-        first, rest = "", value
-    head = f"{prefix}{key}: {first}" if first else f"{prefix}{key}:"
-    if not rest:
-        return head
-    lines: list[str] = []
-    for line in rest.split("\n"):
-        # A continuation line that reads as a key or an item (two blocks of one field
-        # joined, say) would start a new field when re-parsed: keep it on the line above.
-        if _is_structural(line) and (lines or first):
-            if lines:
-                lines[-1] = f"{lines[-1]} {line.strip()}"
-            else:
-                head = f"{head} {line.strip()}"
-            continue
-        lines.append(line)
-    if not lines:
-        return head
-    body = "\n".join(continuation + line if line else "" for line in lines)
-    return f"{head}\n{body}"
-
-
-def _summary_part(text: str) -> str:
-    return _field_part(_SUMMARY_KEY, text)
-
-
-def _tool_part(call: RecommendedToolCall) -> str:
-    parts = [f"  - tool: {call.tool}".rstrip()]
-    if call.args:
-        parts.append(_field_part("args", call.args, "    ", "      "))
-    if call.why:
-        parts.append(_field_part("why", call.why, "    ", "      "))
-    return "\n".join(parts)
-
-
-def _skill_part(skill: RecommendedSkill) -> str:
-    parts = [f"  - skill: {skill.skill}".rstrip()]
-    if skill.installed is not None:
-        parts.append(f"    installed: {'true' if skill.installed else 'false'}")
-    if skill.why:
-        parts.append(_field_part("why", skill.why, "    ", "      "))
-    return "\n".join(parts)
 
 
 def _shorten_line(line: str, key: str, limit: int) -> str:
@@ -556,18 +654,67 @@ def fit_bundle(envelope: str, max_chars: int) -> str:
     extracted = envelope[span[0] : span[1]]
     if len(extracted) <= max_chars:
         return extracted
-    return _shorten(extracted, max_chars)
+    return _rewritten_to_fit(extracted, max_chars)
 
 
-def _shorten(extracted: str, max_chars: int) -> str:
-    lines = _body_lines(_inside(extracted))
-    hec_line = _first_key_line(lines, _HEC_KEY)
-    goal_line = _first_key_line(lines, _GOAL_KEY)
-    parsed = _parse_lines(lines)
-    summary = _blocks_text(parsed.summary)
-    tools = [_tool_part(_to_tool(item)) for item in parsed.tools]
-    skills = [_skill_part(_to_skill(item)) for item in parsed.skills]
-    tools_header, skills_header = f"{_TOOLS_KEY}:", f"{_SKILLS_KEY}:"
+_ASCII_SPACES = "".join(ch for ch in SPACES if ch.isascii())
+
+
+def _least_length(values: Sequence[str], budget: int) -> int:
+    """A lower bound of the length of an item rendered from ``values``: rendering only
+    ever moves whitespace around, so every other character of them is written.
+
+    Only whether it exceeds ``budget`` matters, so a long value is first counted on a
+    prefix, which bounds the whole from below.
+    """
+    total = 0
+    for value in values:
+        window = value[: 4 * budget + 64]
+        total += _non_blank(window)
+        if total <= budget and len(window) < len(value):
+            total += _non_blank(value) - _non_blank(window)
+        if total > budget:
+            break
+    return total
+
+
+def _non_blank(value: str) -> int:
+    # A count per kind of blank: fast scans, where a pattern would visit each run.
+    blanks = _ASCII_SPACES if value.isascii() else SPACES
+    return len(value) - sum(value.count(blank) for blank in blanks)
+
+
+def _item_parts(walk: _Walk, budget: int) -> tuple[list[str], list[str]]:
+    """The tool and skill parts, in template order, rendered only while they could still
+    fit in ``budget``: items go from the end, so one that cannot fit takes every item
+    after it along, and none of those is rendered (or decoded) at all."""
+    tools: list[str] = []
+    skills: list[str] = []
+    used = 0
+    for kind, parts in (("tool", tools), ("skill", skills)):
+        for item in walk.items[kind]:
+            name, why = item.name, item.value("why")
+            args = item.value("args") if kind == "tool" else ""
+            # An installed flag is written only when it is a boolean: it is not counted.
+            used += _least_length((name, args, why), budget - used)
+            if used > budget:
+                return tools, skills
+            if kind == "tool":
+                parts.append(tool_part(name, args, why))
+            else:
+                parts.append(skill_part(name, parse_bool(item.value("installed")), why))
+    return tools, skills
+
+
+def _rewritten_to_fit(extracted: str, max_chars: int) -> str:
+    """``extracted`` (longer than ``max_chars``) written again in template order, the
+    summary cut and list items dropped from the end until it fits (see fit_bundle)."""
+    walk = _walk(_body(extracted[len(OPEN_TAG) : len(extracted) - len(CLOSE_TAG)]), report=False)
+    hec_line = walk.first_lines.get(HAS_ENOUGH_CONTEXT)
+    goal_line = walk.first_lines.get(PROPOSED_GOAL)
+    summary = _blocks_text(walk.summary)
+    tools, skills = _item_parts(walk, max_chars)
+    tools_header, skills_header = f"{RECOMMENDED_TOOL_CALLS}:", f"{RECOMMENDED_SKILLS}:"
 
     def fixed_len() -> int:
         """Tags, marker and the two line fields, each with the newline after it."""
@@ -576,7 +723,7 @@ def _shorten(extracted: str, max_chars: int) -> str:
 
     def summary_len(text: str) -> int:
         # "summary: " or "summary:\n" before the text, a newline after it.
-        return len(_SUMMARY_KEY) + 2 + len(text) + 1 if summary else 0
+        return len(SUMMARY) + 2 + len(text) + 1 if summary else 0
 
     # Sizes with their newlines; a section header counts only while the section has items.
     lists_len = sum(len(part) + 1 for part in (*tools, *skills))
@@ -596,14 +743,14 @@ def _shorten(extracted: str, max_chars: int) -> str:
     over = fixed_len() + summary_len(summary_text) - (max_chars + 1)
     # Only the line fields are left to shorten: the goal first, then has_enough_context.
     if over > 0 and goal_line is not None:
-        goal_line = _shorten_line(goal_line, _GOAL_KEY, len(goal_line) - over)
+        goal_line = _shorten_line(goal_line, PROPOSED_GOAL, len(goal_line) - over)
         over = fixed_len() + summary_len(summary_text) - (max_chars + 1)
     if over > 0 and hec_line is not None:
-        hec_line = _shorten_line(hec_line, _HEC_KEY, len(hec_line) - over)
+        hec_line = _shorten_line(hec_line, HAS_ENOUGH_CONTEXT, len(hec_line) - over)
 
     parts = [OPEN_TAG, *(line for line in (hec_line, goal_line) if line is not None)]
     if summary:
-        parts.append(_summary_part(summary_text))
+        parts.append(field_part(SUMMARY, summary_text))
     if n_tools:
         parts += [tools_header, *tools[:n_tools]]
     if n_skills:

@@ -15,7 +15,11 @@ Every error the package raises on purpose derives from :class:`SupercontextError
     │   └── ModelTimeoutError       a model call ran past its timeout
     ├── ScoutError                  a scout run could not start (bad inputs)
     ├── DatasetError                an evaluation dataset line is invalid  (also ValueError)
-    ├── InputLimitError             TOML/JSON too large or nested too deep (also ValueError)
+    ├── InputLimitError             untrusted TOML/JSON refused before parsing (also ValueError)
+    │   ├── InputTooLargeError      more characters or bytes than allowed
+    │   ├── InputTooDeepError       nested deeper than allowed
+    │   ├── DuplicateKeyError       a JSON object names one key twice
+    │   └── NonJsonConstantError    NaN or Infinity, which JSON does not have
     └── CacheError                  the response cache is unusable
 
 Messages are full sentences that name the problem and, where there is one, the way out.
@@ -29,10 +33,14 @@ __all__ = [
     "CacheError",
     "ConfigError",
     "DatasetError",
+    "DuplicateKeyError",
     "InputLimitError",
+    "InputTooDeepError",
+    "InputTooLargeError",
     "MemoryIndexError",
     "ModelError",
     "ModelTimeoutError",
+    "NonJsonConstantError",
     "PathRefusedError",
     "ScoutError",
     "SupercontextError",
@@ -95,7 +103,23 @@ class DatasetError(SupercontextError, ValueError):
 
 
 class InputLimitError(SupercontextError, ValueError):
-    """TOML or JSON text too large or nested too deep to be parsed safely."""
+    """TOML or JSON text refused before it is parsed: one of the subclasses says why."""
+
+
+class InputTooLargeError(InputLimitError):
+    """TOML or JSON text longer than its reader allows."""
+
+
+class InputTooDeepError(InputLimitError):
+    """TOML or JSON text nested deeper than its reader allows (parsers recurse per level)."""
+
+
+class DuplicateKeyError(InputLimitError):
+    """A JSON object naming one key twice, where the reader refuses to guess which wins."""
+
+
+class NonJsonConstantError(InputLimitError):
+    """``NaN`` or ``Infinity`` in JSON text where the reader accepts only JSON values."""
 
 
 class CacheError(SupercontextError):

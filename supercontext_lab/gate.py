@@ -34,6 +34,12 @@ Every phrase and hint matches as a whole word or word sequence on the normalised
 message: "prevent" does not contain the hint "event", "driver" is not "drive", and
 "emails" is not "email". Letters (including accented ones such as "è"), digits and the
 underscore are word characters. The patterns are compiled once, at import.
+
+Every reason a turn starts cold is one :class:`ColdStartReason`: the structural ones
+(:func:`structural_skip_reason`), the four of the message gate, and why a preparation
+that ran failed. It is a ``str`` enum, so a reason equals its SPEC string
+(``super_context_skip_reason("hi") == "context_free_greeting"``) and JSON shows the
+string; :attr:`ColdStartReason.explanation` is its one-line explanation for people.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterable, Mapping, Sequence
+from enum import Enum
 from typing import Any, Protocol
 
 __all__ = [
@@ -50,17 +57,99 @@ __all__ = [
     "INTENT_HINTS",
     "POLITE_LEAD_INS",
     "SKIP_REASONS",
+    "ColdStartReason",
     "has_prior_conversation",
     "normalize_message",
     "should_run_super_context",
+    "structural_skip_reason",
     "super_context_skip_reason",
 ]
 
-SKIP_REASONS: tuple[str, ...] = (
-    "empty_message",
-    "context_free_greeting",
-    "simple_local_filesystem_action",
-    "non_native_provider_no_explicit_intent",
+
+class ColdStartReason(str, Enum):
+    """Why a turn starts cold: the scout was skipped, or it ran and gave nothing usable.
+
+    A ``str``, so it compares equal to its value and JSON and text show the value. The
+    free text of one case (an exception's message, the scout's problems) travels beside
+    it (``TurnResult.reason_detail``), never in it.
+    """
+
+    # The structural gate (should_run_super_context).
+    SUPER_CONTEXT_DISABLED = "super_context_disabled"
+    NOT_ORCHESTRATOR = "not_orchestrator"
+    NOT_FIRST_TURN = "not_first_turn"
+    PRIOR_CONVERSATION = "prior_conversation"
+    # The message gate (super_context_skip_reason, SPEC §4).
+    EMPTY_MESSAGE = "empty_message"
+    CONTEXT_FREE_GREETING = "context_free_greeting"
+    SIMPLE_LOCAL_FILESYSTEM_ACTION = "simple_local_filesystem_action"
+    NON_NATIVE_PROVIDER_NO_EXPLICIT_INTENT = "non_native_provider_no_explicit_intent"
+    # A preparation that ran and failed (SPEC §7.6).
+    SCOUT_ERROR = "scout_error"
+    MODEL_ERROR = "model_error"
+    TIMEOUT = "timeout"
+    ITERATION_CAP = "iteration_cap"
+    CONTEXT_FULL = "context_full"
+    NO_ENVELOPE = "no_envelope"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        # Shown like the plain string, so a tuple of reasons prints as the SPEC's strings.
+        return repr(self.value)
+
+    @property
+    def skipped(self) -> bool:
+        """True when the scout did not run at all (a gate said no)."""
+        return self not in _FAILURES
+
+    @property
+    def explanation(self) -> str:
+        """One sentence saying what the reason means, for a person reading it."""
+        return _EXPLANATIONS[self]
+
+
+_FAILURES = frozenset(
+    {
+        ColdStartReason.SCOUT_ERROR,
+        ColdStartReason.MODEL_ERROR,
+        ColdStartReason.TIMEOUT,
+        ColdStartReason.ITERATION_CAP,
+        ColdStartReason.CONTEXT_FULL,
+        ColdStartReason.NO_ENVELOPE,
+    }
+)
+
+# The one table of explanations; tests/test_gate.py holds it complete.
+_EXPLANATIONS: dict[ColdStartReason, str] = {
+    ColdStartReason.SUPER_CONTEXT_DISABLED: "Super Context is off for this thread.",
+    ColdStartReason.NOT_ORCHESTRATOR: "Only an orchestrator thread is prepared.",
+    ColdStartReason.NOT_FIRST_TURN: "Only the first turn of a thread is prepared.",
+    ColdStartReason.PRIOR_CONVERSATION: "The thread resumes an earlier conversation.",
+    ColdStartReason.EMPTY_MESSAGE: "The message is empty.",
+    ColdStartReason.CONTEXT_FREE_GREETING: (
+        "The message is a greeting or thanks that needs no context."
+    ),
+    ColdStartReason.SIMPLE_LOCAL_FILESYSTEM_ACTION: (
+        "The message is a simple folder action that needs no context."
+    ),
+    ColdStartReason.NON_NATIVE_PROVIDER_NO_EXPLICIT_INTENT: (
+        "The provider has no native tool calling and the message asks for no earlier context."
+    ),
+    ColdStartReason.SCOUT_ERROR: "The scout could not run (its model route, its workspace or a bug).",
+    ColdStartReason.MODEL_ERROR: "The scout's model failed.",
+    ColdStartReason.TIMEOUT: "The scout ran out of time.",
+    ColdStartReason.ITERATION_CAP: "The scout used all its model calls without an envelope.",
+    ColdStartReason.CONTEXT_FULL: "The scout's model ran out of context window.",
+    ColdStartReason.NO_ENVELOPE: "The scout finished without a valid envelope.",
+}
+
+SKIP_REASONS: tuple[ColdStartReason, ...] = (
+    ColdStartReason.EMPTY_MESSAGE,
+    ColdStartReason.CONTEXT_FREE_GREETING,
+    ColdStartReason.SIMPLE_LOCAL_FILESYSTEM_ACTION,
+    ColdStartReason.NON_NATIVE_PROVIDER_NO_EXPLICIT_INTENT,
 )
 """The four reasons :func:`super_context_skip_reason` can return, in the order checked."""
 
@@ -228,15 +317,43 @@ _FILESYSTEM_ACTION_RE = re.compile(
 )
 
 
+def structural_skip_reason(
+    *, is_orchestrator: bool, first_turn: bool, has_prior_conversation: bool, enabled: bool
+) -> ColdStartReason | None:
+    """Why the structural gate is closed for this turn, or ``None`` when it is open.
+
+    Checked in this order: the flag is off, the thread is not an orchestrator's, the turn
+    is not the first, the thread already holds a conversation.
+    """
+    if not enabled:
+        return ColdStartReason.SUPER_CONTEXT_DISABLED
+    if not is_orchestrator:
+        return ColdStartReason.NOT_ORCHESTRATOR
+    if not first_turn:
+        return ColdStartReason.NOT_FIRST_TURN
+    if has_prior_conversation:
+        return ColdStartReason.PRIOR_CONVERSATION
+    return None
+
+
 def should_run_super_context(
     *, is_orchestrator: bool, first_turn: bool, has_prior_conversation: bool, enabled: bool
 ) -> bool:
     """Whether the harness prepares context for this turn.
 
     True only for the orchestrator's first turn of a thread with no prior conversation,
-    when the ``super_context_enabled`` flag is on.
+    when the ``super_context_enabled`` flag is on (:func:`structural_skip_reason` says
+    which of those fails).
     """
-    return is_orchestrator and first_turn and not has_prior_conversation and enabled
+    return (
+        structural_skip_reason(
+            is_orchestrator=is_orchestrator,
+            first_turn=first_turn,
+            has_prior_conversation=has_prior_conversation,
+            enabled=enabled,
+        )
+        is None
+    )
 
 
 class _RoleMessage(Protocol):
@@ -283,20 +400,22 @@ def _is_simple_filesystem_action(normalized: str) -> bool:
     return _CONTEXT_HINT_RE.search(normalized) is None
 
 
-def super_context_skip_reason(message: str, *, native_tool_calling: bool = True) -> str | None:
+def super_context_skip_reason(
+    message: str, *, native_tool_calling: bool = True
+) -> ColdStartReason | None:
     """Why the scout should not run for this first message, or ``None`` to run it.
 
     The reasons, checked in the order of :data:`SKIP_REASONS`, are explained in the
-    module docstring. ``native_tool_calling`` describes the orchestrator's provider; the
-    last reason applies only when it is false.
+    module docstring; each equals its SPEC string. ``native_tool_calling`` describes the
+    orchestrator's provider; the last reason applies only when it is false.
     """
     normalized = normalize_message(message)
     if not normalized:
-        return "empty_message"
+        return ColdStartReason.EMPTY_MESSAGE
     if normalized in _GREETING_SET:
-        return "context_free_greeting"
+        return ColdStartReason.CONTEXT_FREE_GREETING
     if _is_simple_filesystem_action(normalized):
-        return "simple_local_filesystem_action"
+        return ColdStartReason.SIMPLE_LOCAL_FILESYSTEM_ACTION
     if not native_tool_calling and _INTENT_HINT_RE.search(normalized) is None:
-        return "non_native_provider_no_explicit_intent"
+        return ColdStartReason.NON_NATIVE_PROVIDER_NO_EXPLICIT_INTENT
     return None

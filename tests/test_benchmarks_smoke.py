@@ -21,6 +21,7 @@ from benchmarks.memory_recall import overlap
 from benchmarks.report import MISS, PASS, PENDING, judge
 from benchmarks.runner import Options, run_all
 from benchmarks.stats import fmt_bytes, fmt_ms, percentile, summarize
+from supercontext_lab.bundle import parse_context_bundle
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 STATUSES = {PASS, MISS, PENDING}
@@ -41,6 +42,8 @@ def tiny_options(tmp: Path) -> Options:
         turn_repeats=2,
         turn_warmup=1,
         timeit_repeat=2,
+        parser_sizes=(20_000,),
+        parser_repeats=1,
         import_repeats=1,
         load_ext_repeats=1,
         eval_cases=4,
@@ -127,6 +130,27 @@ def test_harness_startup_and_eval_run(workdir: Path) -> None:
     statuses = {t["area"]: t["status"] for t in data["targets"]}  # type: ignore[attr-defined]
     assert set(statuses) == {"Harness overhead", "Start-up", "Evaluation throughput"}
     assert not (options.results_dir.parent / "docs").exists()
+
+
+def test_the_parser_benchmark_times_every_parser_on_every_hostile_class(workdir: Path) -> None:
+    from benchmarks.envelope_parsers import HOSTILE, PARSERS, harmless, hostile
+
+    options = tiny_options(workdir / "parsers")
+    options.docs_dir = None
+    run_all(options, ["parsers"], log=_quiet)
+    data = _load(options)
+    results = data["sections"]["envelope_parsers"]["results"]  # type: ignore[index]
+    assert set(results) == {f"{name} @ 20000" for name in HOSTILE}
+    for measured in results.values():
+        assert set(measured) == set(PARSERS)
+        assert all(m["ratio"] > 0 and m["hostile_ms"]["n"] == 1 for m in measured.values())
+    targets = [t for t in data["targets"] if t["area"] == "Envelope parsers"]  # type: ignore[attr-defined]
+    assert len(targets) == len(HOSTILE) and {t["status"] for t in targets} <= STATUSES
+    # The inputs are what they say: well-formed envelopes of the size asked for.
+    for name in HOSTILE:
+        assert abs(len(hostile(name, 20_000)) - 20_000) <= 64, name
+        assert parse_context_bundle(hostile(name, 20_000)) is not None, name
+    assert len(harmless(20_000)) == 20_000
 
 
 @pytest.mark.parametrize(

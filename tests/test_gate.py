@@ -14,9 +14,11 @@ from supercontext_lab.gate import (
     INTENT_HINTS,
     POLITE_LEAD_INS,
     SKIP_REASONS,
+    ColdStartReason,
     has_prior_conversation,
     normalize_message,
     should_run_super_context,
+    structural_skip_reason,
     super_context_skip_reason,
 )
 from supercontext_lab.models.base import Message
@@ -435,3 +437,55 @@ def test_super_context_skip_reason(message: str, native: bool, expected: str | N
 
 def test_native_tool_calling_defaults_to_true() -> None:
     assert super_context_skip_reason("what is the capital of France?") is None
+
+
+# --- ColdStartReason: one enum for every cold start -------------------------------------
+
+
+def test_reasons_equal_their_spec_strings_and_show_as_them() -> None:
+    import json
+
+    reason = super_context_skip_reason("hi")
+    assert reason is ColdStartReason.CONTEXT_FREE_GREETING
+    assert reason == GREETING and isinstance(reason, str)
+    assert f"{reason}" == str(reason) == GREETING
+    assert json.dumps({"reason": reason}) == '{"reason": "context_free_greeting"}'
+    assert repr(SKIP_REASONS) == repr((EMPTY, GREETING, FILESYSTEM, NON_NATIVE))
+
+
+def test_every_reason_has_one_explanation() -> None:
+    for reason in ColdStartReason:
+        assert reason.explanation.endswith(".") and "\n" not in reason.explanation
+    assert len({reason.explanation for reason in ColdStartReason}) == len(ColdStartReason)
+
+
+def test_skipped_reasons_are_the_gates_ones() -> None:
+    skipped = {reason for reason in ColdStartReason if reason.skipped}
+    assert set(SKIP_REASONS) <= skipped
+    assert {"super_context_disabled", "not_orchestrator", "not_first_turn"} <= skipped
+    assert "no_envelope" not in skipped and "timeout" not in skipped
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, None),
+        ({"enabled": False}, ColdStartReason.SUPER_CONTEXT_DISABLED),
+        ({"enabled": False, "is_orchestrator": False}, ColdStartReason.SUPER_CONTEXT_DISABLED),
+        ({"is_orchestrator": False, "first_turn": False}, ColdStartReason.NOT_ORCHESTRATOR),
+        ({"first_turn": False, "has_prior_conversation": True}, ColdStartReason.NOT_FIRST_TURN),
+        ({"has_prior_conversation": True}, ColdStartReason.PRIOR_CONVERSATION),
+    ],
+)
+def test_structural_skip_reason_names_the_first_closed_check(
+    options: dict[str, bool], expected: ColdStartReason | None
+) -> None:
+    gate: dict[str, bool] = {
+        "is_orchestrator": True,
+        "first_turn": True,
+        "has_prior_conversation": False,
+        "enabled": True,
+        **options,
+    }
+    assert structural_skip_reason(**gate) is expected
+    assert should_run_super_context(**gate) is (expected is None)

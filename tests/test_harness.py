@@ -8,12 +8,17 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab import Thread, set_super_context_enabled
+from supercontext_lab.agents.definition import default_agent_definition
+from supercontext_lab.errors import ConfigError
+from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import (
     AGENT_CONTEXT_STATUS_HEADER,
     PREPARED_CONTEXT_HEADER,
     already_prepared_envelope,
 )
+from supercontext_lab.harness.turn import TurnResult, failure_reason
 from supercontext_lab.models.base import Message, ModelReply, ToolSpec
+from supercontext_lab.scout import ScoutRun, ScoutStatus, StopCause
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
 
@@ -214,7 +219,8 @@ def test_invalid_bundle_means_a_cold_start(workspace: Workspace, scout_output: s
     )
     result = thread.send("Help me write the quarterly report")
     assert result.preparation == "failed"
-    assert result.reason
+    assert result.reason is ColdStartReason.NO_ENVELOPE
+    assert result.reason_detail is not None and "no valid envelope" in result.reason_detail
     assert result.sent_message == "Help me write the quarterly report"
     assert thread.prepared_markers == []
     assert "agent_prepare_context" in {s.name for s in orchestrator.calls[0].tools or ()}
@@ -235,7 +241,8 @@ def test_scout_model_error_means_a_cold_start(workspace: Workspace) -> None:
     )
     result = thread.send("Help me write the quarterly report")
     assert result.preparation == "failed"
-    assert "connection refused" in (result.reason or "")
+    assert result.reason is ColdStartReason.MODEL_ERROR
+    assert "connection refused" in (result.reason_detail or "")
     assert result.reply == "Here is my answer."
 
 
@@ -298,3 +305,104 @@ def test_a_broken_tool_catalogue_does_not_break_the_turn(workspace: Workspace) -
     assert result.orchestrator_tools == []
     assert any("orchestrator_tools.toml" in note for note in result.notes)
     assert "orchestrator_tools.toml" in result.describe()
+
+
+# ------------------------------------------------------------------------------ reasons
+
+
+def _cold_turn(workspace: Workspace, step: str) -> TurnResult:
+    thread = Thread(
+        workspace,
+        scout_model=ScriptedModel([step]),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+    )
+    return thread.send("Help me write the quarterly report")
+
+
+def test_each_failed_preparation_says_why_with_a_code_and_a_detail(workspace: Workspace) -> None:
+    loop = tool_call_message(("memory_recall", {"query": "report"}))
+    definition = default_agent_definition().model_copy(
+        update={"max_iterations": 1, "iteration_policy": "strict"}
+    )
+    capped = Thread(
+        workspace,
+        definition=definition,
+        scout_model=ScriptedModel([loop]),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+    ).send("Help me write the quarterly report")
+    assert capped.reason is ColdStartReason.ITERATION_CAP
+    assert capped.reason_detail is not None and "iteration cap" in capped.reason_detail
+
+    slow = Thread(
+        workspace,
+        scout_model=ScriptedModel(["x"], delay_s=0.5),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+        scout_timeout_s=0.05,
+    ).send("Help me write the quarterly report")
+    assert slow.reason is ColdStartReason.TIMEOUT
+
+
+def test_a_scout_that_cannot_start_is_a_scout_error(workspace: Workspace) -> None:
+    class Broken:
+        name = "broken"
+
+        def complete(self, *args: object, **kwargs: object) -> ModelReply:
+            raise ConfigError("the burst route names no model")
+
+    result = Thread(
+        workspace,
+        scout_model=Broken(),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+    ).send("Help me write the quarterly report")
+    assert result.reason is ColdStartReason.SCOUT_ERROR
+    assert result.reason_detail == "the burst route names no model"
+
+
+def _run(stopped: StopCause | None) -> ScoutRun:
+    from supercontext_lab.models.base import Usage
+
+    return ScoutRun(
+        status=ScoutStatus.INCOMPLETE if stopped else ScoutStatus.COMPLETED,
+        reason=None,
+        output="",
+        envelope=None,
+        bundle=None,
+        problems=[],
+        trace=[],
+        usage=Usage(),
+        model_calls=0,
+        elapsed_ms=0.0,
+        model_name="m",
+        definition_hash="h",
+        stopped=stopped,
+    )
+
+
+@pytest.mark.parametrize("cause", list(StopCause))
+def test_every_stop_cause_maps_to_its_own_reason(cause: StopCause) -> None:
+    reason = failure_reason(_run(cause))
+    assert reason.value == cause.value
+    assert not reason.skipped
+
+
+def test_a_run_that_ends_without_an_envelope_is_no_envelope() -> None:
+    assert failure_reason(_run(None)) is ColdStartReason.NO_ENVELOPE
+
+
+def test_to_dict_shows_the_code_as_a_string_and_the_detail_beside_it(
+    workspace: Workspace,
+) -> None:
+    import json
+
+    result = _cold_turn(workspace, "no envelope at all")
+    data = result.to_dict()
+    assert data["reason"] == "no_envelope" and type(data["reason"]) is str
+    assert "no valid envelope" in data["reason_detail"]
+    assert json.loads(json.dumps(data))["reason"] == "no_envelope"
+    text = result.describe()
+    assert "reason: no_envelope\n" in text
+    assert "detail: no valid envelope" in text

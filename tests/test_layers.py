@@ -1,9 +1,11 @@
 """The layering of docs/architecture.md, held by a test.
 
 Every ``import`` in the package (at module level, inside functions and under
-``TYPE_CHECKING`` alike) must point down the layers, or stay inside its own group; and the
-module-level imports must not form a cycle. The check reads the source with ``ast``, so it
-also covers modules that a plain ``import supercontext_lab`` never loads.
+``TYPE_CHECKING`` alike) must point down the layers, or stay inside its own group; and no
+imports may form a cycle, whether it is closed at module level, by an import deferred into
+a function, or by one under ``TYPE_CHECKING`` (two modules that name each other's types
+still cannot be read one without the other). The check reads the source with ``ast``, so
+it also covers modules that a plain ``import supercontext_lab`` never loads.
 
 A capability a caller needs is declared on the protocol (``ChatModel.info``), never
 probed: no ``getattr``/``hasattr`` with a literal attribute name anywhere in the package,
@@ -27,8 +29,20 @@ ROOT = Path(__file__).resolve().parent.parent
 # A group is a top-level module or subpackage (its prefix); groups of one layer do not
 # import each other, except the contract modules, which form one group.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("errors",)),  # and every private helper module (_text, _http, ...)
-    ("contract", ("bundle", "bundle_render", "bundle_lint", "gate", "config", "routes")),
+    ("foundation", ("errors", "limits")),  # and every private helper (_text, _http, ...)
+    (
+        "contract",
+        (
+            "bundle",
+            "bundle_grammar",
+            "bundle_records",
+            "bundle_render",
+            "bundle_lint",
+            "gate",
+            "config",
+            "routes",
+        ),
+    ),
     ("definitions, sources, models", ("agents", "sources", "models")),
     ("tools", ("tools",)),
     ("engine: scout", ("scout",)),
@@ -173,15 +187,18 @@ def layer_violations(imports: list[Import]) -> list[str]:
     return problems
 
 
-def import_cycles(imports: list[Import], *, deferred: bool = False) -> list[list[str]]:
+def import_cycles(
+    imports: list[Import], *, deferred: bool = False, type_only: bool = False
+) -> list[list[str]]:
     """Cycles among module-level imports (each cycle once, as a closed path).
 
     With ``deferred``, imports inside functions count too: a cycle closed by a lazy
-    import is still two modules that cannot be understood one without the other.
+    import is still two modules that cannot be understood one without the other. With
+    ``type_only`` as well, so do the imports under ``TYPE_CHECKING``.
     """
     graph: dict[str, set[str]] = {}
     for imp in imports:
-        counted = imp.module_level or (deferred and not imp.type_only)
+        counted = imp.module_level or (deferred and (type_only or not imp.type_only))
         # A package's __init__ importing its own submodules is how packages re-export.
         if counted and not imp.target.startswith(imp.source + "."):
             graph.setdefault(imp.source, set()).add(imp.target)
@@ -263,6 +280,11 @@ def test_no_cycle_hides_behind_a_deferred_import() -> None:
     assert cycles == [], "\n".join(" -> ".join(c) for c in cycles)
 
 
+def test_no_cycle_hides_behind_a_type_checking_import() -> None:
+    cycles = import_cycles(package_imports(ROOT), deferred=True, type_only=True)
+    assert cycles == [], "\n".join(" -> ".join(c) for c in cycles)
+
+
 def test_the_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
     package = tmp_path / PACKAGE
     (package / "sources").mkdir(parents=True)
@@ -281,6 +303,11 @@ def test_the_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
         "def later() -> None:\n    from ..sources import web\n"
     )
     (package / "tools" / "web.py").write_text("from .base import later\n")
+    # Two modules naming each other's types: one at module level, one for the checker only.
+    (package / "tools" / "records.py").write_text("from .types import Kind\n")
+    (package / "tools" / "types.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .records import Record\n"
+    )
     imports = package_imports(tmp_path)
     problems = layer_violations(imports)
     assert any("sources.web:1 imports tools.base" in p for p in problems), problems
@@ -288,6 +315,9 @@ def test_the_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
     assert not any("tools.base:7" in p for p in problems), problems
     assert import_cycles(imports) == [["tools.base", "tools.web", "tools.base"]]
     assert ["sources.web", "tools.base", "sources.web"] in import_cycles(imports, deferred=True)
+    typed = ["tools.records", "tools.types", "tools.records"]
+    assert typed not in import_cycles(imports, deferred=True)
+    assert typed in import_cycles(imports, deferred=True, type_only=True)
 
 
 def test_no_capability_is_probed_with_getattr() -> None:
@@ -325,9 +355,23 @@ if __name__ == "__main__":
     found = package_imports(checkout)
     for problem in layer_violations(found):
         print("layer:", problem)
-    for cycle in import_cycles(found):
+    # Each cycle is reported under the first mode that sees it.
+    module_level = import_cycles(found)
+    seen = {frozenset(c) for c in module_level}
+    deferred = [c for c in import_cycles(found, deferred=True) if frozenset(c) not in seen]
+    seen |= {frozenset(c) for c in deferred}
+    typed = [
+        c for c in import_cycles(found, deferred=True, type_only=True) if frozenset(c) not in seen
+    ]
+    for cycle in module_level:
         print("cycle:", " -> ".join(cycle))
-    for cycle in import_cycles(found, deferred=True):
+    for cycle in deferred:
         print("cycle through a deferred import:", " -> ".join(cycle))
+    for cycle in typed:
+        print("cycle through a TYPE_CHECKING import:", " -> ".join(cycle))
+    print(
+        f"import cycles: {len(module_level)} module-level, {len(deferred)} deferred, "
+        f"{len(typed)} TYPE_CHECKING"
+    )
     for probe in literal_getattrs(checkout):
         print("probe:", probe)

@@ -26,7 +26,7 @@ from supercontext_lab.testing import (
     ScriptedResponse,
     tool_call_message,
 )
-from supercontext_lab.tools.web import web_fetch
+from supercontext_lab.tools.web import fetch_url
 
 KEY_ENV = "SUPERCONTEXT_TEST_API_KEY"
 USER = [Message(role="user", content="Plan my trip to Rome")]
@@ -490,10 +490,10 @@ def test_web_fetch_trusts_the_same_certificates_as_the_models(
 ) -> None:
     base_url, cert = tls_server
     page = base_url.rsplit("/v1", 1)[0] + "/page"
-    refused = web_fetch(page, allow_private_addresses=True, timeout=5)
+    refused = fetch_url(page, allow_private_addresses=True, timeout=5)
     assert not refused.ok and "CERTIFICATE_VERIFY_FAILED" in refused.content
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    fetched = web_fetch(page, allow_private_addresses=True, timeout=5)
+    fetched = fetch_url(page, allow_private_addresses=True, timeout=5)
     assert fetched.ok, fetched.content
     with OpenAICompatibleModel(base_url=base_url, model="m", max_retries=0) as model:
         assert model.complete(USER).message.content == "over TLS"

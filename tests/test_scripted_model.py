@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from supercontext_lab.bundle import parse_context_bundle
+from supercontext_lab.bundle_render import write_envelope
 from supercontext_lab.errors import ModelError, ModelTimeoutError
 from supercontext_lab.models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.testing import ScriptedCall, ScriptedModel, envelope, tool_call_message
@@ -202,16 +203,17 @@ def test_envelope_exact_text() -> None:
     text = envelope(
         proposed_goal="Plan a spring trip to Rome",
         summary="Prefers trains (memory).\nMissing: dates",
-        tool_calls=[
+        recommended_tool_calls=[
             {"tool": "calendar_search", "args": {"month": "April"}, "why": "find free days"}
         ],
-        skills=[("trip-planner", True, "plans itineraries")],
+        recommended_skills=[("trip-planner", True, "plans itineraries")],
     )
     assert text == (
         "[context_bundle]\n"
         "has_enough_context: true\n"
         "proposed_goal: Plan a spring trip to Rome\n"
-        "summary: Prefers trains (memory).\n"
+        "summary:\n"
+        "Prefers trains (memory).\n"
         "Missing: dates\n"
         "recommended_tool_calls:\n"
         "  - tool: calendar_search\n"
@@ -284,9 +286,27 @@ def test_envelope_parses_with_the_bundle_parser(
     assert [(s.skill, s.installed) for s in bundle.recommended_skills] == expected["skills"]
 
 
-def test_envelope_rejects_both_names_for_one_list() -> None:
-    with pytest.raises(ValueError, match="not both"):
-        envelope(tool_calls=[("a", {}, "b")], recommended_tool_calls=[("c", {}, "d")])
+def test_envelope_names_each_list_once() -> None:
+    alias: dict[str, Any] = {"tool_calls": [("a", {}, "b")]}
+    with pytest.raises(TypeError, match="tool_calls"):
+        envelope(**alias)
+
+
+def test_envelope_is_written_by_the_one_writer() -> None:
+    fields: dict[str, Any] = {
+        "has_enough_context": False,
+        "proposed_goal": "Book a table",
+        "summary": "- Likes sushi (profile)",
+        "recommended_tool_calls": [("gmail_search", {"q": "anna"}, "find the thread")],
+        "recommended_skills": [("mail-helper", False, "drafts")],
+    }
+    assert envelope(**fields) == write_envelope(
+        has_enough_context=False,
+        proposed_goal="Book a table",
+        summary="- Likes sushi (profile)",
+        tool_calls=[("gmail_search", '{"q": "anna"}', "find the thread")],
+        skills=[("mail-helper", False, "drafts")],
+    )
 
 
 def test_testing_package_does_not_import_jupyter() -> None:

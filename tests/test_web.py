@@ -25,7 +25,7 @@ from supercontext_lab.sources import address_guard
 from supercontext_lab.sources.address_guard import classify_address
 from supercontext_lab.sources.html_text import html_to_text
 from supercontext_lab.sources.web_search import WebResult
-from supercontext_lab.tools.web import web_fetch, web_search_tool
+from supercontext_lab.tools.web import fetch_url, search_with
 
 PAGE = (
     "<!doctype html><html><head><title>Seed  dispersal</title>"
@@ -301,7 +301,7 @@ def test_classifier_only_passes_global_addresses(
 
 
 def test_loopback_server_is_refused_by_default(site: Site) -> None:
-    result = web_fetch(f"{site.base}/page", allow_private_addresses=False, timeout=5)
+    result = fetch_url(f"{site.base}/page", allow_private_addresses=False, timeout=5)
     assert not result.ok
     assert result.content.startswith("web_fetch: refusing to fetch 127.0.0.1")
     assert "loopback" in result.content
@@ -309,22 +309,22 @@ def test_loopback_server_is_refused_by_default(site: Site) -> None:
 
 
 def test_ipv6_loopback_server_is_refused_then_allowed(site6: Site) -> None:
-    refused = web_fetch(f"{site6.base}/plain", allow_private_addresses=False, timeout=5)
+    refused = fetch_url(f"{site6.base}/plain", allow_private_addresses=False, timeout=5)
     assert not refused.ok
     assert "loopback" in refused.content
     assert site6.requests == []
-    allowed = _payload(web_fetch(f"{site6.base}/plain", allow_private_addresses=True, timeout=5))
+    allowed = _payload(fetch_url(f"{site6.base}/plain", allow_private_addresses=True, timeout=5))
     assert allowed["text"] == "café notes"
 
 
 def test_default_policy_comes_from_config(site: Site) -> None:
-    assert not web_fetch(f"{site.base}/plain", timeout=5).ok
+    assert not fetch_url(f"{site.base}/plain", timeout=5).ok
     config.set_setting("web.allow_private_addresses", True)
-    assert _payload(web_fetch(f"{site.base}/plain", timeout=5))["text"] == "café notes"
+    assert _payload(fetch_url(f"{site.base}/plain", timeout=5))["text"] == "café notes"
 
 
 def test_allowed_fetch_turns_html_into_text(site: Site) -> None:
-    data = _payload(web_fetch(f"{site.base}/page", allow_private_addresses=True, timeout=5))
+    data = _payload(fetch_url(f"{site.base}/page", allow_private_addresses=True, timeout=5))
     assert data["status"] == 200
     assert data["content_type"].startswith("text/html")
     assert data["truncated"] is False
@@ -348,7 +348,7 @@ def test_host_names_resolving_to_blocked_addresses_are_refused(
     fake_dns: FakeDNS, host: str, addresses: list[str], category: str
 ) -> None:
     fake_dns[host] = addresses
-    result = web_fetch(f"http://{host}/x", allow_private_addresses=False, timeout=5)
+    result = fetch_url(f"http://{host}/x", allow_private_addresses=False, timeout=5)
     assert not result.ok
     assert f"refusing to fetch {host} (" in result.content
     assert category.replace("_", "-") in result.content
@@ -356,7 +356,7 @@ def test_host_names_resolving_to_blocked_addresses_are_refused(
 
 def test_international_host_names_are_resolved_as_punycode(fake_dns: FakeDNS) -> None:
     fake_dns["xn--bcher-kva.test"] = ["10.0.0.8"]
-    result = web_fetch("http://Bücher.test/x", allow_private_addresses=False, timeout=5)
+    result = fetch_url("http://Bücher.test/x", allow_private_addresses=False, timeout=5)
     assert not result.ok
     assert "refusing to fetch xn--bcher-kva.test (10.0.0.8): private address" in result.content
     assert fake_dns.lookups == ["xn--bcher-kva.test"]
@@ -372,7 +372,7 @@ def test_international_host_names_are_resolved_as_punycode(fake_dns: FakeDNS) ->
     ],
 )
 def test_metadata_endpoints_are_refused_without_lookup(fake_dns: FakeDNS, url: str) -> None:
-    result = web_fetch(url, allow_private_addresses=False, timeout=5)
+    result = fetch_url(url, allow_private_addresses=False, timeout=5)
     assert not result.ok
     assert "metadata" in result.content
     assert fake_dns.lookups == []
@@ -392,7 +392,7 @@ def test_metadata_endpoints_are_refused_without_lookup(fake_dns: FakeDNS, url: s
     ],
 )
 def test_unusable_urls_are_refused(url: str, reason: str) -> None:
-    result = web_fetch(url, allow_private_addresses=True, timeout=5)
+    result = fetch_url(url, allow_private_addresses=True, timeout=5)
     assert not result.ok
     assert reason in result.content
 
@@ -402,7 +402,7 @@ def test_redirect_to_a_blocked_address_is_refused(
 ) -> None:
     fake_dns["internal.test"] = ["10.1.2.3"]
     site.routes["/jump"] = _redirect(f"http://internal.test:{site.port}/page")
-    result = web_fetch(f"{site.base}/jump", allow_private_addresses=False, timeout=5)
+    result = fetch_url(f"{site.base}/jump", allow_private_addresses=False, timeout=5)
     assert not result.ok
     assert "refusing to fetch internal.test (10.1.2.3): private address" in result.content
     assert [path for path, _ in site.requests] == ["/jump"]
@@ -413,7 +413,7 @@ def test_each_hop_is_resolved_again_against_dns_rebinding(
 ) -> None:
     fake_dns.queue("rebind.test", ["127.0.0.1"], ["10.9.9.9"])
     site.routes["/first"] = _redirect(f"http://rebind.test:{site.port}/page")
-    result = web_fetch(f"http://rebind.test:{site.port}/first", timeout=5)
+    result = fetch_url(f"http://rebind.test:{site.port}/first", timeout=5)
     assert not result.ok
     assert "rebind.test (10.9.9.9): private address" in result.content
     assert site.requests == [("/first", f"rebind.test:{site.port}")]
@@ -423,20 +423,20 @@ def test_connection_goes_to_the_vetted_address_with_the_original_host(
     site: Site, fake_dns: FakeDNS, loopback_is_public: None
 ) -> None:
     fake_dns["pinned.test"] = ["127.0.0.1"]
-    data = _payload(web_fetch(f"http://pinned.test:{site.port}/host", timeout=5))
+    data = _payload(fetch_url(f"http://pinned.test:{site.port}/host", timeout=5))
     assert data["text"] == f"pinned.test:{site.port}"
     assert data["url"] == f"http://pinned.test:{site.port}/host"
 
 
 def test_allowed_redirects_are_followed_and_reported(site: Site) -> None:
-    data = _payload(web_fetch(f"{site.base}/to-page", allow_private_addresses=True, timeout=5))
+    data = _payload(fetch_url(f"{site.base}/to-page", allow_private_addresses=True, timeout=5))
     assert data["url"] == f"{site.base}/page"
     assert data["redirected_from"] == [f"{site.base}/to-page"]
     assert data["text"].startswith("Seed dispersal")
 
 
 def test_redirect_loops_stop_after_five_hops(site: Site) -> None:
-    result = web_fetch(f"{site.base}/loop", allow_private_addresses=True, timeout=5)
+    result = fetch_url(f"{site.base}/loop", allow_private_addresses=True, timeout=5)
     assert not result.ok
     assert "redirected more than 5 times" in result.content
     assert len(site.requests) == 6
@@ -455,7 +455,7 @@ def test_redirect_loops_stop_after_five_hops(site: Site) -> None:
     ],
 )
 def test_body_is_cut_at_max_bytes(site: Site, max_bytes: int, length: int, truncated: bool) -> None:
-    result = web_fetch(f"{site.base}/big", max_bytes, allow_private_addresses=True, timeout=5)
+    result = fetch_url(f"{site.base}/big", max_bytes, allow_private_addresses=True, timeout=5)
     data = _payload(result)
     assert len(data["text"]) == length
     assert data["truncated"] is truncated
@@ -464,7 +464,7 @@ def test_body_is_cut_at_max_bytes(site: Site, max_bytes: int, length: int, trunc
 
 def test_slow_server_times_out(site: Site) -> None:
     started = time.monotonic()
-    result = web_fetch(f"{site.base}/slow", allow_private_addresses=True, timeout=0.5)
+    result = fetch_url(f"{site.base}/slow", allow_private_addresses=True, timeout=0.5)
     assert not result.ok
     assert "timed out after 0.5 s" in result.content
     assert time.monotonic() - started < 3
@@ -472,7 +472,7 @@ def test_slow_server_times_out(site: Site) -> None:
 
 def test_dripping_server_is_bounded_by_the_deadline(site: Site) -> None:
     started = time.monotonic()
-    result = web_fetch(f"{site.base}/drip", allow_private_addresses=True, timeout=0.5)
+    result = fetch_url(f"{site.base}/drip", allow_private_addresses=True, timeout=0.5)
     assert not result.ok
     assert "timed out" in result.content
     assert time.monotonic() - started < 2
@@ -483,7 +483,7 @@ def test_dripping_server_is_bounded_by_the_deadline(site: Site) -> None:
     [("/missing", "answered HTTP 404"), ("/png", "'image/png', not text")],
 )
 def test_errors_and_non_text_pages_fail(site: Site, path: str, reason: str) -> None:
-    result = web_fetch(f"{site.base}{path}", allow_private_addresses=True, timeout=5)
+    result = fetch_url(f"{site.base}{path}", allow_private_addresses=True, timeout=5)
     assert not result.ok
     assert reason in result.content
 
@@ -492,7 +492,7 @@ def test_connection_refused_is_reported(site: Site) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed_port = probe.getsockname()[1]
-    result = web_fetch(f"http://127.0.0.1:{closed_port}/", allow_private_addresses=True, timeout=5)
+    result = fetch_url(f"http://127.0.0.1:{closed_port}/", allow_private_addresses=True, timeout=5)
     assert not result.ok
     assert result.content.startswith("web_fetch: cannot connect to 127.0.0.1")
 
@@ -545,14 +545,14 @@ class FakeSearch:
 
 
 def test_web_search_without_provider_is_not_configured() -> None:
-    result = web_search_tool("dispersal kernels")
+    result = search_with("dispersal kernels")
     assert not result.ok
     assert result.content.startswith("web search is not configured (set a provider")
 
 
 def test_web_search_with_provider() -> None:
     provider = FakeSearch()
-    data = _payload(web_search_tool("dispersal kernels", 2, provider=provider))
+    data = _payload(search_with("dispersal kernels", 2, provider=provider))
     assert provider.calls == [("dispersal kernels", 2)]
     assert data == {
         "query": "dispersal kernels",
@@ -564,6 +564,6 @@ def test_web_search_with_provider() -> None:
 
 
 def test_web_search_provider_failure_is_a_tool_error() -> None:
-    result = web_search_tool("x", provider=FakeSearch(fail=True))
+    result = search_with("x", provider=FakeSearch(fail=True))
     assert not result.ok
     assert result.content == "web_search_tool failed: RuntimeError: quota exceeded"

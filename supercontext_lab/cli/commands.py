@@ -221,8 +221,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"  {args.message}")
     result = thread.send(args.message)
     print("== Gate")
-    if result.preparation == "skipped":
-        print(f"  no scout: {result.reason}")
+    if result.preparation == "skipped" and result.reason is not None:
+        print(f"  no scout: {result.reason} ({result.reason.explanation})")
     else:
         print("  first turn of a new thread, flag on, message worth preparing: the scout runs")
     run = result.scout
@@ -242,7 +242,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         if result.goal_from_bundle:
             print(f"  → thread goal (the bundle's proposed_goal): {result.goal}")
     else:
-        print(f"== Bundle: none, the turn starts cold ({result.reason})")
+        why = f"{result.reason}: {result.reason_detail}" if result.reason_detail else result.reason
+        print(f"== Bundle: none, the turn starts cold ({why})")
     sent = result.sent_message
     print(f"== What the orchestrator receives ({len(sent)} characters)")
     if envelope is not None and envelope in sent:

@@ -23,49 +23,73 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .dataset import Expectations
 
 __all__ = [
     "COUNT_NAMES",
-    "HIGHER_IS_BETTER",
-    "LOWER_IS_BETTER",
+    "METRICS",
     "METRIC_NAMES",
     "RATE_METRICS",
     "TIMING_METRICS",
     "CaseScores",
+    "Direction",
+    "Metric",
     "RunMeasure",
     "aggregate",
+    "metric",
     "percentile",
     "ratio",
     "score_case",
     "spread",
 ]
 
-RATE_METRICS: tuple[str, ...] = (
-    "valid_rate",
-    "skill_precision",
-    "skill_recall",
-    "tool_precision",
-    "tool_recall",
-    "goal_accuracy",
-    "has_enough_accuracy",
-    "mention_rate",
-    "forbidden_mention_rate",
+Direction = Literal["higher", "lower"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One per-variant metric: its name, which way is better, and what kind it is."""
+
+    name: str
+    better: Direction | None
+    """``"higher"`` or ``"lower"``; ``None`` when neither is better (a size)."""
+    rate: bool = False
+    """A quality rate between 0 and 1 (what the comparison chart plots)."""
+    timing: bool = False
+    """Depends on the machine, not on the bundles (left out of stable reports)."""
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("valid_rate", "higher", rate=True),
+    Metric("skill_precision", "higher", rate=True),
+    Metric("skill_recall", "higher", rate=True),
+    Metric("tool_precision", "higher", rate=True),
+    Metric("tool_recall", "higher", rate=True),
+    Metric("goal_accuracy", "higher", rate=True),
+    Metric("has_enough_accuracy", "higher", rate=True),
+    Metric("mention_rate", "higher", rate=True),
+    Metric("forbidden_mention_rate", "lower", rate=True),
+    Metric("model_calls_mean", "lower"),
+    Metric("latency_mean_ms", "lower", timing=True),
+    Metric("latency_p50_ms", "lower", timing=True),
+    Metric("latency_p95_ms", "lower", timing=True),
+    Metric("tokens_mean", "lower"),
+    Metric("envelope_chars_mean", None),
 )
+"""The one table of per-variant metrics, in display order; the names below are views."""
+
+METRIC_NAMES: tuple[str, ...] = tuple(metric.name for metric in METRICS)
+"""Every per-variant metric, in display order."""
+
+RATE_METRICS: tuple[str, ...] = tuple(metric.name for metric in METRICS if metric.rate)
 """The quality metrics: rates between 0 and 1."""
 
-METRIC_NAMES: tuple[str, ...] = (
-    *RATE_METRICS,
-    "model_calls_mean",
-    "latency_mean_ms",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "tokens_mean",
-    "envelope_chars_mean",
-)
-"""Every per-variant metric, in display order."""
+TIMING_METRICS = frozenset(metric.name for metric in METRICS if metric.timing)
+"""Metrics that depend on the machine, not on the bundles."""
+
+_BY_NAME = {metric.name: metric for metric in METRICS}
 
 COUNT_NAMES: tuple[str, ...] = (
     "runs",
@@ -79,31 +103,10 @@ COUNT_NAMES: tuple[str, ...] = (
 )
 """How many runs each metric was computed over."""
 
-TIMING_METRICS = frozenset({"latency_mean_ms", "latency_p50_ms", "latency_p95_ms"})
-"""Metrics that depend on the machine, not on the bundles."""
 
-HIGHER_IS_BETTER = frozenset(
-    {
-        "valid_rate",
-        "skill_precision",
-        "skill_recall",
-        "tool_precision",
-        "tool_recall",
-        "goal_accuracy",
-        "has_enough_accuracy",
-        "mention_rate",
-    }
-)
-LOWER_IS_BETTER = frozenset(
-    {
-        "forbidden_mention_rate",
-        "model_calls_mean",
-        "latency_mean_ms",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "tokens_mean",
-    }
-)
+def metric(name: str) -> Metric | None:
+    """The :class:`Metric` called ``name`` (``None`` for a count or an unknown name)."""
+    return _BY_NAME.get(name)
 
 
 def ratio(numerator: int, denominator: int, *, empty: float = 1.0) -> float:

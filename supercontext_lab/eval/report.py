@@ -17,13 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_atomic
-from .metrics import (
-    COUNT_NAMES,
-    HIGHER_IS_BETTER,
-    LOWER_IS_BETTER,
-    METRIC_NAMES,
-    TIMING_METRICS,
-)
+from .metrics import COUNT_NAMES, METRIC_NAMES, TIMING_METRICS
+from .metrics import metric as metric_of
 
 if TYPE_CHECKING:
     from .dataset import EvalCase
@@ -161,12 +156,10 @@ class EvalReport:
     def best(self, metric: str) -> set[str]:
         """Names of the variants with the best value of ``metric`` (empty when the metric
         has no direction, or when every variant ties)."""
-        if metric in HIGHER_IS_BETTER:
-            pick = max
-        elif metric in LOWER_IS_BETTER:
-            pick = min
-        else:
+        described = metric_of(metric)
+        if described is None or described.better is None:
             return set()
+        pick = max if described.better == "higher" else min
         values = {v.name: float(v.metrics[metric]) for v in self.variants}
         if len(values) < 2 or len(set(values.values())) == 1:
             return set()

@@ -269,25 +269,10 @@ def evaluate(
     Results are in a deterministic order whatever the executor.
     """
     cases = load_dataset(dataset) if isinstance(dataset, (str, os.PathLike)) else list(dataset)
-    if not cases:
-        raise ValueError("the dataset holds no cases")
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be a whole number >= 1, not {concurrency!r}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a whole number >= 1, not {repeats!r}")
+    _check_settings(cases, executor, concurrency, repeats)
     mode = _cache_mode(cache)
     chosen = _variant_list(variants)
-    if workspace is not None:
-        root = Path(workspace).expanduser()
-        if not root.is_dir():
-            raise WorkspaceError(f"workspace folder '{root}' does not exist; pass a folder.")
-        default_ws, default_is_demo = str(root.resolve()), False
-    elif any(case.workspace is None for case in cases):
-        default_ws, default_is_demo = str(demo_workspace_path()), True
-    else:
-        default_ws, default_is_demo = "", False
+    default_workspace = _default_workspace(cases, workspace)
     store = str(Path(cache_path) if cache_path is not None else default_cache_path())
     with EvalSession(cache_path=store, cache_mode=mode) as session:
         tasks = _plan(
@@ -295,52 +280,23 @@ def evaluate(
             cases,
             [variant.spec() for variant in chosen],
             repeats=repeats,
-            default_workspace=(default_ws, default_is_demo),
+            default_workspace=default_workspace,
             cache_path=store if mode != "off" else None,
             timeout_s=timeout_s,
         )
         started = time.perf_counter()
-        served = _stored_results(session, tasks)
-        pending = [task for task in tasks if task.index not in served]
-        ran: list[CaseResult] = run_tasks(
-            run_case_task,
-            pending,
+        results = _results(
+            session,
+            tasks,
             executor=executor,
             concurrency=concurrency,
             progress=progress,
             dask_address=dask_address,
-            done=len(served),
         )
-        by_index = {
-            **served,
-            **{task.index: result for task, result in zip(pending, ran, strict=True)},
-        }
-        results = [by_index[task.index] for task in tasks]
         wall_s = time.perf_counter() - started
-    reports = []
-    for variant in chosen:
-        mine = [result for result in results if result.variant == variant.name]
-        per_repeat = [
-            aggregate([r.measure() for r in mine if r.repeat == repeat])
-            for repeat in range(repeats)
-        ]
-        reports.append(
-            VariantReport(
-                name=variant.name,
-                metrics=aggregate([r.measure() for r in mine]),
-                spread=spread(per_repeat) if repeats > 1 else {},
-                per_repeat=per_repeat if repeats > 1 else [],
-                cache_hits=sum(r.cache_hits for r in mine),
-                cache_misses=sum(r.cache_misses for r in mine),
-                reused_runs=sum(1 for r in mine if r.from_cache),
-                definition_hash=variant.definition.definition_hash(),
-                source=variant.definition.source,
-                model=variant.model_label(),
-            )
-        )
     return EvalReport(
         cases=cases,
-        variants=reports,
+        variants=[_variant_report(variant, results, repeats) for variant in chosen],
         results=results,
         settings={
             "executor": executor,
@@ -350,4 +306,80 @@ def evaluate(
             "cache_path": store if mode != "off" else None,
         },
         wall_s=wall_s,
+    )
+
+
+def _check_settings(
+    cases: Sequence[EvalCase], executor: str, concurrency: int, repeats: int
+) -> None:
+    """Refuse an empty dataset, an unknown executor and counts that are not whole >= 1."""
+    if not cases:
+        raise ValueError("the dataset holds no cases")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a whole number >= 1, not {concurrency!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a whole number >= 1, not {repeats!r}")
+
+
+def _default_workspace(
+    cases: Sequence[EvalCase], workspace: str | os.PathLike[str] | None
+) -> tuple[str, bool]:
+    """The workspace of the cases that name none, and whether it is the demo."""
+    if workspace is not None:
+        root = Path(workspace).expanduser()
+        if not root.is_dir():
+            raise WorkspaceError(f"workspace folder '{root}' does not exist; pass a folder.")
+        return str(root.resolve()), False
+    if any(case.workspace is None for case in cases):
+        return str(demo_workspace_path()), True
+    return "", False
+
+
+def _results(
+    session: EvalSession,
+    tasks: Sequence[CaseTask],
+    *,
+    executor: ExecutorName,
+    concurrency: int,
+    progress: bool,
+    dask_address: Any,
+) -> list[CaseResult]:
+    """Every task's result, in task order: from the result store, else run."""
+    served = _stored_results(session, tasks)
+    pending = [task for task in tasks if task.index not in served]
+    ran: list[CaseResult] = run_tasks(
+        run_case_task,
+        pending,
+        executor=executor,
+        concurrency=concurrency,
+        progress=progress,
+        dask_address=dask_address,
+        done=len(served),
+    )
+    by_index = {
+        **served,
+        **{task.index: result for task, result in zip(pending, ran, strict=True)},
+    }
+    return [by_index[task.index] for task in tasks]
+
+
+def _variant_report(variant: Variant, results: Sequence[CaseResult], repeats: int) -> VariantReport:
+    """One variant's metrics (and their spread over repeats) from its results."""
+    mine = [result for result in results if result.variant == variant.name]
+    per_repeat = [
+        aggregate([r.measure() for r in mine if r.repeat == repeat]) for repeat in range(repeats)
+    ]
+    return VariantReport(
+        name=variant.name,
+        metrics=aggregate([r.measure() for r in mine]),
+        spread=spread(per_repeat) if repeats > 1 else {},
+        per_repeat=per_repeat if repeats > 1 else [],
+        cache_hits=sum(r.cache_hits for r in mine),
+        cache_misses=sum(r.cache_misses for r in mine),
+        reused_runs=sum(1 for r in mine if r.from_cache),
+        definition_hash=variant.definition.definition_hash(),
+        source=variant.definition.source,
+        model=variant.model_label(),
     )

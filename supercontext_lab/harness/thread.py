@@ -22,9 +22,16 @@ from typing import Any
 from .._atomic import write_atomic
 from .._bounded import json_loads
 from ..agents.definition import AgentDefinition, default_agent_definition
+from ..bundle import ContextBundle, parse_context_bundle
+from ..bundle_grammar import neutralise_envelope
 from ..config import get_super_context_enabled
 from ..errors import ModelError, SupercontextError, WorkspaceError
-from ..gate import has_prior_conversation, should_run_super_context, super_context_skip_reason
+from ..gate import (
+    ColdStartReason,
+    has_prior_conversation,
+    structural_skip_reason,
+    super_context_skip_reason,
+)
 from ..models.base import ChatModel, Message, ToolCall, ToolSpec
 from ..models.routing import ORCHESTRATOR_HINT, resolve_model
 from ..models.wire import messages_from_openai
@@ -36,6 +43,7 @@ from .turn import (
     TurnResult,
     already_prepared_envelope,
     build_prepared_message,
+    failure_reason,
 )
 
 __all__ = ["Thread"]
@@ -139,22 +147,24 @@ class Thread:
             enough = all(m["has_enough_context"] is not False for m in self.prepared_markers)
             return already_prepared_envelope(has_enough_context=enough)
         run = self.run_scout(question, focus=focus)
-        if run.envelope is None:
+        accepted = _accepted(run)
+        if accepted is None:
             return "No context bundle could be prepared: " + "; ".join(run.problems or ["unknown"])
-        return run.envelope
+        return accepted[0]
 
     # -- a turn ----------------------------------------------------------------------------
 
-    def _skip_reason(self, message: str, first_turn: bool) -> str | None:
-        if not self.enabled:
-            return "super_context_disabled"
-        if not self.is_orchestrator:
-            return "not_orchestrator"
-        if not first_turn:
-            return "not_first_turn"
-        if has_prior_conversation(self.transcript):
-            return "prior_conversation"
-        return super_context_skip_reason(message, native_tool_calling=self.native_tool_calling)
+    def _skip_reason(self, message: str, first_turn: bool) -> ColdStartReason | None:
+        """The gate's answer for this turn: the structural reason, else the message's."""
+        structural = structural_skip_reason(
+            is_orchestrator=self.is_orchestrator,
+            first_turn=first_turn,
+            has_prior_conversation=has_prior_conversation(self.transcript),
+            enabled=self.enabled,
+        )
+        return structural or super_context_skip_reason(
+            message, native_tool_calling=self.native_tool_calling
+        )
 
     def _prepare(
         self,
@@ -163,14 +173,8 @@ class Thread:
         result: TurnResult,
         on_step: Callable[[TraceStep], None] | None,
     ) -> None:
-        gate_open = should_run_super_context(
-            is_orchestrator=self.is_orchestrator,
-            first_turn=first_turn,
-            has_prior_conversation=has_prior_conversation(self.transcript),
-            enabled=self.enabled,
-        )
         reason = self._skip_reason(message, first_turn)
-        if not gate_open or reason is not None:
+        if reason is not None:
             result.preparation, result.reason = Preparation.SKIPPED, reason
             return
         try:
@@ -179,7 +183,7 @@ class Thread:
             # The scout is an optimisation: whatever goes wrong, the turn goes on cold.
             # SupercontextError covers a broken model route (ConfigError) as well as
             # model and workspace failures.
-            result.preparation, result.reason = Preparation.FAILED, f"scout error: {exc}"
+            result.cold(ColdStartReason.SCOUT_ERROR, str(exc))
             return
         except Exception as exc:
             # An unexpected error (a third-party ChatModel's own exception, a bug) must
@@ -188,22 +192,22 @@ class Thread:
             _log.warning(
                 "The context scout failed unexpectedly; the turn goes on cold.", exc_info=True
             )
-            result.preparation = Preparation.FAILED
-            result.reason = f"scout error: {type(exc).__name__}: {exc}"
+            result.cold(ColdStartReason.SCOUT_ERROR, f"{type(exc).__name__}: {exc}")
             return
         result.scout = run
-        if run.envelope is None or run.bundle is None:
-            result.preparation = Preparation.FAILED
-            result.reason = "; ".join(run.problems) or "the scout produced no envelope"
+        accepted = _accepted(run)
+        if accepted is None:
+            result.cold(failure_reason(run), "; ".join(run.problems) or None)
             return
+        envelope, bundle = accepted
         result.preparation = Preparation.PREPARED
-        result.envelope, result.bundle = run.envelope, run.bundle
-        result.sent_message = build_prepared_message(run.envelope, message)
+        result.envelope, result.bundle = envelope, bundle
+        result.sent_message = build_prepared_message(envelope, message)
         self.prepared_markers.append(
-            {"turn": len(self.turns), "has_enough_context": run.bundle.has_enough_context}
+            {"turn": len(self.turns), "has_enough_context": bundle.has_enough_context}
         )
-        if self.goal is None and run.bundle.proposed_goal is not None:
-            self.goal = run.bundle.proposed_goal
+        if self.goal is None and bundle.proposed_goal is not None:
+            self.goal = bundle.proposed_goal
             result.goal_from_bundle = True
 
     def _orchestrator_specs(self, prepared: bool) -> list[ToolSpec]:
@@ -359,6 +363,24 @@ class Thread:
         thread = cls(**options)
         thread.prepared_markers = [dict(m) for m in data.get("prepared_markers", [])]
         return thread
+
+
+def _accepted(run: ScoutRun) -> tuple[str, ContextBundle] | None:
+    """The run's envelope as the orchestrator may see it, and its bundle; ``None`` when
+    the run yielded none.
+
+    The envelope is neutralised (:func:`~supercontext_lab.bundle_grammar.neutralise_envelope`)
+    whatever wrote it: a model writing the envelope itself (the text route) may have
+    copied a look-alike tag, heading or separator from what it read. When that changes
+    the envelope, the bundle is read again from what is sent.
+    """
+    if run.envelope is None or run.bundle is None:
+        return None
+    envelope = neutralise_envelope(run.envelope)
+    if envelope == run.envelope:
+        return envelope, run.bundle
+    bundle = parse_context_bundle(envelope)
+    return (envelope, bundle) if bundle is not None else None
 
 
 def _saved_thread_problem(data: Any) -> str | None:

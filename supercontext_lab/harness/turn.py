@@ -7,8 +7,16 @@ from enum import Enum
 from typing import Any
 
 from ..bundle import ContextBundle
+from ..bundle_grammar import (
+    AGENT_CONTEXT_STATUS_HEADER,
+    PREPARED_CONTEXT_HEADER,
+    SEPARATOR,
+    neutralise_envelope,
+)
+from ..bundle_render import write_envelope
+from ..gate import ColdStartReason
 from ..models.base import Message, Usage
-from ..scout import ScoutRun, TraceStep
+from ..scout import ScoutRun, StopCause, TraceStep
 
 __all__ = [
     "AGENT_CONTEXT_STATUS_HEADER",
@@ -17,13 +25,16 @@ __all__ = [
     "TurnResult",
     "already_prepared_envelope",
     "build_prepared_message",
+    "failure_reason",
 ]
 
-AGENT_CONTEXT_STATUS_HEADER = "## Agent context status"
-PREPARED_CONTEXT_HEADER = "## Prepared context (super context)"
 _STATUS_NOTE = (
     "Context for this turn was already prepared once by the harness. Do not call "
     "`agent_prepare_context` again for this turn."
+)
+_ALREADY_PREPARED = (
+    "Context was already prepared for this turn by the harness (super context); use the "
+    "prepared bundle in the message instead of preparing again."
 )
 _PREPARED_INTRO = (
     "Before this turn the harness ran a read-only context scout; its bundle below is "
@@ -43,24 +54,42 @@ class Preparation(str, Enum):
 
 
 def build_prepared_message(envelope: str, message: str) -> str:
-    """The user's message with the prepared block in front of it (SPEC §7.3)."""
+    """The user's message with the prepared block in front of it (SPEC §7.3).
+
+    The envelope is neutralised first, so the block holds exactly one of each of its
+    tags, its headings and its separator line whatever the sources held; the user's own
+    message, after the separator, is left as it was typed.
+    """
     return (
-        f"{AGENT_CONTEXT_STATUS_HEADER}\n{_STATUS_NOTE}\n\n"
-        f"{PREPARED_CONTEXT_HEADER}\n{_PREPARED_INTRO}\n\n{envelope}\n\n---\n{message}"
+        f"{AGENT_CONTEXT_STATUS_HEADER}\n{_STATUS_NOTE}\n\n{PREPARED_CONTEXT_HEADER}\n"
+        f"{_PREPARED_INTRO}\n\n{neutralise_envelope(envelope)}\n\n{SEPARATOR}\n{message}"
     )
+
+
+_STOP_REASONS = {
+    StopCause.TIMEOUT: ColdStartReason.TIMEOUT,
+    StopCause.ITERATION_CAP: ColdStartReason.ITERATION_CAP,
+    StopCause.CONTEXT_FULL: ColdStartReason.CONTEXT_FULL,
+    StopCause.MODEL_ERROR: ColdStartReason.MODEL_ERROR,
+}
+
+
+def failure_reason(run: ScoutRun) -> ColdStartReason:
+    """Why a scout run that yielded no envelope leaves the turn cold: why the run stopped
+    early (its :class:`~supercontext_lab.scout.StopCause`), or, when it ran to its end,
+    that its answer held no valid envelope."""
+    if run.stopped is None:
+        return ColdStartReason.NO_ENVELOPE
+    return _STOP_REASONS[run.stopped]
 
 
 def already_prepared_envelope(*, has_enough_context: bool) -> str:
     """The synthetic envelope ``agent_prepare_context`` returns after a preparation."""
-    return (
-        "[context_bundle]\n"
-        f"has_enough_context: {'true' if has_enough_context else 'false'}\n"
-        "proposed_goal: none\n"
-        "summary: Context was already prepared for this turn by the harness (super context); "
-        "use the prepared bundle in the message instead of preparing again.\n"
-        "recommended_tool_calls: []\n"
-        "recommended_skills: []\n"
-        "[/context_bundle]"
+    return write_envelope(
+        has_enough_context=has_enough_context,
+        proposed_goal=None,
+        summary=_ALREADY_PREPARED,
+        summary_on_key_line=True,
     )
 
 
@@ -72,7 +101,8 @@ class TurnResult:
     sent_message: str
     reply: str
     preparation: Preparation
-    reason: str | None
+    reason: ColdStartReason | None
+    """Why the turn started cold (``None`` when it was prepared)."""
     first_turn: bool
     bundle: ContextBundle | None = None
     envelope: str | None = None
@@ -88,6 +118,12 @@ class TurnResult:
     """Other things worth knowing about the turn (e.g. an unusable tool catalogue)."""
     usage: Usage = field(default_factory=Usage)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    reason_detail: str | None = None
+    """The free text of :attr:`reason`: an exception's message, the scout's problems."""
+
+    def cold(self, reason: ColdStartReason, detail: str | None) -> None:
+        """Record that the preparation ran and failed, and why."""
+        self.preparation, self.reason, self.reason_detail = Preparation.FAILED, reason, detail
 
     @property
     def prepared(self) -> bool:
@@ -100,8 +136,10 @@ class TurnResult:
     def describe(self) -> str:
         """A stable, multi-line plain-text account (no ids, addresses or timings)."""
         lines = [f"Turn ({'first' if self.first_turn else 'later'} turn): {self.preparation}"]
-        if self.reason:
+        if self.reason is not None:
             lines.append(f"  reason: {self.reason}")
+        if self.reason_detail:
+            lines.append(f"  detail: {self.reason_detail}")
         if self.bundle is not None:
             lines.append(f"  goal: {self.bundle.proposed_goal or 'none'}")
             lines.append(f"  has_enough_context: {self.bundle.has_enough_context}")
@@ -127,7 +165,8 @@ class TurnResult:
             "sent_message": self.sent_message,
             "reply": self.reply,
             "preparation": str(self.preparation),
-            "reason": self.reason,
+            "reason": None if self.reason is None else self.reason.value,
+            "reason_detail": self.reason_detail,
             "first_turn": self.first_turn,
             "envelope": self.envelope,
             "bundle": self.bundle.to_dict() if self.bundle is not None else None,

@@ -134,7 +134,8 @@ def turn_provenance(
         "kind": "turn",
         "first_turn": turn.first_turn,
         "preparation": turn.preparation,
-        "reason": turn.reason,
+        "reason": None if turn.reason is None else turn.reason.value,
+        "reason_detail": turn.reason_detail,
         "orchestrator": model_provenance(orchestrator_model),
         "orchestrator_error": turn.orchestrator_error,
         "scout": scout,
@@ -302,8 +303,10 @@ class TurnDisplay(_Display):
         if not turn.first_turn:
             return "\n".join(self._reply_plain())
         lines = [f"Turn (first turn): {turn.preparation}"]
-        if turn.reason:
-            lines.append(f"  reason: {one_line(turn.reason)}")
+        if turn.reason is not None:
+            lines.append(f"  reason: {turn.reason}")
+        if turn.reason_detail:
+            lines.append(f"  detail: {one_line(turn.reason_detail)}")
         if turn.goal:
             lines.append(f"  thread goal: {one_line(turn.goal)}")
         if turn.scout is not None:
@@ -315,8 +318,10 @@ class TurnDisplay(_Display):
         lines: list[str] = []
         if turn.first_turn:
             lines += [f"**Turn (first turn):** {md_inline(turn.preparation)}", ""]
-            if turn.reason:
+            if turn.reason is not None:
                 lines += [f"**Reason:** {md_inline(turn.reason)}", ""]
+            if turn.reason_detail:
+                lines += [f"**Detail:** {md_inline(turn.reason_detail)}", ""]
             if turn.goal:
                 lines += [f"**Thread goal:** {md_inline(turn.goal)}", ""]
             if turn.scout is not None:

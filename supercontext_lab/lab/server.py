@@ -23,9 +23,9 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from .._bounded import InputLimitError, json_loads
 from ..config import set_super_context_enabled, super_context_status
-from ..errors import ConfigError
+from ..errors import ConfigError, DuplicateKeyError, InputLimitError, InputTooDeepError
+from ..limits import json_loads
 
 __all__ = ["ROUTE", "SuperContextHandler"]
 
@@ -44,6 +44,13 @@ _MAX_BODY_BYTES = 4096
 """A PUT body is ``{"enabled": true}``; anything much larger is not one."""
 _MAX_BODY_DEPTH = 8
 _HOW = 'send {"enabled": true} or {"enabled": false}'
+# The answer to each refusal of the bounded JSON reader, decided by its type (the first
+# that matches); the last is NaN or Infinity, the other refusal of a body this small.
+_REFUSALS: tuple[tuple[type[InputLimitError], str], ...] = (
+    (InputTooDeepError, "The body is nested too deeply ({})"),
+    (DuplicateKeyError, "The body is ambiguous: {}"),
+    (InputLimitError, "The body is not JSON ({})"),
+)
 
 
 def _bad_body(reason: str) -> tornado.web.HTTPError:
@@ -60,11 +67,8 @@ def _requested_value(body: bytes) -> bool:
             body.decode("utf-8"), max_depth=_MAX_BODY_DEPTH, allow_nan=False, unique_keys=True
         )
     except InputLimitError as exc:
-        if "nested" in str(exc):
-            raise _bad_body(f"The body is nested too deeply ({exc})") from None
-        if "more than once" in str(exc):
-            raise _bad_body(f"The body is ambiguous: {exc}") from None
-        raise _bad_body(f"The body is not JSON ({exc})") from None
+        wording = next(text for kind, text in _REFUSALS if isinstance(exc, kind))
+        raise _bad_body(wording.format(exc)) from None
     except (UnicodeDecodeError, ValueError):
         raise _bad_body("The body is not JSON") from None
     if not isinstance(data, dict) or "enabled" not in data:

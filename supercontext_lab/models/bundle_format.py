@@ -13,8 +13,9 @@ but not it. Servers that can constrain decoding get the constraint in the reques
 
 Nothing here changes the contract: the result still goes through
 ``extract_context_bundle`` / ``parse_context_bundle`` like any model output, and model
-output stays untrusted data (the JSON is type-checked; tags and newlines in its strings
-are neutralised so they cannot forge or break the envelope).
+output stays untrusted data (the JSON is type-checked and its strings kept on one line;
+the one envelope writer neutralises anything in them that could pass for a tag, a
+prepared-block heading or a separator).
 """
 
 from __future__ import annotations
@@ -183,8 +184,8 @@ def apply_bundle_format(
 
 
 def _clean(value: Any) -> str:
-    """One line of untrusted model text that cannot open or close an envelope."""
-    return one_line(value).replace("[", "(").replace("]", ")")
+    """One line of untrusted model text; the writer neutralises any tag-like text in it."""
+    return one_line(value)
 
 
 def _args_text(value: Any) -> str:

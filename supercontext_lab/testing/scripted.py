@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
+from ..bundle_render import write_envelope
 from ..errors import ModelError, ModelTimeoutError
 from ..models.base import Message, ModelInfo, ModelReply, ToolCall, ToolSpec, estimate_usage
 
@@ -189,41 +190,20 @@ _ToolItem: TypeAlias = "Mapping[str, Any] | tuple[str, Mapping[str, Any] | str, 
 _SkillItem: TypeAlias = "Mapping[str, Any] | tuple[str, bool | None, str]"
 
 
-def _flag(value: object) -> str:
-    if value is None:
-        return "unknown"
-    return "true" if value else "false"
+def _tool(item: _ToolItem) -> tuple[str, str, str]:
+    if isinstance(item, Mapping):
+        tool, args, why = item.get("tool", ""), item.get("args", {}), item.get("why", "")
+    else:
+        tool, args, why = item
+    return str(tool), args if isinstance(args, str) else json.dumps(args), str(why)
 
 
-def _tool_lines(items: Sequence[_ToolItem]) -> list[str]:
-    if not items:
-        return ["recommended_tool_calls: []"]
-    lines = ["recommended_tool_calls:"]
-    for item in items:
-        if isinstance(item, Mapping):
-            tool, args, why = item.get("tool", ""), item.get("args", {}), item.get("why", "")
-        else:
-            tool, args, why = item
-        args_text = args if isinstance(args, str) else json.dumps(args)
-        lines += [f"  - tool: {tool}", f"    args: {args_text}", f"    why: {why}"]
-    return lines
-
-
-def _skill_lines(items: Sequence[_SkillItem]) -> list[str]:
-    if not items:
-        return ["recommended_skills: []"]
-    lines = ["recommended_skills:"]
-    for item in items:
-        if isinstance(item, Mapping):
-            skill, installed, why = (
-                item.get("skill", ""),
-                item.get("installed"),
-                item.get("why", ""),
-            )
-        else:
-            skill, installed, why = item
-        lines += [f"  - skill: {skill}", f"    installed: {_flag(installed)}", f"    why: {why}"]
-    return lines
+def _skill(item: _SkillItem) -> tuple[str, bool | None, str]:
+    if isinstance(item, Mapping):
+        skill, installed, why = item.get("skill", ""), item.get("installed"), item.get("why", "")
+    else:
+        skill, installed, why = item
+    return str(skill), installed if isinstance(installed, bool) else None, str(why)
 
 
 def envelope(
@@ -233,27 +213,20 @@ def envelope(
     summary: str = "",
     recommended_tool_calls: Sequence[_ToolItem] = (),
     recommended_skills: Sequence[_SkillItem] = (),
-    tool_calls: Sequence[_ToolItem] = (),
-    skills: Sequence[_SkillItem] = (),
 ) -> str:
-    """A ``[context_bundle] … [/context_bundle]`` envelope built from fields.
+    """A ``[context_bundle] … [/context_bundle]`` envelope built from fields, written by
+    the lab's one envelope writer (:func:`~supercontext_lab.bundle_render.write_envelope`).
 
     ``proposed_goal=None`` writes ``none``; ``has_enough_context=None`` leaves that line
     out. Tool calls are mappings with ``tool``/``args``/``why`` (or such triples; ``args``
     given as a mapping is written as JSON) and skills are mappings with
-    ``skill``/``installed``/``why`` (or triples). ``tool_calls`` and ``skills`` are short
-    aliases of the ``recommended_*`` names; give one or the other.
+    ``skill``/``installed``/``why`` (or triples; ``installed`` neither true nor false
+    leaves that line out).
     """
-    if recommended_tool_calls and tool_calls:
-        raise ValueError("give recommended_tool_calls or tool_calls, not both")
-    if recommended_skills and skills:
-        raise ValueError("give recommended_skills or skills, not both")
-    lines = ["[context_bundle]"]
-    if has_enough_context is not None:
-        lines.append(f"has_enough_context: {_flag(has_enough_context)}")
-    lines.append(f"proposed_goal: {proposed_goal if proposed_goal else 'none'}")
-    lines.append(f"summary: {summary}".rstrip())
-    lines += _tool_lines(list(recommended_tool_calls or tool_calls))
-    lines += _skill_lines(list(recommended_skills or skills))
-    lines.append("[/context_bundle]")
-    return "\n".join(lines)
+    return write_envelope(
+        has_enough_context=has_enough_context,
+        proposed_goal=proposed_goal,
+        summary=summary,
+        tool_calls=[_tool(item) for item in recommended_tool_calls],
+        skills=[_skill(item) for item in recommended_skills],
+    )

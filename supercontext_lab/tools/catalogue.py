@@ -28,7 +28,7 @@ from .skills import (
     skill_registry_browse,
     skill_registry_search,
 )
-from .web import WebFetchArgs, WebSearchArgs, fetch_web, search_web
+from .web import WebFetchArgs, WebSearchArgs, web_fetch, web_search_tool
 
 __all__ = ["CATALOGUE", "CatalogueEntry", "build_scout_registry"]
 
@@ -115,14 +115,14 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
         "Search the web for fresh external facts. Use only when memory, profile and "
         "skills cannot answer; keep queries short.",
         WebSearchArgs,
-        search_web,
+        web_search_tool,
     ),
     _entry(
         "web_fetch",
         "Fetch one public http(s) page and return its readable text (size-capped). "
         "Private and local addresses are refused.",
         WebFetchArgs,
-        fetch_web,
+        web_fetch,
     ),
 )
 """Every read-only tool of the scout, in the order they are offered."""

@@ -1,4 +1,9 @@
-"""The web tools: ``web_search_tool`` through a provider, ``web_fetch`` under the guard."""
+"""The web tools: ``web_search_tool`` through a provider, ``web_fetch`` under the guard.
+
+As everywhere in this package, the tool functions ``(context, args)`` carry their tool's
+name; :func:`search_with` and :func:`fetch_url` are the same reads for a caller that
+holds the settings itself.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +19,8 @@ from .context import ToolContext
 __all__ = [
     "WebFetchArgs",
     "WebSearchArgs",
-    "fetch_web",
-    "search_web",
+    "fetch_url",
+    "search_with",
     "web_fetch",
     "web_search_tool",
 ]
@@ -40,14 +45,14 @@ class WebFetchArgs(ToolArgs):
     )
 
 
-def search_web(context: ToolContext, args: WebSearchArgs) -> ToolResult:
-    """``web_search_tool`` with the run's provider."""
-    return web_search_tool(args.query, args.limit, provider=context.web_search)
+def web_search_tool(context: ToolContext, args: WebSearchArgs) -> ToolResult:
+    """The ``web_search_tool`` tool: :func:`search_with` the run's provider."""
+    return search_with(args.query, args.limit, provider=context.web_search)
 
 
-def fetch_web(context: ToolContext, args: WebFetchArgs) -> ToolResult:
-    """``web_fetch`` with the run's web settings."""
-    return web_fetch(
+def web_fetch(context: ToolContext, args: WebFetchArgs) -> ToolResult:
+    """The ``web_fetch`` tool: :func:`fetch_url` with the run's web settings."""
+    return fetch_url(
         args.url,
         args.max_bytes,
         timeout=context.web_timeout,
@@ -55,7 +60,7 @@ def fetch_web(context: ToolContext, args: WebFetchArgs) -> ToolResult:
     )
 
 
-def web_search_tool(
+def search_with(
     query: str, limit: int = 5, *, provider: WebSearchProvider | None = None
 ) -> ToolResult:
     """Search the web through ``provider``; without one, say that search is not configured."""
@@ -73,14 +78,14 @@ def web_search_tool(
     return ToolResult.success({"query": query, "results": results})
 
 
-def web_fetch(
+def fetch_url(
     url: str,
     max_bytes: int = DEFAULT_MAX_BYTES,
     *,
     timeout: float | None = None,
     allow_private_addresses: bool | None = None,
 ) -> ToolResult:
-    """The ``web_fetch`` tool: :func:`fetch_page` as a :class:`ToolResult`, never raising.
+    """What ``web_fetch`` answers: :func:`fetch_page` as a :class:`ToolResult`, never raising.
 
     ``timeout`` defaults to ``web.timeout_s`` from the lab's config (10 s) and
     ``allow_private_addresses`` to ``web.allow_private_addresses`` (false).

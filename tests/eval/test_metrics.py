@@ -55,18 +55,21 @@ CASE_A = (
         has_enough_context=True,
         proposed_goal="Draft the reply",
         summary="The 2dt kernel was chosen (memory). Sourdough notes too.",
-        skills=_skills("A", "c"),
-        tool_calls=_tools("delegate_gmail", "web_search"),
+        recommended_skills=_skills("A", "c"),
+        recommended_tool_calls=_tools("delegate_gmail", "web_search"),
     ),
 )
 CASE_B = (
     Expectations(skills=("c",), has_goal=False, mentions=("Sobol",), must_not_mention=("Lofoten",)),
     None,
 )
-CASE_C = (Expectations(), envelope(skills=_skills("x"), tool_calls=_tools("file_read")))
+CASE_C = (
+    Expectations(),
+    envelope(recommended_skills=_skills("x"), recommended_tool_calls=_tools("file_read")),
+)
 CASE_D = (
     Expectations(skills=(), tools=(), has_goal=False, has_enough_context=False),
-    envelope(has_enough_context=None, skills=_skills("y")),
+    envelope(has_enough_context=None, recommended_skills=_skills("y")),
 )
 
 
@@ -131,7 +134,7 @@ def test_aggregate_matches_the_hand_computed_table() -> None:
 )
 def test_empty_ratios_follow_the_spec(name: str, value: float) -> None:
     # One run with no expectations at all: every expectation metric is 0/0.
-    metrics = aggregate([_run(Expectations(), envelope(skills=_skills("x")))])
+    metrics = aggregate([_run(Expectations(), envelope(recommended_skills=_skills("x")))])
     assert metrics[name] == value
 
 
@@ -166,7 +169,7 @@ def test_empty_expected_and_empty_recommended_is_perfect() -> None:
         (Expectations(mentions=("GBIF", "gbif")), envelope(), "mentions_expected", 1),
         (
             Expectations(skills=("fig",)),
-            envelope(skills=_skills("Fig", "fig")),
+            envelope(recommended_skills=_skills("Fig", "fig")),
             "skills_recommended",
             1,
         ),
@@ -250,3 +253,24 @@ def test_reported_names_keep_their_first_spelling_and_match_any_case() -> None:
     assert scores.skills_matched == 1
     assert scores.missed_skills == ()
     assert scores.unexpected_skills == ("Extra-Skill",)
+
+
+def test_one_table_names_every_metric_with_its_direction() -> None:
+    from supercontext_lab.eval.metrics import (
+        METRIC_NAMES,
+        METRICS,
+        RATE_METRICS,
+        TIMING_METRICS,
+        metric,
+    )
+
+    assert tuple(m.name for m in METRICS) == METRIC_NAMES
+    assert set(RATE_METRICS) | set(TIMING_METRICS) <= set(METRIC_NAMES)
+    assert metric("forbidden_mention_rate").better == "lower"
+    assert metric("valid_rate").better == "higher"
+    assert metric("envelope_chars_mean").better is None
+    assert metric("runs") is None
+    # Every rate is judged; only the envelope size has no better direction.
+    assert [m.name for m in METRICS if m.better is None] == ["envelope_chars_mean"]
+    aggregated = aggregate([])
+    assert set(METRIC_NAMES) <= set(aggregated)

@@ -142,8 +142,10 @@ def _scripted_run(summary: str, goal: str) -> tuple[ScoutRun, Thread]:
     text = envelope(
         proposed_goal=goal,
         summary=summary,
-        tool_calls=[{"tool": "web_search", "args": {"q": SCRIPT}, "why": "<b>bold</b>"}],
-        skills=[("lit-review-digest", True, "[link](javascript:alert(1))")],
+        recommended_tool_calls=[
+            {"tool": "web_search", "args": {"q": SCRIPT}, "why": "<b>bold</b>"}
+        ],
+        recommended_skills=[("lit-review-digest", True, "[link](javascript:alert(1))")],
     )
     thread = Thread(scout_model=ScriptedModel([text]))
     return thread.run_scout("Help me with the plan"), thread

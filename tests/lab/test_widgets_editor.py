@@ -453,8 +453,8 @@ BASE = {
     "has_enough_context": True,
     "proposed_goal": "Ship it",
     "summary": "- one (memory)\n- two (profile)",
-    "tool_calls": [("run_workflow", {"workflow": "a"}, "why a")],
-    "skills": [("a", True, "fits")],
+    "recommended_tool_calls": [("run_workflow", {"workflow": "a"}, "why a")],
+    "recommended_skills": [("a", True, "fits")],
 }
 
 
@@ -467,12 +467,12 @@ BASE = {
         ({"summary": "- one (memory)"}, ["summary"]),
         ({"summary": "- one (memory)\n\n- two (profile)  "}, []),
         (
-            {"tool_calls": [("run_workflow", {"workflow": "b"}, "why a")]},
+            {"recommended_tool_calls": [("run_workflow", {"workflow": "b"}, "why a")]},
             ["recommended_tool_calls"],
         ),
-        ({"skills": [("a", False, "fits")]}, ["recommended_skills"]),
+        ({"recommended_skills": [("a", False, "fits")]}, ["recommended_skills"]),
         (
-            {"proposed_goal": "Other", "skills": []},
+            {"proposed_goal": "Other", "recommended_skills": []},
             ["proposed_goal", "recommended_skills"],
         ),
     ],

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 import supercontext_lab
 from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
+from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import Thread
 from supercontext_lab.lab.widgets import BundlePanel, TraceTimeline
 from supercontext_lab.lab.widgets.html import badge, escape, render_summary_html, strip_bullet
-from supercontext_lab.lab.widgets.panel import TAB_TITLES
+from supercontext_lab.lab.widgets.panel import TAB_TITLES, describe_cold_start
 from supercontext_lab.scout import ScoutRun, run_scout
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
@@ -98,7 +99,9 @@ def test_update_replaces_what_the_panel_shows() -> None:
 )
 def test_tool_not_in_the_catalogue_is_flagged(tool: str, expected: str, flagged: bool) -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(proposed_goal="Check the budget", tool_calls=[(tool, {"x": 1}, "because")])
+    bundle = envelope(
+        proposed_goal="Check the budget", recommended_tool_calls=[(tool, {"x": 1}, "because")]
+    )
     panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
 
     assert expected in panel.tools_html.value
@@ -121,7 +124,9 @@ def test_unknown_skill_is_flagged(
     skill: str, installed: bool, expected: str, flagged: bool
 ) -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(proposed_goal="Check the budget", skills=[(skill, installed, "fits")])
+    bundle = envelope(
+        proposed_goal="Check the budget", recommended_skills=[(skill, installed, "fits")]
+    )
     panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
 
     assert expected in panel.skills_html.value
@@ -131,7 +136,7 @@ def test_unknown_skill_is_flagged(
 
 def test_wrong_installed_flag_is_marked() -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(skills=[("sensitivity-analysis-planner", True, "fits")])
+    bundle = envelope(recommended_skills=[("sensitivity-analysis-planner", True, "fits")])
     panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
     assert "installed flag is wrong" in panel.skills_html.value
     assert panel.flags == [
@@ -142,7 +147,10 @@ def test_wrong_installed_flag_is_marked() -> None:
 
 def test_without_a_workspace_nothing_is_checked() -> None:
     workspace = supercontext_lab.open_workspace(None)
-    bundle = envelope(tool_calls=[("launch_rockets", "{}", "x")], skills=[("nope", False, "y")])
+    bundle = envelope(
+        recommended_tool_calls=[("launch_rockets", "{}", "x")],
+        recommended_skills=[("nope", False, "y")],
+    )
     panel = BundlePanel(scripted_run(workspace, bundle))
     assert "not checked" in panel.tools_html.value
     assert "not checked" in panel.skills_html.value
@@ -182,8 +190,8 @@ def test_script_from_model_output_stays_text_in_every_html_value(tmp_path: Path)
         has_enough_context=False,
         proposed_goal=f"Goal {SCRIPT}",
         summary=f"Fact {SCRIPT} (memory) (web: {SCRIPT}) (transcript: {SCRIPT})",
-        tool_calls=[(f"tool{SCRIPT}", f"args {SCRIPT}", f"why {SCRIPT}")],
-        skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
+        recommended_tool_calls=[(f"tool{SCRIPT}", f"args {SCRIPT}", f"why {SCRIPT}")],
+        recommended_skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
     )
     run = scripted_run(
         workspace,
@@ -259,6 +267,45 @@ def test_failed_scout_turn_shows_the_reason_and_the_trace(tmp_path: Path) -> Non
     assert panel.tabs.selected_index == TAB_TITLES.index("Problems")
 
 
+def test_a_cold_start_reads_its_code_explanation_and_detail() -> None:
+    assert describe_cold_start(ColdStartReason.TIMEOUT, "timeout: 120 s") == (
+        "timeout: The scout ran out of time. timeout: 120 s"
+    )
+    assert describe_cold_start(ColdStartReason.EMPTY_MESSAGE) == (
+        "empty_message: The message is empty."
+    )
+    assert describe_cold_start(None) == "No context was prepared."
+
+
+def test_each_problem_is_listed_once_and_not_again_after_the_reason(tmp_path: Path) -> None:
+    # Two refused calls of one tool make one problem, said once.
+    shell = tool_call_message(("shell", {"cmd": "x"}))
+    thread = Thread(
+        Workspace(tmp_path),
+        super_context_enabled=True,
+        scout_model=ScriptedModel([shell, shell, envelope(summary="done (memory)")]),
+    )
+    turn = thread.send(BUDGET)
+    assert turn.prepared
+    assert turn.scout is not None
+    assert turn.scout.problems.count("refused tool call: shell") == 2
+    panel = BundlePanel(turn=turn)
+    assert panel.problems_html.value.count("<li>refused tool call: shell</li>") == 1
+
+    failed = Thread(
+        Workspace(tmp_path),
+        super_context_enabled=True,
+        scout_model=ScriptedModel(["no envelope here"]),
+    ).send(BUDGET)
+    panel = BundlePanel(turn=failed)
+    # The cold-start line says the scout's problems; the list does not repeat them.
+    assert "no valid envelope" in panel.reason_html.value
+    assert "<li>no valid envelope" not in panel.problems_html.value
+    # The same run shown on its own lists them.
+    alone = BundlePanel(failed.scout)
+    assert "<li>no valid envelope" in alone.problems_html.value
+
+
 # ------------------------------------------------------------------------------ trace
 
 
@@ -316,6 +363,12 @@ def test_empty_trace() -> None:
         ('(web: http://x.org/" onmouseover="y)', ["web: http://x.org/&quot; onmouseover=&quot;y"]),
         ("(web: ftp://example.org/file)", ["web: ftp://example.org/file</span>"]),
         ("line one (memory)\nline two", ["white-space:pre-wrap", "\nline two"]),
+        (
+            "A fact (memory: project-grant/budget-summary)",
+            ['scl-chip-memory"', ">memory: project-grant/budget-summary</span>"],
+        ),
+        ("(Skill: grant-budget-check)", ["scl-chip-skill", ">skill: grant-budget-check<"]),
+        ("(memory: a<b>)", [">memory: a&lt;b&gt;</span>"]),
     ],
 )
 def test_render_summary_html_chips(summary: str, fragments: list[str]) -> None:

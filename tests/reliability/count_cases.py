@@ -30,11 +30,14 @@ END = "<!-- reliability-table:end -->"
 
 GROUPS = [
     ("1. Model faults", ["test_model_faults"]),
-    ("2. Prompt injection", ["test_injection"]),
+    ("2. Prompt injection", ["test_injection", "test_forged_structure"]),
     ("3. Fuzzing", ["test_fuzz"]),
     ("4. No data lost", ["test_no_data_lost", "test_corrupt_files"]),
     ("5. Nothing let in", ["test_nothing_let_in"]),
-    ("6. Hostile workspaces and input", ["test_hostile_input", "test_rest_bodies"]),
+    (
+        "6. Hostile workspaces and input",
+        ["test_hostile_input", "test_rest_bodies", "test_linear_parsing"],
+    ),
 ]
 
 ELSEWHERE: dict[str, list[tuple[str, str, str]]] = {

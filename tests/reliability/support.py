@@ -235,7 +235,7 @@ def shown_texts(turn: Turn) -> list[str]:
         repr(result),
         result.describe(),
         *result._repr_mimebundle_().values(),
-        result.reason or "",
+        result.reason_detail or "",
         result.orchestrator_error or "",
         repr(turn.thread.orchestrator_model),
     ]

@@ -78,9 +78,9 @@ def test_corrupt_config_is_reported_never_reset(
         assert turn.result.reply == ORCHESTRATOR_REPLY
         if "route" in failing:
             assert turn.result.preparation == "failed"
-            assert str(path) in (turn.result.reason or "")
+            assert str(path) in (turn.result.reason_detail or "")
         if "setting" in failing:
-            fetched = web.web_fetch("http://127.0.0.1:9/")
+            fetched = web.fetch_url("http://127.0.0.1:9/")
             assert not fetched.ok and str(path) in fetched.content
     assert path.read_bytes() == content
 

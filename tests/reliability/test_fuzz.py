@@ -498,7 +498,7 @@ def test_web_fetch_only_ever_connects_to_public_addresses(url: str) -> None:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fetcher, "_request", record)
-        result = web.web_fetch(url, allow_private_addresses=False, timeout=2)
+        result = web.fetch_url(url, allow_private_addresses=False, timeout=2)
     assert isinstance(result, ToolResult)
     for addresses in vetted:
         assert all(address_guard.classify_address(ip) is None for ip in addresses), (url, addresses)

@@ -47,7 +47,7 @@ from supercontext_lab.models.cache import ResponseCache
 from supercontext_lab.scout.loop import _tool_pool
 from supercontext_lab.sources.memory import MemoryTree
 from supercontext_lab.sources.workspace import Workspace
-from supercontext_lab.tools.web import web_fetch
+from supercontext_lab.tools.web import fetch_url
 
 from .support import ORCHESTRATOR_REPLY, Sandbox, run_turn, shown_texts, write
 
@@ -332,7 +332,7 @@ def test_workspace_toml_bomb_makes_a_cold_turn_naming_the_file(
     assert time.perf_counter() - started < 20
     assert turn.result.reply == ORCHESTRATOR_REPLY
     assert turn.result.preparation == "failed"
-    assert turn.result.reason is not None and file in turn.result.reason
+    assert turn.result.reason_detail is not None and file in turn.result.reason_detail
 
 
 @pytest.mark.parametrize(("bomb", "text"), TOML_BOMBS, ids=[b[0] for b in TOML_BOMBS])
@@ -540,7 +540,7 @@ def test_web_fetch_deadline_covers_the_response_headers() -> None:
     """A server dripping one header line at a time: web_fetch gives up on time"""
     with header_dripper() as url:
         started = time.perf_counter()
-        result = _finishes(15, lambda: web_fetch(url, timeout=1.0, allow_private_addresses=True))
+        result = _finishes(15, lambda: fetch_url(url, timeout=1.0, allow_private_addresses=True))
         elapsed = time.perf_counter() - started
     assert not result.ok and "timed out" in result.content
     assert elapsed < 2.5, elapsed
@@ -552,7 +552,7 @@ def test_stuck_fetches_free_the_shared_tool_pool() -> None:
     with header_dripper() as url:
         started = time.perf_counter()
         futures = [
-            pool.submit(web_fetch, url, timeout=0.5, allow_private_addresses=True)
+            pool.submit(fetch_url, url, timeout=0.5, allow_private_addresses=True)
             for _ in range(40)
         ]
         results = [future.result(timeout=20) for future in futures]
@@ -651,7 +651,7 @@ def test_web_timeout_setting_that_is_not_finite_is_refused(value: float) -> None
     """web.timeout_s of inf, nan or below zero: web_fetch refuses with one line"""
     config_path().parent.mkdir(parents=True, exist_ok=True)
     config_path().write_text(f"[web]\ntimeout_s = {value!s}\n", "utf-8")
-    result = web_fetch("http://127.0.0.1:9/x", allow_private_addresses=True)
+    result = fetch_url("http://127.0.0.1:9/x", allow_private_addresses=True)
     assert not result.ok and "timeout" in result.content and "\n" not in result.content
 
 

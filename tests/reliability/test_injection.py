@@ -308,7 +308,7 @@ def test_obedient_scout_gains_nothing(
         # The copied text closes (or reopens) the envelope early: the bundle is invalid
         # and the turn goes on cold, with nothing of it passed on.
         assert result.preparation == "failed"
-        assert "no valid envelope" in (result.reason or "")
+        assert "no valid envelope" in (result.reason_detail or "")
     else:
         # Otherwise the hostile text is contained inside the one validated envelope.
         assert result.prepared, result.reason

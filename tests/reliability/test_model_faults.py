@@ -62,8 +62,10 @@ ENVELOPE = envelope(
     has_enough_context=True,
     proposed_goal="Check the grant renewal budget",
     summary="The grant renewal budget is capped at 250k EUR (memory).",
-    tool_calls=[("file_read", {"path": "files/budget/grant-budget-2026.md"}, "the budget")],
-    skills=[("grant-budget-check", True, "checks budgets against caps")],
+    recommended_tool_calls=[
+        ("file_read", {"path": "files/budget/grant-budget-2026.md"}, "the budget")
+    ],
+    recommended_skills=[("grant-budget-check", True, "checks budgets against caps")],
 )
 BIG_ENVELOPE = envelope(
     has_enough_context=True,
@@ -94,7 +96,7 @@ class Fault:
     responses: tuple[ScriptedResponse, ...] = ()
     expect: Literal["prepared", "failed"] = "failed"
     reason: str = ""
-    """A fragment of ``TurnResult.reason`` (cold turns)."""
+    """A fragment of ``TurnResult.reason_detail`` (cold turns)."""
     bound_s: float = 4.0
     """Wall-clock bound of the whole turn."""
     sleeps: tuple[float, ...] | None = None
@@ -266,8 +268,8 @@ def test_turn_survives_model_fault(
         assert turn.sent == build_prepared_message(result.envelope, MESSAGE)
         assert turn.sent.count(OPEN_TAG) == turn.sent.count(CLOSE_TAG) == 1
     else:
-        assert result.reason, "a cold turn must say why"
-        assert fault.reason in result.reason
+        assert result.reason is not None, "a cold turn must say why"
+        assert fault.reason in (result.reason_detail or "")
         assert result.envelope is None
         assert result.bundle is None
         assert turn.sent == MESSAGE
@@ -363,7 +365,7 @@ def test_turn_survives_a_broken_scout_route(
     assert turn.elapsed_s < 4.0
     assert turn.result.reply == ORCHESTRATOR_REPLY
     assert turn.result.preparation == "failed"
-    assert reason in (turn.result.reason or "")
+    assert reason in (turn.result.reason_detail or "")
     assert turn.sent == MESSAGE
     assert sandbox.fingerprint() == before
     assert_no_canary([*shown_texts(turn), caplog.text])
@@ -377,8 +379,8 @@ ECHOED = envelope(
     has_enough_context=True,
     proposed_goal=f"Check the grant renewal budget sent with {CANARY_KEY}",
     summary=f"The request carried the key {CANARY_KEY} (memory).",
-    tool_calls=[("file_read", {"path": CANARY_KEY}, f"it names {CANARY_KEY}")],
-    skills=[("grant-budget-check", True, f"the key {CANARY_KEY} works")],
+    recommended_tool_calls=[("file_read", {"path": CANARY_KEY}, f"it names {CANARY_KEY}")],
+    recommended_skills=[("grant-budget-check", True, f"the key {CANARY_KEY} works")],
 )
 OTHER_KEY_ENV = "SC_RELIABILITY_OTHER_KEY"
 OTHER_KEY = "sk-other-route-RELIABILITY-9d2e"

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from supercontext_lab.bundle import parse_context_bundle
 from supercontext_lab.config import config_path, set_setting
 from supercontext_lab.errors import ConfigError, ModelError, WorkspaceError
+from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import TurnResult
 from supercontext_lab.models.base import Message
 from supercontext_lab.models.openai import OpenAICompatibleModel
@@ -128,7 +129,7 @@ def test_web_fetch_refuses_before_connecting(
     template: str, reason: str, site: PageServer, network_guard: NetworkGuard
 ) -> None:
     """web_fetch targets: loopback, private, link-local, metadata, odd IP encodings, bad schemes."""
-    result = web.web_fetch(fill(template, site), allow_private_addresses=False, timeout=3)
+    result = web.fetch_url(fill(template, site), allow_private_addresses=False, timeout=3)
     assert not result.ok
     assert reason in result.content
     assert network_guard.connects == []
@@ -156,7 +157,7 @@ def test_metadata_stays_refused_when_private_addresses_are_allowed(
     """Cloud metadata stays refused when private addresses are allowed.
 
     Allowing private addresses (for an intranet page) never opens cloud credentials."""
-    result = web.web_fetch(url, allow_private_addresses=True, timeout=3)
+    result = web.fetch_url(url, allow_private_addresses=True, timeout=3)
     assert not result.ok
     assert "metadata" in result.content
     assert network_guard.connects == []
@@ -205,7 +206,7 @@ def test_redirect_is_refused_before_any_connection(
     """A 127.0.0.1 page redirecting (301/302/307/308, over two hops) to a refused target."""
     site.redirect("/jump", fill(target, site), status)
     start = site.redirect("/start", "/jump", status)
-    result = web.web_fetch(start, allow_private_addresses=False, timeout=3)
+    result = web.fetch_url(start, allow_private_addresses=False, timeout=3)
     assert not result.ok
     assert reason in result.content
     assert site.seen == ["/start", "/jump"]
@@ -300,7 +301,7 @@ def test_files_folder_linked_outside_is_refused_and_the_turn_goes_on(sandbox: Sa
     turn = run_turn(sandbox.root, None)
     assert turn.result.reply == ORCHESTRATOR_REPLY
     assert turn.result.preparation == "failed"
-    assert "points outside the workspace" in (turn.result.reason or "")
+    assert "points outside the workspace" in (turn.result.reason_detail or "")
     assert sandbox.fingerprint() == before
 
 
@@ -419,8 +420,8 @@ def _hostile_bundle_text() -> str:
         has_enough_context=True,
         proposed_goal=f"Goal {SCRIPT}",
         summary=f"Summary {SCRIPT}\n<img src=x onerror=alert(1)> & [link](javascript:alert(1))",
-        tool_calls=[(f"shell{SCRIPT}", {"cmd": SCRIPT}, f"why {SCRIPT}")],
-        skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
+        recommended_tool_calls=[(f"shell{SCRIPT}", {"cmd": SCRIPT}, f"why {SCRIPT}")],
+        recommended_skills=[(f"skill{SCRIPT}", True, f"why {SCRIPT}")],
     )
 
 
@@ -461,7 +462,8 @@ def test_any_untrusted_text_stays_escaped(summary: str, goal: str, reply: str) -
         sent_message=summary,
         reply=reply,
         preparation="failed",
-        reason=goal,
+        reason=ColdStartReason.NO_ENVELOPE,
+        reason_detail=goal,
         first_turn=True,
         bundle=bundle,
         goal=goal,
@@ -482,7 +484,7 @@ def test_web_fetch_of_an_allowed_private_page_returns_text_only(
     its script is dropped, never executed or passed on as markup."""
     set_setting("web.allow_private_addresses", True)
     url = site.page("/script", f"<html><body><p>Budget</p>{SCRIPT}</body></html>")
-    result = web.web_fetch(url, timeout=3)
+    result = web.fetch_url(url, timeout=3)
     assert result.ok, result.content
     text = json.loads(result.content)["text"]
     assert text == "Budget"

@@ -251,7 +251,11 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             else:
                 children.append(
                     widgets.HTML(
-                        note(describe_cold_start(turn.reason), "warn", strong="Cold start:")
+                        note(
+                            describe_cold_start(turn.reason, turn.reason_detail),
+                            "warn",
+                            strong="Cold start:",
+                        )
                     )
                 )
         if turn.orchestrator_error:
@@ -269,6 +273,6 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         if turn.prepared:
             return note(f"Turn {number}: context prepared by the scout, then replied.", "ok")
         return note(
-            f"Turn {number}: cold start ({describe_cold_start(turn.reason)}), then replied.",
+            f"Turn {number}: cold start ({describe_cold_start(turn.reason, turn.reason_detail)}), then replied.",
             "warn",
         )

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
+from ...bundle_records import Source, find_attributions, strip_bullet
+
 __all__ = [
     "BADGE_KINDS",
     "CHIP_COLOURS",
@@ -28,6 +30,7 @@ __all__ = [
     "render_attributions",
     "render_summary_html",
     "section",
+    "source_chip",
     "strip_bullet",
     "table",
 ]
@@ -57,22 +60,12 @@ CHIP_COLOURS: dict[str, tuple[str, str]] = {
     "memory": ("#4a148c", "#f1e6fb"),
     "profile": ("#0d47a1", "#e3f0fd"),
     "integrations": ("#1b5e20", "#e6f4e7"),
+    "skill": ("#6d4c00", "#fbf1d9"),
     "transcript": ("#8a3b00", "#fdeede"),
     "web": ("#00545c", "#dff5f6"),
 }
-"""Attribution kind → (text colour, background colour)."""
+"""Attribution kind → (text colour, background colour); one entry per ``SourceKind``."""
 
-# (memory) (profile) (integrations) (transcript: <thread>) (web: <url>), case-insensitive.
-# A reference starts with a non-space and may hold one level of balanced parentheses, as
-# Wikipedia URLs do. The branches never overlap, so matching stays linear on hostile text.
-_REF_PART = r"(?:[^()\n]|\([^()\n]*\))"
-_ATTRIBUTION_RE = re.compile(
-    r"\(\s*(?:"
-    r"(?P<simple>memory|profile|integrations)\s*"
-    rf"|(?P<kind>transcript|web)\s*:\s*(?P<ref>(?:[^()\s]|\([^()\n]*\)){_REF_PART}*)"
-    r")\)",
-    re.IGNORECASE,
-)
 _UNSAFE_URL_CHARS = re.compile(r"[\s\x00-\x1f\x7f<>\"'`]")
 
 
@@ -109,7 +102,8 @@ def _chip_html(kind: str, label_html: str) -> str:
 
 
 def chip(kind: str, ref: str | None = None) -> str:
-    """One attribution chip: ``chip("memory")`` or ``chip("web", "https://…")``.
+    """One attribution chip: ``chip("memory")``, ``chip("memory", "ns/key")`` (shown as
+    ``memory: ns/key``) or ``chip("web", "https://…")``.
 
     A web reference becomes a link only when it is a plain ``http``/``https`` URL (opened
     in a new tab with ``rel="noopener noreferrer"``); anything else is shown as text.
@@ -123,6 +117,11 @@ def chip(kind: str, ref: str | None = None) -> str:
         return _chip_html(name, escape(name))
     shown = link_or_text(ref) if name == "web" else escape(ref)
     return _chip_html(name, f"{escape(name)}: {shown}")
+
+
+def source_chip(source: Source) -> str:
+    """The chip of a parsed :class:`~supercontext_lab.bundle_records.Source`."""
+    return chip(source.kind, source.ref)
 
 
 def link_or_text(url: str) -> str:
@@ -139,27 +138,21 @@ def link_or_text(url: str) -> str:
 
 
 def render_attributions(text: str) -> str:
-    """``text`` escaped, with every attribution turned into a chip (inline, no wrapper)."""
+    """``text`` escaped, with every attribution the bundle parser finds in it
+    (:func:`~supercontext_lab.bundle_records.find_attributions`) turned into a chip
+    (inline, no wrapper)."""
     pieces: list[str] = []
     position = 0
-    for match in _ATTRIBUTION_RE.finditer(text):
-        pieces.append(escape(text[position : match.start()]))
-        simple = match.group("simple")
-        if simple is not None:
-            pieces.append(chip(simple))
-        else:
-            pieces.append(chip(match.group("kind"), match.group("ref").strip()))
-        position = match.end()
+    for attribution in find_attributions(text):
+        pieces.append(escape(text[position : attribution.start]))
+        pieces.append(source_chip(attribution.source))
+        position = attribution.end
     pieces.append(escape(text[position:]))
     return "".join(pieces)
 
 
-_BULLET_RE = re.compile(r"^[ \t]*[-*•][ \t]+")
-
-
-def strip_bullet(line: str) -> str:
-    """``line`` without a leading Markdown bullet (``- ``, ``* `` or ``• ``)."""
-    return _BULLET_RE.sub("", line, count=1)
+def _is_bullet(line: str) -> bool:
+    return strip_bullet(line) != line
 
 
 def render_summary_html(summary: str) -> str:
@@ -171,7 +164,7 @@ def render_summary_html(summary: str) -> str:
     """
     style = f"white-space:pre-wrap; line-height:1.55; {_FONT}"
     lines = summary.split("\n")
-    if not any(_BULLET_RE.match(line) for line in lines):
+    if not any(_is_bullet(line) for line in lines):
         return f'<div class="scl-summary" style="{style}">{render_attributions(summary)}</div>'
     parts: list[str] = []
     items: list[str] = []
@@ -182,7 +175,7 @@ def render_summary_html(summary: str) -> str:
             items.clear()
 
     for line in lines:
-        if _BULLET_RE.match(line):
+        if _is_bullet(line):
             items.append(f"<li>{render_attributions(strip_bullet(line))}</li>")
         elif line.strip():
             close_list()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import ipywidgets as widgets
 
 from ...bundle import ContextBundle, RecommendedSkill, RecommendedToolCall
+from ...gate import ColdStartReason
 from ...harness import TurnResult
 from ...scout import ScoutRun
 from ...sources.workspace import Workspace
@@ -28,26 +29,15 @@ TAB_TITLES = ("Bundle", "Envelope", "Trace", "Problems")
 _PROBLEMS_TAB = TAB_TITLES.index("Problems")
 _RAW_OUTPUT_CHARS = 4000
 
-_REASONS = {
-    "super_context_disabled": "Super Context is off for this thread.",
-    "not_orchestrator": "Only an orchestrator thread is prepared.",
-    "not_first_turn": "Only the first turn of a thread is prepared.",
-    "prior_conversation": "The thread resumes an earlier conversation.",
-    "empty_message": "The message is empty.",
-    "context_free_greeting": "The message is a greeting or thanks that needs no context.",
-    "simple_local_filesystem_action": "The message is a simple folder action that needs no context.",
-    "non_native_provider_no_explicit_intent": (
-        "The provider has no native tool calling and the message asks for no earlier context."
-    ),
-}
 
-
-def describe_cold_start(reason: str | None) -> str:
-    """A readable line for a turn's skip or failure ``reason`` (codes get an explanation)."""
-    if not reason:
-        return "No context was prepared."
-    explanation = _REASONS.get(reason)
-    return f"{reason}: {explanation}" if explanation else reason
+def describe_cold_start(reason: ColdStartReason | None, detail: str | None = None) -> str:
+    """A readable line for why a turn started cold: the code, its explanation (the one
+    table, :attr:`ColdStartReason.explanation`) and the free-text ``detail`` when there
+    is one."""
+    if reason is None:
+        return detail or "No context was prepared."
+    text = f"{reason}: {reason.explanation}"
+    return f"{text} {detail}" if detail else text
 
 
 @dataclass
@@ -67,13 +57,15 @@ def _gather(run: ScoutRun | None, turn: TurnResult | None) -> _View:
     if turn is not None:
         view.bundle, view.envelope = turn.bundle, turn.envelope
         if not turn.prepared:
-            view.cold_reason = describe_cold_start(turn.reason)
+            view.cold_reason = describe_cold_start(turn.reason, turn.reason_detail)
     if run is not None:
         view.bundle = view.bundle or run.bundle
         view.envelope = view.envelope or run.envelope
-        for problem in run.problems:
-            if turn is None or problem not in (turn.reason or ""):
-                view.problems.append(problem)
+        # A turn that failed on this very run already says its problems in the cold-start
+        # line (its detail is made of them); otherwise each problem is listed once.
+        said = turn is not None and turn.scout is run and turn.reason_detail is not None
+        if not said:
+            view.problems.extend(dict.fromkeys(run.problems))
         if view.bundle is None:
             view.raw_output = run.output
             if turn is None:
@@ -87,7 +79,9 @@ def _gather(run: ScoutRun | None, turn: TurnResult | None) -> _View:
             f"status {run.status}",
         ]
     if turn is not None and turn.orchestrator_error:
-        view.problems.append(f"Orchestrator error: {turn.orchestrator_error}")
+        error = f"Orchestrator error: {turn.orchestrator_error}"
+        if error not in view.problems:
+            view.problems.append(error)
     if run is None and turn is None:
         view.cold_reason = "Nothing has run yet."
     return view

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
+from ..._text import one_line
 from ...scout import TraceStep
 from .html import badge, escape, table
 
@@ -13,11 +14,6 @@ __all__ = ["TraceTimeline", "render_trace_html"]
 
 _ARGS_CHARS = 240
 _BAR_COLOURS = {"model": "#5c6bc0", "tool": "#26a69a", "refused": "#c62828", "error": "#ef6c00"}
-
-
-def _shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _bar(step: TraceStep, longest: float) -> str:
@@ -63,7 +59,7 @@ def _tool_cells(step: TraceStep) -> list[str]:
     label = f"<b>tool</b> <code>{escape(step.tool)}</code> {state}"
     details = []
     if step.arguments:
-        details.append(f"args: <code>{escape(_shorten(step.arguments, _ARGS_CHARS))}</code>")
+        details.append(f"args: <code>{escape(one_line(step.arguments, _ARGS_CHARS))}</code>")
     if step.result_preview:
         details.append(f'<span style="color:#616161;">{escape(step.result_preview)}</span>')
     return [label, "<br>".join(details)]

@@ -188,50 +188,15 @@ class OfflineScoutModel(OfflineModel):
     def _envelope(self, context: RequestContext) -> str:
         kind = request_kind(context.request)
         if kind == "greeting":
-            return (
-                "[context_bundle]\nhas_enough_context: true\nproposed_goal: none\n"
-                "summary: A greeting or thanks; no background is needed to reply.\n"
-                "recommended_tool_calls: []\nrecommended_skills: []\n[/context_bundle]"
+            return write_envelope(
+                has_enough_context=True,
+                proposed_goal=None,
+                summary="A greeting or thanks; no background is needed to reply.",
+                summary_on_key_line=True,
             )
-        query = context.query_stems
-        facts = self._memory_facts(context)
-        facts += [
-            f"{one_line(line, FACT_CHARS, at_word=True)} (memory)"
-            for line in relevant_lines(context.memory_md, query, 3)
-        ]
-        profile = [
-            f"{one_line(line, FACT_CHARS, at_word=True)} (profile)"
-            for line in relevant_lines(context.profile, query, 3)
-        ]
-        for result in context.results.get("memory_flavour", []):
-            content = str(result.get("content", "")).strip()
-            if content:
-                facet = str(result.get("facet", "preferences")).replace("_", " ")
-                lines = [ln.strip("- ").strip() for ln in content.splitlines() if ln.strip()]
-                best = relevant_lines(content, query, 2) or lines[:2]
-                profile.extend(
-                    f"{facet.capitalize()}: {one_line(ln, FACT_CHARS, at_word=True)} (profile)"
-                    for ln in best
-                )
-        missing: list[str] = []
-        integration_lines: list[str] = []
-        tool_calls: list[tuple[str, dict[str, Any], str]] = []
-        for toolkit in mentioned_integrations(context):
-            if toolkit in context.connected:
-                description = context.connected[toolkit]
-                detail = f": {description}" if description else ""
-                integration_lines.append(f"{toolkit} is connected{detail} (integrations)")
-                delegate = f"delegate_{toolkit}"
-                if delegate in context.orchestrator_tools:
-                    tool_calls.append(
-                        (
-                            delegate,
-                            {"task": one_line(context.request, 200, at_word=True)},
-                            f"{toolkit} is connected and the request concerns it",
-                        )
-                    )
-            elif context.connected or toolkit in ("notion", "google_drive", "linkedin", "whatsapp"):
-                missing.append(f"{toolkit} is not connected, so it cannot act on this request")
+        facts = self._memory_facts(context) + _memory_md_facts(context)
+        profile = _profile_facts(context)
+        integration_lines, tool_calls, missing = _integration_parts(context)
         installed, registry = self._skills(context)
         if installed and "run_workflow" in context.orchestrator_tools:
             dir_name = installed[0][0]
@@ -243,63 +208,18 @@ class OfflineScoutModel(OfflineModel):
                 )
             )
         if needs_web(context):
-            web = context.results.get("web_search_tool")
-            if web:
-                for result in web[:1]:
-                    for item in result.get("results", [])[:3]:
-                        facts.append(
-                            f"{one_line(str(item.get('title', '')), 120, at_word=True)} "
-                            f"(web: {item.get('url', '')})"
-                        )
-            elif "web_search" in context.orchestrator_tools:
-                tool_calls.append(
-                    (
-                        "web_search",
-                        {"query": " ".join(context.query_words[:8])},
-                        "the request asks for recent outside information",
-                    )
-                )
-            if not web:
-                missing.append(
-                    "recent outside sources were not searched (web search is "
-                    "not configured for the scout)"
-                )
-        for path in context.files:
-            if (
-                overlap(query, path.replace("/", " ").replace("-", " ").replace("_", " "))
-                and "file_read" in context.orchestrator_tools
-                and len(tool_calls) < 4
-            ):
-                tool_calls.append(
-                    ("file_read", {"path": f"files/{path}"}, "a workspace file on the same topic")
-                )
-                break
-
+            _web_parts(context, facts, tool_calls, missing)
+        _file_call(context, tool_calls)
         found = bool(facts or profile or integration_lines)
         if not found:
             missing.insert(
                 0, "no stored memory, profile or integration context matched this request"
             )
-        has_enough = found and not missing
-        goal = None if kind == "question" else goal_line(context.request)
-
-        lines = facts[:6] + profile[:4] + integration_lines
-        summary_lines = []
-        used = 0
-        for line in lines:
-            if used + len(line) > SUMMARY_BUDGET:
-                break
-            summary_lines.append(f"- {line}")
-            used += len(line) + 3
-        if missing:
-            summary_lines.append("Missing: " + "; ".join(missing) + ".")
-        summary = "\n".join(summary_lines) or "Nothing relevant was found."
-
         skills = [(i, True, d) for i, d in installed] + [(i, False, d) for i, d in registry]
         return write_envelope(
-            has_enough_context=has_enough,
-            proposed_goal=goal,
-            summary=summary,
+            has_enough_context=found and not missing,
+            proposed_goal=None if kind == "question" else goal_line(context.request),
+            summary=_summary(facts[:6] + profile[:4] + integration_lines, missing),
             tool_calls=[
                 (name, json.dumps(args, ensure_ascii=False), why) for name, args, why in tool_calls
             ],
@@ -312,3 +232,115 @@ class OfflineScoutModel(OfflineModel):
                 for skill_id, is_installed, description in skills
             ],
         )
+
+
+# The envelope's parts, each from what the run read; a tool call is (name, args, why).
+_Call = tuple[str, dict[str, Any], str]
+
+
+def _memory_md_facts(context: RequestContext) -> list[str]:
+    """MEMORY.md lines on the request's topic, cited (memory)."""
+    return [
+        f"{one_line(line, FACT_CHARS, at_word=True)} (memory)"
+        for line in relevant_lines(context.memory_md, context.query_stems, 3)
+    ]
+
+
+def _profile_facts(context: RequestContext) -> list[str]:
+    """PROFILE.md lines on the topic, then the flavour facets read, cited (profile)."""
+    query = context.query_stems
+    profile = [
+        f"{one_line(line, FACT_CHARS, at_word=True)} (profile)"
+        for line in relevant_lines(context.profile, query, 3)
+    ]
+    for result in context.results.get("memory_flavour", []):
+        content = str(result.get("content", "")).strip()
+        if content:
+            facet = str(result.get("facet", "preferences")).replace("_", " ")
+            lines = [ln.strip("- ").strip() for ln in content.splitlines() if ln.strip()]
+            best = relevant_lines(content, query, 2) or lines[:2]
+            profile.extend(
+                f"{facet.capitalize()}: {one_line(ln, FACT_CHARS, at_word=True)} (profile)"
+                for ln in best
+            )
+    return profile
+
+
+def _integration_parts(context: RequestContext) -> tuple[list[str], list[_Call], list[str]]:
+    """The integrations the request mentions: summary lines for the connected ones (and a
+    delegate call when the orchestrator has one), what is missing for the others."""
+    missing: list[str] = []
+    lines: list[str] = []
+    tool_calls: list[_Call] = []
+    for toolkit in mentioned_integrations(context):
+        if toolkit in context.connected:
+            description = context.connected[toolkit]
+            detail = f": {description}" if description else ""
+            lines.append(f"{toolkit} is connected{detail} (integrations)")
+            delegate = f"delegate_{toolkit}"
+            if delegate in context.orchestrator_tools:
+                tool_calls.append(
+                    (
+                        delegate,
+                        {"task": one_line(context.request, 200, at_word=True)},
+                        f"{toolkit} is connected and the request concerns it",
+                    )
+                )
+        elif context.connected or toolkit in ("notion", "google_drive", "linkedin", "whatsapp"):
+            missing.append(f"{toolkit} is not connected, so it cannot act on this request")
+    return lines, tool_calls, missing
+
+
+def _web_parts(
+    context: RequestContext, facts: list[str], tool_calls: list[_Call], missing: list[str]
+) -> None:
+    """For a request that needs fresh outside facts: the search results as facts, or a
+    web_search call for the orchestrator, and what is missing without them."""
+    web = context.results.get("web_search_tool")
+    if web:
+        for result in web[:1]:
+            for item in result.get("results", [])[:3]:
+                facts.append(
+                    f"{one_line(str(item.get('title', '')), 120, at_word=True)} "
+                    f"(web: {item.get('url', '')})"
+                )
+    elif "web_search" in context.orchestrator_tools:
+        tool_calls.append(
+            (
+                "web_search",
+                {"query": " ".join(context.query_words[:8])},
+                "the request asks for recent outside information",
+            )
+        )
+    if not web:
+        missing.append(
+            "recent outside sources were not searched (web search is not configured for the scout)"
+        )
+
+
+def _file_call(context: RequestContext, tool_calls: list[_Call]) -> None:
+    """A file_read of the first workspace file on the request's topic, if there is room."""
+    for path in context.files:
+        if (
+            overlap(context.query_stems, path.replace("/", " ").replace("-", " ").replace("_", " "))
+            and "file_read" in context.orchestrator_tools
+            and len(tool_calls) < 4
+        ):
+            tool_calls.append(
+                ("file_read", {"path": f"files/{path}"}, "a workspace file on the same topic")
+            )
+            break
+
+
+def _summary(lines: list[str], missing: list[str]) -> str:
+    """The bulleted facts that fit :data:`SUMMARY_BUDGET`, then one ``Missing:`` line."""
+    summary_lines = []
+    used = 0
+    for line in lines:
+        if used + len(line) > SUMMARY_BUDGET:
+            break
+        summary_lines.append(f"- {line}")
+        used += len(line) + 3
+    if missing:
+        summary_lines.append("Missing: " + "; ".join(missing) + ".")
+    return "\n".join(summary_lines) or "Nothing relevant was found."

@@ -1,0 +1,122 @@
+"""Hostile envelopes parse in linear time, inside the caller's deadline.
+
+Every parser of the envelope (parse_context_bundle, fit_bundle, bundle_warnings,
+bundle_rejection_reason) gets a megabyte of each hostile class of
+``benchmarks/envelope_parsers.py`` (runs of quotes, spaces, backticks, ``[`` and ``(``,
+key-like lines, deep list items, one long line, many lines) and must finish in under two
+seconds, and in no more than a generous multiple of what a harmless envelope of the same
+size takes in the same process. The parsers run in a child process with a time limit, so
+a quadratic parser fails the test instead of holding the suite for minutes. The ratio
+itself, the 2x target, is measured by ``python -m benchmarks parsers``.
+
+Then the two paths users met: a 2 MB hostile reply through ``Thread.send`` within the
+scout's 10 s budget, and ``supercontext-lab bundle check`` on a hostile megabyte.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.envelope_parsers import HOSTILE, hostile
+from supercontext_lab.harness import Thread
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import ScriptedModel
+
+from .support import ORCHESTRATOR_REPLY, scripted_orchestrator
+
+REPO = Path(__file__).resolve().parents[2]
+SIZE = 1_000_000
+ABSOLUTE_S = 2.0
+# Generous on purpose (a loaded CI machine, a cold cache): the target itself is 2x.
+RELATIVE = 10.0
+
+_CHILD = """
+import json, sys, time
+from benchmarks.envelope_parsers import PARSERS, harmless, hostile
+name, size = sys.argv[1], int(sys.argv[2])
+bad, good = hostile(name, size), harmless(size)
+out = {}
+for parser, function in PARSERS.items():
+    texts = [bad, good]
+    if parser == "bundle_rejection_reason":
+        texts = [text.removesuffix("[/context_bundle]") for text in texts]
+    times = []
+    for text in texts:
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            function(text)
+            best = min(best, time.perf_counter() - started)
+        times.append(best)
+    out[parser] = times
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_hostile_megabyte_parses_in_linear_time(name: str) -> None:
+    """A hostile megabyte of each class: every envelope parser under 2 s, near a harmless one"""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, name, str(SIZE)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            cwd=REPO,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name}: the parsers took more than 90 s on {SIZE:,} characters")
+    times = json.loads(done.stdout)
+    for parser, (hostile_s, harmless_s) in times.items():
+        assert hostile_s < ABSOLUTE_S, f"{name}: {parser} took {hostile_s:.2f} s"
+        assert hostile_s < max(RELATIVE * harmless_s, 0.05), (
+            f"{name}: {parser} took {hostile_s * 1e3:.1f} ms, "
+            f"a harmless envelope {harmless_s * 1e3:.1f} ms"
+        )
+
+
+def test_a_two_megabyte_hostile_reply_keeps_the_scout_budget(tmp_path: Path) -> None:
+    """A 2 MB hostile reply goes through Thread.send inside the scout's 10 s budget"""
+    reply = hostile("runs of quotes", 2_000_000)
+    thread = Thread(
+        Workspace(tmp_path),
+        scout_model=ScriptedModel([reply]),
+        orchestrator_model=scripted_orchestrator(),
+        super_context_enabled=True,
+        scout_timeout_s=10.0,
+    )
+    started = time.perf_counter()
+    result = thread.send("Help me check the grant renewal budget")
+    elapsed = time.perf_counter() - started
+    assert result.reply == ORCHESTRATOR_REPLY
+    assert result.prepared and result.envelope is not None
+    assert len(result.envelope) <= thread.definition.max_result_chars
+    assert elapsed < 10.0, f"Thread.send took {elapsed:.1f} s"
+
+
+def test_bundle_check_on_a_hostile_megabyte(tmp_path: Path) -> None:
+    """supercontext-lab bundle check reads a hostile megabyte in seconds"""
+    path = tmp_path / "reply.txt"
+    path.write_text(hostile("runs of quotes", SIZE), encoding="utf-8")
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "supercontext_lab", "bundle", "check", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            cwd=REPO,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("bundle check took more than 90 s on a hostile megabyte")
+    elapsed = time.perf_counter() - started
+    assert "is not true or false" in done.stdout
+    assert done.returncode in (0, 1), done.stderr
+    assert elapsed < 10.0, f"bundle check took {elapsed:.1f} s"
