@@ -7,17 +7,42 @@ the real path first and refuses anything outside the root (unless links out are 
 anything under ``/proc``, ``/sys`` or ``/dev`` (whatever the setting), and anything that
 is not a regular file; then it reads at most a given number of bytes. Every refusal is a
 :class:`~supercontext_lab.errors.PathRefusedError` with a one-line reason for the caller to record.
+
+Checking a path and then opening it is a race: whoever writes the folder can swap the
+file (or a folder above it) for a link out between the two steps. :func:`read_confined`,
+which every workspace read goes through, therefore opens what it checked and nothing
+else: it walks the checked real path from ``/`` one component at a time with
+``O_NOFOLLOW`` (``os.open(..., dir_fd=...)``), so a component that became a link cannot
+be followed; when one did, the path is checked again from the start.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 from .errors import PathRefusedError
 
-__all__ = ["confined_path", "read_limited"]
+__all__ = ["confined_path", "read_confined", "read_limited"]
+
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO would wait forever for a writer
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+# O_PATH opens a folder to walk through without needing to read it (Linux).
+_WALK_FLAGS = (
+    getattr(os, "O_PATH", os.O_RDONLY)
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_CAN_WALK = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+# A path that changes under the reader this many times running is refused.
+_ATTEMPTS = 3
 
 # Kernel and device trees: their "files" are live views of processes and hardware.
 _SPECIAL_ROOTS = tuple(Path(p) for p in ("/proc", "/sys", "/dev"))
@@ -54,12 +79,65 @@ def confined_path(root: Path, path: Path, *, allow_outside: bool = False) -> Pat
 def read_limited(path: Path, max_bytes: int) -> tuple[bytes, bool]:
     """At most ``max_bytes`` of the regular file ``path``, and whether more was there.
 
-    Opened without blocking (a FIFO would wait forever for a writer) and checked on the
-    open descriptor, so what is read is what was checked. Raises :class:`~supercontext_lab.errors.PathRefusedError` for
-    anything but a regular file and ``OSError`` when it cannot be opened or read.
+    For files the lab's user named (its config, an agent definition); a file inside a
+    folder somebody else may write goes through :func:`read_confined`. Opened without
+    blocking and checked on the open descriptor. Raises
+    :class:`~supercontext_lab.errors.PathRefusedError` for anything but a regular file and
+    ``OSError`` when it cannot be opened or read.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags)
+    return _read_open(os.open(path, _READ_FLAGS), max_bytes)
+
+
+def read_confined(
+    root: Path, path: Path, max_bytes: int, *, allow_outside: bool = False
+) -> tuple[bytes, bool]:
+    """At most ``max_bytes`` of the regular file ``path`` inside ``root`` (a resolved
+    folder), and whether more was there; what is read is the file that was checked.
+
+    The rules of :func:`confined_path` apply to the file actually opened: its real path is
+    checked, then opened component by component without following any link, and checked
+    again from the start when a component changed in between (a file swapped for a link).
+    Raises :class:`~supercontext_lab.errors.PathRefusedError` for a refused or special
+    file, or one that keeps changing while it is read; ``FileNotFoundError`` when it does
+    not exist; ``OSError`` when it cannot be opened or read.
+    """
+    for _attempt in range(_ATTEMPTS):
+        real = confined_path(root, path, allow_outside=allow_outside)
+        try:
+            fd = _open_exactly(real)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                continue  # a component changed since it was checked: check again
+            raise
+        return _read_open(fd, max_bytes)
+    raise PathRefusedError("it kept changing while it was read")
+
+
+def _open_exactly(real: Path) -> int:
+    """A descriptor of the file at ``real`` (a resolved path), reached without following
+    any link: an ``OSError`` (``ELOOP``, ``ENOTDIR``) when a component is one now."""
+    if not _CAN_WALK:
+        # No dir_fd here: open, then make sure the file opened is the one at ``real``.
+        fd = os.open(real, _READ_FLAGS)
+        opened, there = os.fstat(fd), os.lstat(real)
+        if (opened.st_dev, opened.st_ino) != (there.st_dev, there.st_ino):
+            os.close(fd)
+            raise OSError(errno.ELOOP, "the file changed while it was opened", str(real))
+        return fd
+    anchor, *folders, name = real.parts
+    current = os.open(anchor, _WALK_FLAGS)
+    try:
+        for folder in folders:
+            step = os.open(folder, _WALK_FLAGS, dir_fd=current)
+            os.close(current)
+            current = step
+        return os.open(name, _READ_FLAGS | os.O_NOFOLLOW, dir_fd=current)
+    finally:
+        os.close(current)
+
+
+def _read_open(fd: int, max_bytes: int) -> tuple[bytes, bool]:
+    """Read at most ``max_bytes`` of the regular file open at ``fd``, then close it."""
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise PathRefusedError("it is not a regular file")

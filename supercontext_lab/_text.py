@@ -13,10 +13,11 @@ from collections.abc import Mapping
 
 from pydantic import ValidationError
 
-__all__ = ["describe_validation_error", "one_line", "strip_userinfo"]
+__all__ = ["describe_validation_error", "one_line", "strip_userinfo", "without_surrogates"]
 
 # The authority part of a URL up to its last "@": "//user:secret@" in "https://user:secret@host".
 _USERINFO = re.compile(r"//[^/?#\s]*@")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def one_line(text: object, limit: int | None = None, *, at_word: bool = False) -> str:
@@ -99,3 +100,18 @@ def strip_userinfo(text: str) -> str:
     disk. Works on any text (a URL that does not parse, an error message quoting one).
     """
     return _USERINFO.sub("//", text) if "@" in text else text
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate (U+D800-U+DFFF) replaced by U+FFFD.
+
+    A JSON escape such as ``"\\ud800"`` or a byte that did not decode (Python's
+    ``surrogateescape``) leaves one in a ``str``, and such a string cannot be encoded as
+    UTF-8: writing it to a file, a socket or a terminal raises. Text from outside is put
+    through this where it enters, so nothing later has to.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import corpus
+from benchmarks import corpus, parsers
 from benchmarks.eval_throughput import make_cases
 from benchmarks.harness_overhead import make_bundle
 from benchmarks.import_time import heaviest_imports
@@ -42,8 +42,8 @@ def tiny_options(tmp: Path) -> Options:
         turn_repeats=2,
         turn_warmup=1,
         timeit_repeat=2,
-        parser_sizes=(20_000,),
-        parser_repeats=1,
+        envelope_sizes=(20_000,),
+        envelope_repeats=1,
         import_repeats=1,
         load_ext_repeats=1,
         eval_cases=4,
@@ -135,9 +135,9 @@ def test_harness_startup_and_eval_run(workdir: Path) -> None:
 def test_the_parser_benchmark_times_every_parser_on_every_hostile_class(workdir: Path) -> None:
     from benchmarks.envelope_parsers import HOSTILE, PARSERS, harmless, hostile
 
-    options = tiny_options(workdir / "parsers")
+    options = tiny_options(workdir / "envelope")
     options.docs_dir = None
-    run_all(options, ["parsers"], log=_quiet)
+    run_all(options, ["envelope"], log=_quiet)
     data = _load(options)
     results = data["sections"]["envelope_parsers"]["results"]  # type: ignore[index]
     assert set(results) == {f"{name} @ 20000" for name in HOSTILE}
@@ -368,3 +368,27 @@ def test_the_realmodel_table_is_written_between_markers_and_kept_by_a_full_run(
     assert "| new | table |" in rewritten and "other tables" not in rewritten
     assert rewritten.count(realmodel.BEGIN) == 1
     assert "| `smollm2-grammar` |" in rewritten
+
+
+def test_parsers_run_and_judge_every_parser(workdir: Path) -> None:
+    options = tiny_options(workdir / "parsers")
+    options.docs_dir = None
+    options.parser_repeats = 1
+    options.parser_sizes = dict.fromkeys(parsers.PARSERS, (3000,))
+    run_all(options, ["parsers"], log=_quiet)
+    data = _load(options)
+    section = data["sections"]["parsers"]  # type: ignore[index]
+    assert set(section["parsers"]) == set(parsers.PARSERS)
+    for results in section["parsers"].values():
+        assert [r["size"] for r in results] == [3000]
+        assert all(case["ratio"] > 0 for case in results[0]["cases"].values())
+    targets = data["targets"]
+    assert isinstance(targets, list)
+    assert [t["area"] for t in targets] == ["Hostile input"] * len(parsers.PARSERS)
+    assert {t["status"] for t in targets} <= STATUSES
+
+
+def test_the_harmless_page_is_a_page_of_the_size_asked() -> None:
+    page = parsers.harmless_page(50_000)
+    assert len(page) == 50_000 and page.startswith("<!doctype html>")
+    assert page.count("<a ") > 100

@@ -446,7 +446,9 @@ def test_remote_registry_is_merged_once(
         {"id": "inbox-triage", "name": "Remote duplicate", "tags": ["email"]},
     ]  # fmt: skip
     pages["/registry.json"] = (200, json.dumps(remote).encode())
-    registry = build_scout_registry(ws, registry_url=f"{base}/registry.json")
+    registry = build_scout_registry(
+        ws, registry_url=f"{base}/registry.json", allow_private_addresses=True
+    )
     data = ok_json(registry.call("skill_registry_browse", {}))
     ids = [r["id"] for r in data["results"]]
     assert ids == [*(e["id"] for e in REGISTRY), "lab-notebook"]
@@ -482,7 +484,9 @@ def test_remote_registry_errors_are_tool_errors(
 ) -> None:
     base, pages = registry_server
     pages["/registry.json"] = (status, body)
-    registry = build_scout_registry(ws, registry_url=f"{base}/registry.json")
+    registry = build_scout_registry(
+        ws, registry_url=f"{base}/registry.json", allow_private_addresses=True
+    )
     result = registry.call("skill_registry_search", {"query": "x"})
     assert not result.ok
     assert result.content.startswith("tool 'skill_registry_search' failed: ")

@@ -8,16 +8,14 @@ traceback).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..errors import SupercontextError
-from .common import PROG, Parser, UsageProblem
+from .common import PROG, Parser, UsageProblem, emit, emit_json, read_text_input, text_argument
 
 if TYPE_CHECKING:
     from ..agents.definition import AgentDefinition
@@ -40,18 +38,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _read_input(source: str) -> str:
-    if source == "-":
-        return sys.stdin.read()
-    path = Path(source)
-    if not path.is_file():
-        raise UsageProblem(f"{PROG}: no such file: {source}")
-    try:
-        return path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageProblem(f"{PROG}: cannot read {source}: {exc}") from None
-
-
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
@@ -61,14 +47,14 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
     from ..bundle_lint import bundle_warnings
     from ..bundle_render import render_plain
 
-    output = _read_input(args.file)
+    output = read_text_input(args.file)
     bundle = parse_context_bundle(output)
     if bundle is None:
         reason = bundle_rejection_reason(output) or "the output holds no usable envelope"
         if args.json:
-            print(json.dumps({"valid": False, "accepted": False, "reason": reason, "warnings": []}))
+            emit_json({"valid": False, "accepted": False, "reason": reason, "warnings": []})
         else:
-            print(f"rejected: {reason}")
+            emit(f"rejected: {reason}")
         return 1
     # "valid" is the harness's rule (SPEC §2.1); --strict also refuses what it would
     # read only in part.
@@ -76,17 +62,17 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
     accepted = not (args.strict and warnings)
     if args.json:
         report = {"valid": True, "accepted": accepted, "warnings": warnings}
-        print(json.dumps({**report, "bundle": bundle.to_dict()}, ensure_ascii=False))
+        emit_json({**report, "bundle": bundle.to_dict()})
         return 0 if accepted else 1
     if not accepted:
-        print(f"rejected (--strict): {_plural(len(warnings), 'warning')}")
+        emit(f"rejected (--strict): {_plural(len(warnings), 'warning')}")
     elif warnings:
-        print(f"accepted, with {_plural(len(warnings), 'warning')}: the harness would use it")
+        emit(f"accepted, with {_plural(len(warnings), 'warning')}: the harness would use it")
     else:
-        print("accepted: the harness would use this envelope")
+        emit("accepted: the harness would use this envelope")
     for warning in warnings:
-        print(f"warning: {warning}")
-    print(render_plain(bundle))
+        emit(f"warning: {warning}")
+    emit(render_plain(bundle))
     return 0 if accepted else 1
 
 
@@ -99,9 +85,9 @@ def _cmd_config(args: argparse.Namespace) -> int:
     status = super_context_status()
     state = "on" if status.enabled else "off"
     if args.action == "set" and status.enabled != (args.value == "on"):
-        print(f"super_context_enabled: {state} (saved {args.value}, overridden by {status.detail})")
+        emit(f"super_context_enabled: {state} (saved {args.value}, overridden by {status.detail})")
     else:
-        print(f"super_context_enabled: {status.describe()}")
+        emit(f"super_context_enabled: {status.describe()}")
     return 0
 
 
@@ -122,7 +108,9 @@ def _definition(path: str | None) -> AgentDefinition:
     if path is None:
         return default_agent_definition()
     if not Path(path).is_file():
-        raise UsageProblem(f"{PROG}: agent definition not found: {path}")
+        # A FIFO or a device is never opened: it could block or never end.
+        found = "is not a regular file" if Path(path).exists() else "not found"
+        raise UsageProblem(f"{PROG}: agent definition {found}: {path}")
     return load_agent_definition(Path(path))
 
 
@@ -143,19 +131,19 @@ def _print_trace(trace: Sequence[TraceStep]) -> None:
         if step.kind == "model":
             grace = " (final call, no tools)" if step.grace else ""
             if not step.ok:
-                print(
+                emit(
                     f"  {number:>2}. model call {step.iteration}{grace}: FAILED after "
                     f"{step.duration_ms:.1f} ms: {step.text_preview}"
                 )
                 continue
             asked = f" → calls {', '.join(step.tool_calls)}" if step.tool_calls else " → answer"
-            print(
+            emit(
                 f"  {number:>2}. model call {step.iteration}{grace}: {step.tokens} tokens, "
                 f"{step.duration_ms:.1f} ms{asked}"
             )
         else:
             state = "REFUSED" if step.refused else ("ok" if step.ok else "error")
-            print(
+            emit(
                 f"  {number:>2}. tool {step.tool}({step.arguments}) [{state}] "
                 f"{step.duration_ms:.1f} ms: {step.result_preview[:100]}"
             )
@@ -178,7 +166,11 @@ def _calls(trace: Sequence[TraceStep], count: int) -> str:
 def _cmd_scout(args: argparse.Namespace) -> int:
     from ..scout import run_scout
 
-    message = args.message if args.message != "-" else sys.stdin.read()
+    message = (
+        read_text_input("-") if args.message == "-" else text_argument(args.message, "the message")
+    )
+    if args.focus is not None:
+        text_argument(args.focus, "--focus")
     if not message.strip():
         raise UsageProblem(f"{PROG}: the message is empty")
     workspace = _workspace(args.workspace)
@@ -193,17 +185,17 @@ def _cmd_scout(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
     )
     if args.json:
-        print(json.dumps(run.to_dict(), ensure_ascii=False))
+        emit_json(run.to_dict())
     else:
-        print(
+        emit(
             f"scout: {run.status} with {_model_label(args, run.model_name)} in "
             f"{run.elapsed_ms:.0f} ms, {_calls(run.trace, run.model_calls)}, "
             f"{_plural(run.usage.total_tokens, 'token')}"
         )
         _print_trace(run.trace)
-        print(run.envelope if run.envelope is not None else "(no envelope)")
+        emit(run.envelope if run.envelope is not None else "(no envelope)")
         for problem in run.problems:
-            print(f"problem: {problem}")
+            emit(f"problem: {problem}")
     return 0 if run.ok else 1
 
 
@@ -212,57 +204,58 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     bundle, what the orchestrator receives, its reply, then the timings."""
     from ..harness import Thread
 
+    message = text_argument(args.message, "--message")
     workspace = _workspace(args.workspace)
     thread = Thread(workspace)
-    print(
+    emit(
         f"== Message, the first of a new thread on workspace '{workspace.root.name}' "
         f"(Super Context {'on' if thread.enabled else 'off'}, read when the thread started)"
     )
-    print(f"  {args.message}")
-    result = thread.send(args.message)
-    print("== Gate")
+    emit(f"  {message}")
+    result = thread.send(message)
+    emit("== Gate")
     if result.preparation == "skipped" and result.reason is not None:
-        print(f"  no scout: {result.reason} ({result.reason.explanation})")
+        emit(f"  no scout: {result.reason} ({result.reason.explanation})")
     else:
-        print("  first turn of a new thread, flag on, message worth preparing: the scout runs")
+        emit("  first turn of a new thread, flag on, message worth preparing: the scout runs")
     run = result.scout
     if run is not None:
-        print(
+        emit(
             f"== Scout ({run.model_name}, read-only tools): {_calls(run.trace, run.model_calls)}, "
             f"{_plural(run.usage.total_tokens, 'token')}, {run.elapsed_ms:.1f} ms"
         )
         _print_trace(run.trace)
     envelope = result.envelope
     if envelope is not None:
-        print(
+        emit(
             f"== Bundle: extracted, parsed, fitted to max_result_chars "
             f"({len(envelope)} of {thread.definition.max_result_chars} characters)"
         )
-        print(envelope)
+        emit(envelope)
         if result.goal_from_bundle:
-            print(f"  → thread goal (the bundle's proposed_goal): {result.goal}")
+            emit(f"  → thread goal (the bundle's proposed_goal): {result.goal}")
     else:
         why = f"{result.reason}: {result.reason_detail}" if result.reason_detail else result.reason
-        print(f"== Bundle: none, the turn starts cold ({why})")
+        emit(f"== Bundle: none, the turn starts cold ({why})")
     sent = result.sent_message
-    print(f"== What the orchestrator receives ({len(sent)} characters)")
+    emit(f"== What the orchestrator receives ({len(sent)} characters)")
     if envelope is not None and envelope in sent:
         # The envelope was just printed in full; print it once.
         sent = sent.replace(
             envelope, "[context_bundle] … [/context_bundle]   (the bundle above)", 1
         )
-    print(sent)
+    emit(sent)
     withheld = (
         "agent_prepare_context withheld: the harness has just prepared the context"
         if result.prepared
         else "agent_prepare_context included"
     )
-    print(
+    emit(
         f"== Orchestrator ({result.orchestrator_model}): "
         f"{_plural(len(result.orchestrator_tools), 'tool')} offered, {withheld}"
     )
-    print(result.reply or f"(no reply: {result.orchestrator_error})")
-    print(_timing_line(result.timings_ms, run.elapsed_ms if run is not None else None))
+    emit(result.reply or f"(no reply: {result.orchestrator_error})")
+    emit(_timing_line(result.timings_ms, run.elapsed_ms if run is not None else None))
     return 0 if result.orchestrator_error is None else 1
 
 
@@ -350,11 +343,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except UsageProblem as exc:
-        print(str(exc), file=sys.stderr)
+        emit(str(exc), err=True)
         return 2
     except SupercontextError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        emit(f"{PROG}: error: {exc}", err=True)
         return 2
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        emit(f"{PROG}: interrupted", err=True)
         return 130

@@ -1,15 +1,66 @@
-"""What every command of the command line shares: the program name and one-line errors."""
+"""What every command of the command line shares: the program name, one-line errors, how
+input is read and how output is written.
+
+Everything the command line prints may hold text from outside (a model's output, a
+workspace's files, a web page, a dataset), so it is written through :func:`emit`, which
+shows every control character as visible text (``\\x1b``) instead of handing it to the
+terminal: a hostile summary cannot clear the screen, move the cursor, retitle the window
+or print a fake "accepted". Newlines and tabs stay, as layout. ``--json`` output goes
+through :func:`emit_json`: JSON escapes the same characters, and it is always written as
+UTF-8, whatever the locale.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
 
-from ..errors import SupercontextError
+from .._confine import read_limited
+from ..errors import PathRefusedError, SupercontextError
 
-__all__ = ["PROG", "Parser", "UsageProblem"]
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "PROG",
+    "Parser",
+    "UsageProblem",
+    "emit",
+    "emit_json",
+    "printable",
+    "read_text_input",
+    "text_argument",
+]
 
 PROG = "supercontext-lab"
+
+MAX_INPUT_BYTES = 8 << 20
+"""The most a command reads from a file or stdin it is given (a model output, a message)."""
+
+# C0 controls but newline and tab, DEL, C1 controls (U+009B is a one-character CSI), the
+# bidirectional embeddings, overrides, isolates and marks (which reorder what is shown),
+# and lone surrogates (which no terminal encoding can carry).
+_UNPRINTABLE_CODES = (
+    *range(0x09),
+    *range(0x0B, 0x20),
+    *range(0x7F, 0xA0),
+    0x061C,
+    0x200E,
+    0x200F,
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+    *range(0xD800, 0xE000),
+)
+# Each of them and its visible escape, applied by str.translate: in C, and as fast on a
+# line made only of them as on ordinary text (a regular expression calling back into
+# Python for each match is a hundred times slower on a flood of them).
+_ESCAPES = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNPRINTABLE_CODES
+}
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _UNPRINTABLE_CODES if code > 0x7E}
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 class UsageProblem(SupercontextError):
@@ -24,3 +75,86 @@ class Parser(argparse.ArgumentParser):
     # scripts and keeps stderr greppable.
     def error(self, message: str) -> NoReturn:
         raise UsageProblem(f"{self.prog}: {message} (see --help)")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but newline and tab, every bidirectional
+    control and every lone surrogate shown as a visible escape (``\\x1b``, ``\\u202e``)."""
+    return text.translate(_ESCAPES)
+
+
+def emit(text: str = "", *, err: bool = False) -> None:
+    """Write one line of text to stdout (or stderr), escaped by :func:`printable`; a
+    character the stream's encoding cannot carry is written as a ``\\u`` escape."""
+    stream = sys.stderr if err else sys.stdout
+    line = printable(text) + "\n"
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        line.encode(encoding)
+    except UnicodeEncodeError:
+        line = line.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        line = line.encode("ascii", "backslashreplace").decode("ascii")
+    stream.write(line)
+
+
+def emit_json(value: Any) -> None:
+    """Write ``value`` as one line of JSON to stdout, in UTF-8 whatever the locale.
+
+    Lone surrogates become U+FFFD (no JSON reader has to accept them, and UTF-8 cannot
+    carry them); the characters :func:`printable` escapes are written as ``\\u`` escapes
+    (``json.dumps`` leaves DEL, C1 and bidirectional controls as they are), which only
+    occur inside strings, so the result reads back to the same value."""
+    text = _SURROGATES.sub("\ufffd", json.dumps(value, ensure_ascii=False))
+    line = text.translate(_JSON_ESCAPES) + "\n"
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (a test's StringIO)
+        sys.stdout.write(line)
+        return
+    sys.stdout.flush()
+    buffer.write(line.encode("utf-8"))
+    buffer.flush()
+
+
+def _decoded(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageProblem(
+            f"{PROG}: {source} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); save it as UTF-8"
+        ) from None
+
+
+def read_text_input(source: str) -> str:
+    """The UTF-8 text of the file ``source``, or of stdin for ``-``: at most
+    :data:`MAX_INPUT_BYTES`, a regular file only (a FIFO or a device is refused, never
+    waited on). Every problem is a :class:`UsageProblem`."""
+    limit = MAX_INPUT_BYTES
+    if source == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text-only stream (a test's StringIO)
+            return sys.stdin.read(limit)
+        data = stream.read(limit + 1)
+        more, shown = len(data) > limit, "stdin"
+    else:
+        path, shown = Path(source), source
+        if not path.exists():
+            raise UsageProblem(f"{PROG}: no such file: {source}")
+        try:
+            data, more = read_limited(path, limit)
+        except PathRefusedError as exc:
+            raise UsageProblem(f"{PROG}: cannot read {source}: {exc}") from None
+        except OSError as exc:
+            raise UsageProblem(f"{PROG}: cannot read {source}: {exc.strerror or exc}") from None
+    if more:
+        raise UsageProblem(f"{PROG}: {shown} holds more than {limit >> 20} MiB; pass less")
+    return _decoded(data[:limit], shown)
+
+
+def text_argument(value: str, what: str) -> str:
+    """A text argument from the command line; one holding bytes that were not UTF-8
+    (which Python keeps as lone surrogates) is refused."""
+    if _SURROGATES.search(value):
+        raise UsageProblem(f"{PROG}: {what} is not UTF-8 text; pass it as UTF-8")
+    return value

@@ -15,12 +15,11 @@ when the command runs.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .common import PROG, UsageProblem
+from .common import PROG, UsageProblem, emit, emit_json
 
 if TYPE_CHECKING:
     from ..eval.variants import Variant
@@ -48,7 +47,12 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--dataset", required=True, help="a JSONL dataset, one case a line")
     parser.add_argument(
-        "--workspace", help="workspace for cases that name none (default: the shipped demo)"
+        "--workspace",
+        action="append",
+        default=[],
+        help="a workspace the dataset's lines may name (repeatable; besides folders below "
+        "the dataset's own and the shipped demo); the first is used for cases that name "
+        "none (default: the shipped demo)",
     )
     parser.add_argument(
         "--agent",
@@ -156,12 +160,15 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
     dataset = Path(args.dataset)
     if not dataset.is_file():
-        raise UsageProblem(f"{PROG}: dataset file not found: {args.dataset}")
-    if args.workspace is not None and not Path(args.workspace).is_dir():
-        raise UsageProblem(f"{PROG}: workspace folder not found: {args.workspace}")
+        # A FIFO or a device is never opened: it could block or never end.
+        found = "is not a regular file" if dataset.exists() else "not found"
+        raise UsageProblem(f"{PROG}: dataset file {found}: {args.dataset}")
+    for folder in args.workspace:
+        if not Path(folder).is_dir():
+            raise UsageProblem(f"{PROG}: workspace folder not found: {folder}")
     if args.dask_address is not None and args.executor != "dask":
         raise UsageProblem(f"{PROG}: --dask-address needs --executor dask")
-    cases = load_dataset(dataset)
+    cases = load_dataset(dataset, allowed_workspaces=args.workspace)
     variants = _variants(args.agent)
     cache: bool | Literal["replay"] = "replay" if args.replay else not args.no_cache
     report = evaluate(
@@ -173,13 +180,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
         cache=cache,
         dask_address=args.dask_address,
         progress=sys.stderr.isatty(),
-        workspace=args.workspace,
+        workspace=args.workspace[0] if args.workspace else None,
     )
     if args.json:
-        print(json.dumps(_json_output(report), ensure_ascii=False))
+        emit_json(_json_output(report))
     else:
-        print(report.to_text())
-        print(
+        emit(report.to_text())
+        emit(
             f"{len(report.results)} runs in {report.wall_s:.2f} s ({args.executor}); "
             f"response cache: {report.cache_hits} hits, {report.cache_misses} misses; "
             f"{report.reused_runs} results reused without a run"

@@ -13,28 +13,45 @@ is absent is simply not scored. A relative ``workspace`` is resolved against the
 the dataset file; no ``workspace`` means the evaluation's default (the demo workspace
 unless another is given). Blank lines are skipped. Every problem raises
 :class:`~supercontext_lab.errors.DatasetError` naming the file and the line.
+
+A dataset is somebody's file too, and an evaluation walks and indexes each workspace it
+names, so a line may name only a folder below the dataset's own folder, the shipped demo,
+or a folder the caller allows (``allowed_workspaces``: on the command line, the
+``--workspace`` options); ``"/"`` or a home folder named by a downloaded dataset is
+refused. The file must be a regular file of at most :data:`MAX_DATASET_BYTES`, a line at
+most :data:`MAX_LINE_CHARS` characters; lone surrogates (``"\\ud800"`` in JSON) read as
+U+FFFD.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .._bounded import json_loads
+from .._confine import read_limited
 from .._json import json_type_name
-from ..errors import DatasetError
+from .._text import without_surrogates
+from ..errors import DatasetError, PathRefusedError, WorkspaceError
 
 __all__ = [
     "CASE_KEYS",
     "EXPECT_KEYS",
+    "MAX_DATASET_BYTES",
+    "MAX_LINE_CHARS",
     "EvalCase",
     "Expectations",
     "load_dataset",
     "parse_dataset",
 ]
+
+MAX_DATASET_BYTES = 64 << 20
+"""Largest dataset file read (the shipped one is 20 kB)."""
+MAX_LINE_CHARS = 1_000_000
+"""Longest line (one case) read."""
 
 CASE_KEYS = ("id", "message", "focus", "workspace", "expect")
 EXPECT_KEYS = (
@@ -154,22 +171,67 @@ def _expectations(where: _Line, raw: object) -> Expectations:
     return Expectations(**values)
 
 
-def _workspace(where: _Line, value: str | None, base: Path | None) -> Path | None:
+class _Workspaces:
+    """Which folders the lines of one dataset may name as their workspace."""
+
+    def __init__(self, base: Path | None, allowed: Iterable[str | os.PathLike[str]]) -> None:
+        self.base = base
+        self.roots = [Path(folder).expanduser().resolve() for folder in allowed]
+        if base is not None:
+            self.roots.append(base.resolve())
+        self._demo: Path | None = None
+
+    def allows(self, folder: Path) -> bool:
+        if any(folder.is_relative_to(root) for root in self.roots):
+            return True
+        if self._demo is None:  # found only when needed: finding it may copy it
+            from ..sources.demo import demo_workspace_path
+
+            try:
+                self._demo = demo_workspace_path().resolve()
+            except WorkspaceError:
+                return False
+        return folder == self._demo
+
+    def describe(self) -> str:
+        own = f"below the dataset's folder ({self.base}), " if self.base is not None else ""
+        return f"a dataset may name only folders {own}the shipped demo or a --workspace given"
+
+
+def _workspace(where: _Line, value: str | None, workspaces: _Workspaces) -> Path | None:
     if value is None:
         return None
     if not value.strip():
         raise where.error('"workspace" is empty; give a folder or leave the key out.')
     path = Path(value).expanduser()
-    if not path.is_absolute() and base is not None:
-        path = base / path
+    if not path.is_absolute() and workspaces.base is not None:
+        path = workspaces.base / path
     if not path.is_dir():
         raise where.error(f'workspace folder "{path}" does not exist; fix the path.')
-    return path.resolve()
+    folder = path.resolve()
+    if not workspaces.allows(folder):
+        raise where.error(f'workspace "{folder}" is refused: {workspaces.describe()}.')
+    return folder
 
 
-def _case(where: _Line, text: str, base: Path | None) -> EvalCase:
+def _scrubbed(value: Any) -> Any:
+    """``value`` (decoded JSON) with lone surrogates in its strings read as U+FFFD."""
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, list):
+        return [_scrubbed(item) for item in value]
+    if isinstance(value, dict):
+        return {without_surrogates(k): _scrubbed(v) for k, v in value.items()}
+    return value
+
+
+def _case(where: _Line, text: str, workspaces: _Workspaces) -> EvalCase:
+    if len(text) > MAX_LINE_CHARS:
+        raise where.error(
+            f"the line is {len(text):,} characters long; a case has at most {MAX_LINE_CHARS:,}."
+        )
     try:
-        data = json_loads(text)
+        data = _scrubbed(json_loads(text))
     except ValueError as exc:
         raise where.error(f"invalid JSON ({exc}); write one JSON object per line.") from exc
     if not isinstance(data, dict):
@@ -180,7 +242,7 @@ def _case(where: _Line, text: str, base: Path | None) -> EvalCase:
     case_id = _required_text(where, data, "id")
     message = _required_text(where, data, "message")
     focus = _optional_text(where, data, "focus")
-    workspace = _workspace(where, _optional_text(where, data, "workspace"), base)
+    workspace = _workspace(where, _optional_text(where, data, "workspace"), workspaces)
     expect = _expectations(where, data.get("expect", {}))
     return EvalCase(
         id=case_id.strip(),
@@ -192,12 +254,22 @@ def _case(where: _Line, text: str, base: Path | None) -> EvalCase:
     )
 
 
-def parse_dataset(text: str, *, source: str = "<text>", base: Path | None = None) -> list[EvalCase]:
-    """Parse JSONL ``text`` into cases; ``base`` resolves relative workspaces.
+def parse_dataset(
+    text: str,
+    *,
+    source: str = "<text>",
+    base: Path | None = None,
+    allowed_workspaces: Iterable[str | os.PathLike[str]] = (),
+) -> list[EvalCase]:
+    """Parse JSONL ``text`` into cases; ``base`` (the dataset's folder) resolves relative
+    workspaces.
 
-    Raises :class:`DatasetError` naming ``source`` and the line for bad JSON, a missing or
-    empty ``id``/``message``, duplicate ids, unknown keys and wrong types.
+    A case's workspace must lie below ``base``, below one of ``allowed_workspaces``, or be
+    the shipped demo. Raises :class:`DatasetError` naming ``source`` and the line for bad
+    JSON, a missing or empty ``id``/``message``, duplicate ids, unknown keys, wrong types,
+    a line that is too long and a workspace that is missing or refused.
     """
+    workspaces = _Workspaces(base, allowed_workspaces)
     cases: list[EvalCase] = []
     first_line: dict[str, int] = {}
     # Split on newlines only: str.splitlines would also break at U+2028 and friends, which
@@ -206,7 +278,7 @@ def parse_dataset(text: str, *, source: str = "<text>", base: Path | None = None
         if not raw.strip():
             continue
         where = _Line(source, number)
-        case = _case(where, raw, base)
+        case = _case(where, raw, workspaces)
         if case.id in first_line:
             raise where.error(
                 f'duplicate id "{case.id}" (first used on line {first_line[case.id]}); '
@@ -219,17 +291,32 @@ def parse_dataset(text: str, *, source: str = "<text>", base: Path | None = None
     return cases
 
 
-def load_dataset(path: str | os.PathLike[str]) -> list[EvalCase]:
-    """Read a JSONL dataset file (see the module docstring for the format)."""
+def load_dataset(
+    path: str | os.PathLike[str], *, allowed_workspaces: Iterable[str | os.PathLike[str]] = ()
+) -> list[EvalCase]:
+    """Read a JSONL dataset file (see the module docstring for the format and for which
+    workspaces its lines may name)."""
     file = Path(path).expanduser()
+    if file.is_dir():
+        raise DatasetError(f"{file}: is a folder; pass a .jsonl dataset file.")
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        data, more = read_limited(file, MAX_DATASET_BYTES)
     except FileNotFoundError as exc:
         raise DatasetError(f"{file}: no such dataset file; check the path.") from exc
-    except IsADirectoryError as exc:
-        raise DatasetError(f"{file}: is a folder; pass a .jsonl dataset file.") from exc
+    except PathRefusedError as exc:
+        # A FIFO would block the evaluation, /dev/zero would never end.
+        raise DatasetError(f"{file}: cannot be read: {exc}; pass a .jsonl file.") from exc
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise DatasetError(f"{file}: cannot be read ({exc}).") from exc
+    if more:
+        raise DatasetError(f"{file}: is larger than {MAX_DATASET_BYTES >> 20} MiB; split it.")
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{file}: is not UTF-8 text ({exc}); save it as UTF-8.") from exc
-    except OSError as exc:
-        raise DatasetError(f"{file}: cannot be read ({exc}).") from exc
-    return parse_dataset(text, source=str(file), base=file.resolve().parent)
+    return parse_dataset(
+        text,
+        source=str(file),
+        base=file.resolve().parent,
+        allowed_workspaces=allowed_workspaces,
+    )

@@ -268,7 +268,11 @@ def evaluate(
     ``workspace`` is used for cases that name none (default: the demo workspace).
     Results are in a deterministic order whatever the executor.
     """
-    cases = load_dataset(dataset) if isinstance(dataset, (str, os.PathLike)) else list(dataset)
+    cases = (
+        load_dataset(dataset, allowed_workspaces=[workspace] if workspace else [])
+        if isinstance(dataset, (str, os.PathLike))
+        else list(dataset)
+    )
     _check_settings(cases, executor, concurrency, repeats)
     mode = _cache_mode(cache)
     chosen = _variant_list(variants)

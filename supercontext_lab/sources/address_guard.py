@@ -5,19 +5,21 @@ hostile: no connection to loopback, private, link-local, multicast or reserved a
 unless the user allows private addresses, and never one to a cloud-metadata endpoint (it
 hands out credentials). The check runs on the literal host and on every address the host
 name resolves to; the fetcher runs it again on each redirect hop and connects to the
-vetted address only.
+vetted address only. Host names whose labels mix look-alike scripts (a Cyrillic "а" in
+"аpple.com") are refused before any lookup, as browsers show such names in punycode.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import unicodedata
 
 import httpx
 
 from ..errors import ToolError
 
-__all__ = ["ascii_host", "classify_address", "vetted_addresses"]
+__all__ = ["ascii_host", "check_host_name", "classify_address", "vetted_addresses"]
 
 # Cloud instance-metadata endpoints. Most already fall in a refused range; the list makes
 # the refusal say "metadata", and covers the ones that do not (Azure's wire server is a
@@ -157,3 +159,24 @@ def _refuse_if_blocked(host: str, ip: str, allow_private: bool) -> None:
 def ascii_host(url: httpx.URL) -> str:
     # International names travel as punycode (xn--...) in DNS, SNI and the Host header.
     return url.raw_host.decode("ascii")
+
+
+# Scripts whose letters pass for one another ("а" and "a", "ο" and "o", "Ꭺ" and "A"): a
+# label mixing two of them is how a look-alike of another site's name is made.
+_LOOK_ALIKE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"})
+
+
+def check_host_name(url: httpx.URL) -> None:
+    """Refuse a host name one of whose labels mixes letters of two look-alike scripts
+    (Latin, Cyrillic, Greek, Armenian, Cherokee, Coptic); the refusal shows the name as
+    it travels (punycode). Other mixes (Latin with Han or Kana) are ordinary."""
+    host = url.host
+    for label in host.split("."):
+        scripts = {unicodedata.name(ch, "?").split(" ", 1)[0] for ch in label if ch.isalpha()}
+        mixed = sorted(scripts & _LOOK_ALIKE_SCRIPTS)
+        if len(mixed) > 1:
+            raise ToolError(
+                f"refusing to fetch {host} (sent as {ascii_host(url)}): the name '{label}' "
+                f"mixes {' and '.join(s.title() for s in mixed)} letters, as look-alikes "
+                "of other sites' names do."
+            )

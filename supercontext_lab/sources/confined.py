@@ -5,14 +5,15 @@ reads its files through. A file reached through a link that leads out of the fol
 anywhere into /proc, /sys or /dev), a FIFO or a device is not read: a one-line note goes
 to :attr:`ConfinedFolder._diagnostics` instead, so the refusal is shown, never silent.
 Markdown is cut at :data:`MAX_TEXT_BYTES`; JSON and TOML past :data:`MAX_DATA_BYTES` are
-refused.
+refused. Every read goes through :func:`~supercontext_lab._confine.read_confined`, which
+opens the very file it checked (a file swapped for a link in between is not followed).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .._confine import confined_path, read_limited
+from .._confine import confined_path, read_confined
 from ..errors import PathRefusedError, WorkspaceError
 
 __all__ = ["MAX_DATA_BYTES", "MAX_TEXT_BYTES", "ConfinedFolder"]
@@ -92,16 +93,19 @@ class ConfinedFolder:
     def _read_bytes(self, path: Path, limit: int, *, cut: bool) -> bytes | None:
         if not path.exists() and not path.is_symlink():
             return None
-        real = self._confined(path)
-        if real is None:
+        if self._confined(path) is None:  # refused (noted) or a link to nothing
             return None
-        if real.is_dir():
+        if path.is_dir():
             raise WorkspaceError(f"{self._rel(path)} in '{self.root}' is not a file.")
         try:
-            data, more = read_limited(real, limit)
+            data, more = read_confined(
+                self.root, path, limit, allow_outside=self.allow_outside_links
+            )
         except PathRefusedError as exc:
             self._note(f"{self._rel(path)} was not read: {exc}.")
             return None
+        except FileNotFoundError:
+            return None  # removed since it was listed
         except OSError as exc:
             raise WorkspaceError(
                 f"{self._rel(path)} in '{self.root}' cannot be read ({exc.strerror or exc})."

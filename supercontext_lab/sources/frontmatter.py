@@ -17,8 +17,9 @@ previous value; block lists (``key:`` followed by ``- item`` lines). Everything 
 the block is ignored. Values are always strings; :func:`parse_list` (or
 :meth:`FrontMatter.get_list`) turns ``[a, b]``, ``a, b`` or a block list into a list.
 
-Text without a well-formed block (no opening line, or no closing line) has no front
-matter: all of it is the body. No input string ever makes these functions raise; the only
+Text without a well-formed block (no opening line, or no closing line within the first
+:data:`MAX_FRONT_MATTER_CHARS` characters) has no front matter: all of it is the body.
+Reading is linear in the length of the text, and a front matter block is bounded. No input string ever makes these functions raise; the only
 error is :class:`TypeError` for an argument that is not a ``str``.
 """
 
@@ -29,10 +30,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["FrontMatter", "parse_front_matter", "parse_list"]
+__all__ = ["MAX_FRONT_MATTER_CHARS", "FrontMatter", "parse_front_matter", "parse_list"]
+
+MAX_FRONT_MATTER_CHARS = 16 * 1024
+"""A front matter block must close within this many characters (real ones hold a few
+lines); past it the whole text is the body, so a file that is all "front matter" costs
+no more to read than any other file of its size."""
 
 _KEY_LINE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.\-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
-_COMMENT = re.compile(r"[ \t]+#.*$")
+# A "#" after whitespace starts a comment. Found by searching for the pair, not with
+# r"[ \t]+#.*$", which tries every start of a long run of spaces again (quadratic).
+_COMMENT_START = re.compile(r"[ \t]#")
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
 
 
@@ -95,7 +103,8 @@ def _unquote(raw: str) -> str:
             if value[0] == "'":
                 return inner.replace("''", "'")
             return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), inner)
-    return _COMMENT.sub("", value).strip()
+    comment = _COMMENT_START.search(value)
+    return (value if comment is None else value[: comment.start()]).strip()
 
 
 def _quote(item: str) -> str:
@@ -157,16 +166,31 @@ def parse_front_matter(text: str) -> FrontMatter:
     text = _require_str(text, "text")
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.splitlines(keepends=True)
+    head = text[: MAX_FRONT_MATTER_CHARS + 1]
+    lines = head.splitlines(keepends=True)
     if not lines or not _opening(lines[0]):
         return FrontMatter(body=text)
-    end = next((i for i in range(1, len(lines)) if _closing(lines[i])), None)
+    end = next((i for i in range(1, len(lines) - 1) if _closing(lines[i])), None)
+    if end is None and len(lines) > 1 and len(head) == len(text) and _closing(lines[-1]):
+        end = len(lines) - 1  # the closing line ends the text
     if end is None:
         return FrontMatter(body=text)
+    fields, lists = _fields(lines[1:end])
+    for key, items in lists.items():
+        fields[key] = "[" + ", ".join(_quote(item) for item in items if item) + "]"
+    block = sum(len(line) for line in lines[: end + 1])
+    return FrontMatter(fields=MappingProxyType(fields), body=text[block:], present=True)
+
+
+def _fields(lines: list[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The ``key: value`` fields and the block lists of the lines inside the block."""
     fields: dict[str, str] = {}
     lists: dict[str, list[str]] = {}
+    # Lines continuing a value, folded at the end: adding each to the value as it comes
+    # would copy the value once per line.
+    folded: dict[str, list[str]] = {}
     current: str | None = None
-    for raw in lines[1:end]:
+    for raw in lines:
         line = raw.rstrip("\r\n")
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -176,19 +200,19 @@ def parse_front_matter(text: str) -> FrontMatter:
             current = match.group(1).lower()
             fields[current] = _unquote(match.group(2) or "")
             lists.pop(current, None)
+            folded.pop(current, None)
             continue
         if current is None or (not line[:1].isspace() and not stripped.startswith("-")):
             current = None
             continue
         if (stripped == "-" or stripped.startswith("- ")) and (
-            current in lists or not fields[current]
+            current in lists or not (fields[current] or any(folded.get(current, ())))
         ):
             lists.setdefault(current, []).append(_unquote(stripped[1:]))
         elif current not in lists:
             # An indented line continues the value above it, folded with a space.
-            fields[current] = (fields[current] + " " + _unquote(stripped)).strip()
-    for key, items in lists.items():
-        fields[key] = "[" + ", ".join(_quote(item) for item in items if item) + "]"
-    return FrontMatter(
-        fields=MappingProxyType(fields), body="".join(lines[end + 1 :]), present=True
-    )
+            folded.setdefault(current, []).append(_unquote(stripped))
+    for key, more in folded.items():
+        pieces = (piece.rstrip() for piece in (fields[key], *more))
+        fields[key] = " ".join(piece for piece in pieces if piece).lstrip()
+    return fields, lists

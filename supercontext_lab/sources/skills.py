@@ -7,20 +7,19 @@ or the same shape served at a URL).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._bounded import json_loads
-from .._http import read_body, tls_context
-from .._text import describe_validation_error
+from .._http import body_text, charset_of
+from .._text import describe_validation_error, strip_userinfo, without_surrogates
 from .._words import content_terms
-from ..errors import ConfigError, ToolError, WorkspaceError
+from ..errors import ToolError, WorkspaceError
 from .confined import MAX_DATA_BYTES
+from .web import fetch_body
 
 __all__ = [
     "REGISTRY_TIMEOUT_S",
@@ -80,7 +79,8 @@ def parse_registry_entries(data: Any, source: str) -> list[RegistryEntry]:
     """Validate a decoded registry (a JSON list of entry objects) read from ``source``.
 
     Each entry needs ``id`` and ``name``; ``description``, ``tags`` (a list of strings),
-    ``category`` and ``source`` are optional; other keys are ignored. Problems raise
+    ``category`` and ``source`` are optional; other keys are ignored; lone surrogates
+    read as U+FFFD. Problems raise
     :class:`WorkspaceError` naming ``source`` and the entry's index.
     """
     if not isinstance(data, list):
@@ -100,17 +100,20 @@ def parse_registry_entries(data: Any, source: str) -> list[RegistryEntry]:
             raise WorkspaceError(
                 f"{source} entry {index}: {describe_validation_error(exc, first_only=True)}."
             ) from exc
-        if item.id in seen:
-            raise WorkspaceError(f"{source} entry {index}: duplicate id '{item.id}'.")
-        seen.add(item.id)
+        entry_id = without_surrogates(item.id)
+        if entry_id in seen:
+            raise WorkspaceError(f"{source} entry {index}: duplicate id '{entry_id}'.")
+        seen.add(entry_id)
+        # A JSON escape such as "\\ud800" decodes to a lone surrogate, which no model
+        # request or saved file could encode: such characters read as U+FFFD.
         entries.append(
             RegistryEntry(
-                id=item.id,
-                name=item.name,
-                description=item.description,
-                tags=tuple(item.tags),
-                category=item.category,
-                source=item.source,
+                id=entry_id,
+                name=without_surrogates(item.name),
+                description=without_surrogates(item.description),
+                tags=tuple(without_surrogates(tag) for tag in item.tags),
+                category=without_surrogates(item.category),
+                source=without_surrogates(item.source),
             )
         )
     return entries
@@ -147,33 +150,34 @@ def rank_registry(
     return [(entry, -neg) for neg, _, _, entry in scored[:limit]]
 
 
-def fetch_registry(url: str, *, timeout: float = REGISTRY_TIMEOUT_S) -> list[RegistryEntry]:
+def fetch_registry(
+    url: str, *, timeout: float = REGISTRY_TIMEOUT_S, allow_private_addresses: bool = False
+) -> list[RegistryEntry]:
     """The registry served at ``url`` (a JSON list shaped like registry.json).
 
-    Read like a workspace's registry.json: at most :data:`MAX_DATA_BYTES`, and within
-    ``timeout`` for the whole body, not per read. Raises :class:`ToolError` with a one-line
-    reason when it cannot be reached or read.
+    Fetched as ``web_fetch`` fetches a page (:func:`~supercontext_lab.sources.web.fetch_body`):
+    every redirect hop and every address the host resolves to go through the address
+    guard (loopback and private networks only with ``allow_private_addresses``), and
+    ``timeout`` bounds the whole exchange: connect, headers and body. Read like a
+    workspace's registry.json: at most :data:`MAX_DATA_BYTES`, parsed with bounded depth.
+    Raises :class:`ToolError` with a one-line reason when it cannot be reached or read.
     """
-    where = f"the skill registry at {url}"
-    deadline = time.monotonic() + timeout
-
-    def timed_out() -> ToolError:
-        return ToolError(f"{where} did not answer within {timeout:g} s.")
-
+    where = f"the skill registry at {strip_userinfo(url)}"
     try:
-        with httpx.stream(
-            "GET", url, timeout=timeout, follow_redirects=True, verify=tls_context()
-        ) as response:
-            response.raise_for_status()
-            body, more = read_body(
-                response, deadline=deadline, on_deadline=timed_out, max_bytes=MAX_DATA_BYTES
-            )
-    except (httpx.HTTPError, ConfigError) as exc:
-        raise ToolError(f"{where} cannot be reached ({exc}).") from exc
-    if more:
+        fetched = fetch_body(
+            url,
+            MAX_DATA_BYTES,
+            timeout=timeout,
+            allow_private_addresses=allow_private_addresses,
+            accept="application/json",
+            client="skill registry",
+        )
+    except ToolError as exc:
+        raise ToolError(f"{where} cannot be reached: {exc}") from exc
+    if fetched.truncated:
         raise ToolError(f"{where} is larger than {MAX_DATA_BYTES:,} bytes.")
     try:
-        data = json_loads(body)
+        data = json_loads(body_text(fetched.body, charset_of(fetched.content_type)))
     except ValueError as exc:
         raise ToolError(f"{where} did not answer JSON ({exc}).") from exc
     try:

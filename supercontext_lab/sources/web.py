@@ -1,12 +1,13 @@
-"""The guarded page fetcher behind ``web_fetch``.
+"""The guarded fetcher behind ``web_fetch`` and the remote skill registry.
 
-Every URL is treated as hostile: http/https only, no credentials in the URL, and every
-address checked by :mod:`.address_guard` on every redirect hop (at most five, followed
-here). The connection goes to the address that was vetted, with the original host name in
-the ``Host`` header and in TLS SNI, so a DNS answer that changes between the check and the
-connection (DNS rebinding) cannot redirect it. Bodies are streamed and cut at
-``max_bytes``; a wall-clock deadline bounds the whole fetch: connect, response headers
-and body.
+Every URL is treated as hostile: http/https only, no credentials in the URL, no host name
+mixing look-alike scripts, and every address checked by :mod:`.address_guard` on every
+redirect hop (at most five, followed here). The connection goes to the address that was
+vetted, with the original host name in the ``Host`` header and in TLS SNI, so a DNS
+answer that changes between the check and the connection (DNS rebinding) cannot redirect
+it. Bodies are streamed and cut at ``max_bytes`` (a compressed one inflated no further);
+a wall-clock deadline bounds the whole exchange: connect, response headers and body.
+:func:`fetch_body` is that exchange; :func:`fetch_page` turns its body into text.
 """
 
 from __future__ import annotations
@@ -20,18 +21,21 @@ from urllib.parse import urljoin
 import httpx
 
 from .._deadline import deadline_transport
-from .._http import read_body, tls_context
+from .._http import body_text, charset_of, read_body, tls_context
+from .._text import strip_userinfo
 from .._version import __version__
-from ..errors import ToolError
-from .address_guard import ascii_host, vetted_addresses
+from ..errors import ConfigError, ToolError
+from .address_guard import ascii_host, check_host_name, vetted_addresses
 from .html_text import html_to_text
 
 __all__ = [
     "DEFAULT_FETCH_TIMEOUT_S",
     "DEFAULT_MAX_BYTES",
     "MAX_REDIRECTS",
+    "FetchedBody",
     "FetchedPage",
     "check_timeout",
+    "fetch_body",
     "fetch_page",
 ]
 
@@ -39,6 +43,20 @@ DEFAULT_MAX_BYTES = 200_000
 DEFAULT_FETCH_TIMEOUT_S = 10.0
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True)
+class FetchedBody:
+    """A body fetched under the guard: the final URL, status, content type, at most
+    ``max_bytes`` of the (inflated) body and whether it was cut there; ``redirects`` lists
+    the URLs that redirected."""
+
+    url: str
+    status: int
+    content_type: str
+    body: bytes
+    truncated: bool
+    redirects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +72,9 @@ class FetchedPage:
     redirects: tuple[str, ...] = ()
 
 
+_PAGE_TYPES = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"
+
+
 def fetch_page(
     url: str,
     max_bytes: int = DEFAULT_MAX_BYTES,
@@ -61,11 +82,46 @@ def fetch_page(
     timeout: float = DEFAULT_FETCH_TIMEOUT_S,
     allow_private_addresses: bool = False,
 ) -> FetchedPage:
-    """Fetch ``url`` under the address policy described in the module docstring.
+    """Fetch ``url`` with :func:`fetch_body` and return its readable text.
 
     Raises :class:`ToolError` with a one-line reason for a refused URL or address, a
     network failure, a timeout, a non-2xx status, too many redirects or a body that is not
-    text.
+    text. The body is decoded in the charset its ``Content-Type`` names, or UTF-8 when
+    that charset is unknown or unusable.
+    """
+    fetched = fetch_body(
+        url,
+        max_bytes,
+        timeout=timeout,
+        allow_private_addresses=allow_private_addresses,
+        accept=_PAGE_TYPES,
+        client="web_fetch",
+    )
+    return FetchedPage(
+        url=fetched.url,
+        status=fetched.status,
+        content_type=fetched.content_type,
+        text=_body_text(fetched.body, fetched.content_type),
+        truncated=fetched.truncated,
+        redirects=fetched.redirects,
+    )
+
+
+def fetch_body(
+    url: str,
+    max_bytes: int,
+    *,
+    timeout: float,
+    allow_private_addresses: bool,
+    accept: str,
+    client: str,
+) -> FetchedBody:
+    """GET ``url`` under the policy of the module docstring, within ``timeout`` seconds
+    for the whole exchange; ``accept`` is the ``Accept`` header and ``client`` names the
+    caller in the ``User-Agent``.
+
+    Raises :class:`ToolError` with a one-line reason for a refused URL or address, a
+    network failure, a timeout, a non-2xx status or too many redirects.
     """
     if max_bytes < 1:
         raise ToolError("max_bytes must be at least 1.")
@@ -73,10 +129,11 @@ def fetch_page(
     deadline = time.monotonic() + timeout
     redirects: list[str] = []
     current = url
+    headers = {"User-Agent": f"supercontext-lab/{__version__} ({client})", "Accept": accept}
     for _hop in range(MAX_REDIRECTS + 1):
         target = _check_url(current)
         addresses = vetted_addresses(target, allow_private_addresses)
-        outcome = _request(target, addresses, max_bytes, deadline, timeout)
+        outcome = _request(target, addresses, max_bytes, deadline, timeout, headers)
         if isinstance(outcome, str):
             redirects.append(current)
             current = urljoin(current, outcome)
@@ -84,29 +141,27 @@ def fetch_page(
         status, content_type, body, truncated = outcome
         if not 200 <= status < 300:
             raise ToolError(f"{current} answered HTTP {status}.")
-        return FetchedPage(
-            url=current,
-            status=status,
-            content_type=content_type,
-            text=_body_text(body, content_type),
-            truncated=truncated,
-            redirects=tuple(redirects),
-        )
+        return FetchedBody(current, status, content_type, body, truncated, tuple(redirects))
     raise ToolError(f"{url} redirected more than {MAX_REDIRECTS} times; not followed further.")
 
 
 def _check_url(raw: str) -> httpx.URL:
+    if "\0" in raw:
+        raise ToolError("a URL holding a NUL character is not fetched.")
     try:
         parsed = httpx.URL(raw.strip())
     except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise ToolError(f"'{raw}' is not a valid URL ({exc}).") from exc
+        # The URL is not shown whole: it may carry a password that did not parse.
+        shown = strip_userinfo(raw)
+        raise ToolError(f"'{shown}' is not a valid URL ({strip_userinfo(str(exc))}).") from exc
     if parsed.scheme not in ("http", "https"):
         shown = parsed.scheme or "none"
         raise ToolError(f"only http and https URLs can be fetched, not scheme '{shown}'.")
     if not parsed.host:
-        raise ToolError(f"'{raw}' has no host name.")
+        raise ToolError(f"'{strip_userinfo(raw)}' has no host name.")
     if parsed.userinfo:
         raise ToolError("URLs carrying a user name or password are not fetched.")
+    check_host_name(parsed)
     return parsed
 
 
@@ -119,6 +174,7 @@ def _request(
     max_bytes: int,
     deadline: float,
     timeout: float,
+    fixed_headers: dict[str, str],
 ) -> _Response | str:
     """GET ``url`` from the first reachable vetted address; a redirect returns its target."""
     last_error: Exception | None = None
@@ -128,21 +184,25 @@ def _request(
             break
         pinned, extensions = _pin(url, ip)
         headers = {
+            **fixed_headers,
             "Host": _host_header(url),
-            "User-Agent": f"supercontext-lab/{__version__} (web_fetch)",
-            "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
-            # Uncompressed bodies keep max_bytes honest (no decompression bombs).
+            # Uncompressed bodies are asked for; a server sending a compressed one anyway
+            # has it inflated no further than max_bytes (see _http.read_body).
             "Accept-Encoding": "identity",
         }
         # A fresh client per hop: a pooled TLS connection made for one host name must
         # never serve another host that happens to share the address.
         # The transport bounds every connect, header and body read by the deadline: a
         # server dripping header lines cannot hold the fetch (and its pool thread) past it.
+        try:
+            transport = deadline_transport(deadline, verify=tls_context())
+        except ConfigError as exc:
+            raise ToolError(str(exc)) from exc
         with httpx.Client(
             trust_env=False,
             follow_redirects=False,
             timeout=httpx.Timeout(min(timeout, remaining)),
-            transport=deadline_transport(deadline, verify=tls_context()),
+            transport=transport,
         ) as client:
             try:
                 request = client.build_request(
@@ -197,18 +257,11 @@ _TEXTUAL = re.compile(
 
 
 def _body_text(body: bytes, content_type: str) -> str:
-    mime, _, params = content_type.partition(";")
+    mime = content_type.partition(";")[0]
     mime = mime.strip().lower()
     if mime and not _TEXTUAL.match(mime):
         raise ToolError(f"the page is '{mime}', not text; only text pages are fetched.")
-    charset = "utf-8"
-    match = re.search(r"charset\s*=\s*\"?([\w.:-]+)", params, re.IGNORECASE)
-    if match:
-        charset = match.group(1)
-    try:
-        text = body.decode(charset, errors="replace")
-    except LookupError:
-        text = body.decode("utf-8", errors="replace")
+    text = body_text(body, charset_of(content_type))
     if not mime and b"\0" in body[:1024]:
         raise ToolError("the page is binary, not text; only text pages are fetched.")
     looks_html = text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))

@@ -33,9 +33,10 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from pydantic import BaseModel, ValidationError
 
 from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
+from .._confine import read_confined
 from .._text import describe_validation_error
 from ..config import get_setting
-from ..errors import ConfigError, MemoryIndexError, WorkspaceError
+from ..errors import ConfigError, MemoryIndexError, PathRefusedError, WorkspaceError
 from .confined import ConfinedFolder
 from .frontmatter import parse_front_matter
 from .integrations import (
@@ -49,11 +50,15 @@ from .memory import INDEX_DIR, MemoryTree
 from .memory.files import scan_memory_folder
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
-__all__ = ["IGNORED_NAMES", "Workspace"]
+__all__ = ["IGNORED_NAMES", "MAX_LIST_DEPTH", "MAX_LIST_ENTRIES", "Workspace"]
 
 #: Names a listing of the workspace (or a copy of the demo) passes over.
 IGNORED_NAMES = frozenset({INDEX_DIR, "__pycache__", ".DS_Store", ".ipynb_checkpoints"})
 _TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
+MAX_LIST_DEPTH = 32
+"""``files/`` is listed this many folders deep."""
+MAX_LIST_ENTRIES = 50_000
+"""``files/`` is listed up to this many entries (files and folders)."""
 
 
 class Workspace(ConfinedFolder):
@@ -308,28 +313,52 @@ class Workspace(ConfinedFolder):
         """Every readable file under ``files/`` as a sorted relative POSIX path.
 
         Symlinks whose target lies outside ``files/`` are left out; so are folders they
-        would lead into.
+        would lead into. The walk is bounded: folders more than :data:`MAX_LIST_DEPTH`
+        deep and entries past the first :data:`MAX_LIST_ENTRIES` are not listed (a note
+        in :attr:`diagnostics` says so), so a hostile tree cannot exhaust the recursion
+        limit or the scout's time.
         """
         base = self._files_root()
         if base is None:
             return []
         found: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-            current = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_NAMES)
-            for name in filenames:
-                if name in IGNORED_NAMES:
+        pending = [(base, 0)]
+        seen = 0
+        while pending:
+            folder, depth = pending.pop()
+            entries = sorted(_entries(folder), key=lambda entry: entry.name)
+            subfolders: list[Path] = []
+            for entry in entries:
+                seen += 1
+                if seen > MAX_LIST_ENTRIES:
+                    self._note(f"files/ was listed up to its first {MAX_LIST_ENTRIES:,} entries.")
+                    return sorted(found)
+                if entry.name in IGNORED_NAMES:
                     continue
-                path = current / name
-                target = _resolve(path)
-                if target is not None and target.is_relative_to(base) and target.is_file():
-                    found.append(path.relative_to(base).as_posix())
-                elif path.is_symlink():
-                    self._note(
-                        f"files/{path.relative_to(base).as_posix()} was left out: it is a link "
-                        "that leads out of files/ or nowhere."
-                    )
+                path = Path(entry.path)
+                if _is_dir(entry, follow=False):
+                    subfolders.append(path)
+                elif not (entry.is_symlink() and _is_dir(entry, follow=True)):
+                    self._list_file(base, path, found)
+            if subfolders and depth >= MAX_LIST_DEPTH:
+                shown = subfolders[0].relative_to(base).as_posix()
+                self._note(
+                    f"files/{shown} and folders beside it were not listed: deeper than "
+                    f"{MAX_LIST_DEPTH} folders."
+                )
+                continue
+            pending.extend((sub, depth + 1) for sub in reversed(subfolders))
         return sorted(found)
+
+    def _list_file(self, base: Path, path: Path, found: list[str]) -> None:
+        target = _resolve(path)
+        if target is not None and target.is_relative_to(base) and target.is_file():
+            found.append(path.relative_to(base).as_posix())
+        elif path.is_symlink():
+            self._note(
+                f"files/{path.relative_to(base).as_posix()} was left out: it is a link "
+                "that leads out of files/ or nowhere."
+            )
 
     def read_file(self, rel: str, max_chars: int = 20_000) -> str:
         """The text of ``files/<rel>``, at most ``max_chars`` characters.
@@ -339,18 +368,24 @@ class Workspace(ConfinedFolder):
         """
         if max_chars < 0:
             raise WorkspaceError("max_chars must not be negative.")
-        target = self._resolve_inside_files(rel)
+        candidate, base = self._resolve_inside_files(rel)
         try:
-            with target.open("rb") as handle:
-                head = handle.read(8192)
-            if b"\0" in head:
-                raise WorkspaceError(f"files/{rel} is a binary file; only text files are read.")
-            with target.open(encoding="utf-8", errors="replace", newline="") as handle:
-                return handle.read(max_chars)
+            # One read of the file that was checked (see _confine.read_confined): at most
+            # four bytes a character, and the first 8 kB to tell a binary file.
+            data, _ = read_confined(base, candidate, max(4 * max_chars, 8192))
+        except PathRefusedError as exc:
+            raise WorkspaceError(f"files/{rel} was not read: {exc}; refused.") from exc
+        except FileNotFoundError as exc:
+            raise WorkspaceError(f"files/{rel} does not exist; list the files first.") from exc
         except OSError as exc:
             raise WorkspaceError(f"files/{rel} cannot be read ({exc.strerror}).") from exc
+        if b"\0" in data[:8192]:
+            raise WorkspaceError(f"files/{rel} is a binary file; only text files are read.")
+        return data.decode("utf-8", errors="replace")[:max_chars]
 
-    def _resolve_inside_files(self, rel: str) -> Path:
+    def _resolve_inside_files(self, rel: str) -> tuple[Path, Path]:
+        """``files/<rel>`` (unresolved) and the resolved ``files/`` folder, once ``rel``
+        passed every check; the read checks the file it opens again."""
         cleaned = rel.strip()
         if not cleaned:
             raise WorkspaceError("give a path inside files/, e.g. 'notes.md'.")
@@ -379,7 +414,22 @@ class Workspace(ConfinedFolder):
             raise WorkspaceError(f"files/{rel} does not exist; list the files first.")
         if not target.is_file():
             raise WorkspaceError(f"files/{rel} is not a file.")
-        return target
+        return candidate, base
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except OSError:
+        return []  # unreadable: nothing to list
+
+
+def _is_dir(entry: os.DirEntry[str], *, follow: bool) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=follow)
+    except OSError:
+        return False
 
 
 def _memory_refusal(rel: str, reason: str) -> str:

@@ -5,11 +5,29 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from ..config import get_setting
+from ..errors import ConfigError, ToolError
 from ..sources.skills import RegistryEntry, fetch_registry
+from ..sources.web import DEFAULT_FETCH_TIMEOUT_S
 from ..sources.web_search import WebSearchProvider
 from ..sources.workspace import Workspace
 
-__all__ = ["ToolContext"]
+__all__ = ["ToolContext", "web_policy"]
+
+
+def web_policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, float]:
+    """Whether private addresses may be fetched and the fetch timeout: the values given,
+    or the lab's ``web.allow_private_addresses`` (false) and ``web.timeout_s`` (10 s) for
+    those left as ``None``. Every fetch of the tools (``web_fetch``, the remote skill
+    registry) follows it."""
+    try:
+        if allow_private is None:
+            allow_private = get_setting("web.allow_private_addresses", False)
+        if timeout is None:
+            timeout = get_setting("web.timeout_s", DEFAULT_FETCH_TIMEOUT_S)
+    except ConfigError as exc:
+        raise ToolError(f"the lab's config cannot be used: {exc}") from exc
+    return allow_private, timeout
 
 
 @dataclass
@@ -19,7 +37,7 @@ class ToolContext:
     ``web_search`` is the search provider (without one ``web_search_tool`` says search is
     not configured); ``allow_private_addresses`` and ``web_timeout`` override the lab's
     ``web.*`` settings when not ``None``; ``registry_url`` adds a remote skill registry,
-    fetched once, on first use.
+    fetched once, on first use, under the same settings as ``web_fetch``.
     """
 
     workspace: Workspace
@@ -38,7 +56,10 @@ class ToolContext:
         with self._lock:
             # Tool calls of one reply run side by side: fetch the remote registry once.
             if self._remote is None:
-                self._remote = fetch_registry(self.registry_url)
+                allow_private, timeout = web_policy(self.allow_private_addresses, self.web_timeout)
+                self._remote = fetch_registry(
+                    self.registry_url, timeout=timeout, allow_private_addresses=allow_private
+                )
         known = {entry.id for entry in entries}
         entries.extend(entry for entry in self._remote if entry.id not in known)
         return entries

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..config import get_setting
-from ..errors import ConfigError, ToolError
-from ..sources.web import DEFAULT_FETCH_TIMEOUT_S, DEFAULT_MAX_BYTES, fetch_page
+from ..errors import ToolError
+from ..sources.web import DEFAULT_MAX_BYTES, fetch_page
 from ..sources.web_search import WebSearchProvider
 from .base import ToolArgs, ToolResult
-from .context import ToolContext
+from .context import ToolContext, web_policy
 
 __all__ = [
     "WebFetchArgs",
@@ -91,7 +90,7 @@ def fetch_url(
     ``allow_private_addresses`` to ``web.allow_private_addresses`` (false).
     """
     try:
-        policy_private, policy_timeout = _policy(allow_private_addresses, timeout)
+        policy_private, policy_timeout = web_policy(allow_private_addresses, timeout)
         page = fetch_page(
             url,
             max_bytes,
@@ -112,15 +111,3 @@ def fetch_url(
     if page.truncated:
         payload["note"] = f"body cut at {max_bytes} bytes"
     return ToolResult.success(payload)
-
-
-def _policy(allow_private: bool | None, timeout: float | None) -> tuple[bool, float]:
-    """The explicit values, or the lab's config settings for those left as ``None``."""
-    try:
-        if allow_private is None:
-            allow_private = get_setting("web.allow_private_addresses", False)
-        if timeout is None:
-            timeout = get_setting("web.timeout_s", DEFAULT_FETCH_TIMEOUT_S)
-    except ConfigError as exc:
-        raise ToolError(f"the lab's config cannot be used: {exc}") from exc
-    return allow_private, timeout

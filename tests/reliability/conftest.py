@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from supercontext_lab.sources import address_guard
 from supercontext_lab.tools import ToolRegistry, ToolResult
 
 from .support import (
@@ -113,3 +114,14 @@ def site(shared_site: PageServer) -> PageServer:
     shared_site.routes.clear()
     shared_site.seen.clear()
     return shared_site
+
+
+@pytest.fixture
+def loopback_is_public(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let 127.0.0.1 pass the default policy, so a loopback site can play a public one."""
+    real = address_guard.classify_address
+
+    def classify(ip: str) -> str | None:
+        return None if ip == "127.0.0.1" else real(ip)
+
+    monkeypatch.setattr(address_guard, "classify_address", classify)

@@ -38,6 +38,17 @@ GROUPS = [
         "6. Hostile workspaces and input",
         ["test_hostile_input", "test_rest_bodies", "test_linear_parsing"],
     ),
+    (
+        "7. Hostile input at the boundaries",
+        [
+            "test_linear_parsers",
+            "test_network_bodies",
+            "test_open_race",
+            "test_terminal_output",
+            "test_dataset_boundaries",
+            "test_bounded_walks",
+        ],
+    ),
 ]
 
 ELSEWHERE: dict[str, list[tuple[str, str, str]]] = {
@@ -150,7 +161,7 @@ def build_table() -> str:
             totals["examples" if row.unit == "examples" else "cases"] += row.count
             if title.startswith("1.") and row.name.startswith("test_turn_survives"):
                 totals["faults"] += row.count
-            if title.startswith(("2.", "5.", "6.")) and row.unit == "cases":
+            if title.startswith(("2.", "5.", "6.", "7.")) and row.unit == "cases":
                 totals["hostile"] += row.count
         for path, name, what in ELSEWHERE.get(title, []):
             state = "" if _exists(path, name) else " (missing)"
@@ -169,7 +180,9 @@ def build_table() -> str:
         "",
         f"- faults injected into a full turn: **{totals['faults']}**",
         f"- hostile inputs tried (injection corpus, URLs, paths, echoes, markup, linked "
-        f"and special workspace files, parser bombs, REST bodies): "
+        f"and special workspace files, parser bombs, REST bodies, quadratic markup, "
+        f"lying and compressed bodies, odd charsets, terminal escapes, undecodable "
+        f"input, check/open races, datasets naming other folders): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

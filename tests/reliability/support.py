@@ -13,9 +13,11 @@ import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,6 +41,63 @@ MESSAGE = "Help me check the grant renewal budget before I send it"
 ORCHESTRATOR_REPLY = "Orchestrator reply: the budget looks fine."
 
 INDEX_DIR = ".supercontext"
+
+# ---------------------------------------------------------------------- running things
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    input: str | bytes | None = None,
+) -> Any:
+    """Run the command line in a fresh interpreter; output is text, or bytes when
+    ``input`` is bytes."""
+    return subprocess.run(
+        [sys.executable, "-m", "supercontext_lab", *args],
+        capture_output=True,
+        text=not isinstance(input, bytes),
+        input=input,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
+
+
+def assert_one_line_exit_2(done: Any, *needles: str) -> None:
+    """Exit status 2, nothing on stdout, one line on stderr holding every needle."""
+    stdout, stderr = done.stdout, done.stderr
+    if isinstance(stderr, bytes):
+        stdout, stderr = stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
+    assert done.returncode == 2, stderr[-2000:]
+    assert stdout == ""
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr[-2000:]
+    assert "Traceback" not in stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def finishes(seconds: float, work: Callable[[], Any]) -> Any:
+    """Run ``work`` in a thread; fail (instead of hanging the suite) when it blocks."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # handed to the test below
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still blocked after {seconds} s"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
 
 # ---------------------------------------------------------------------- the workspace
 
@@ -493,3 +552,102 @@ class PageServer:
         assert self._httpd is not None
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def fill(template: str, site: PageServer) -> str:
+    """``template`` with ``{site}`` and ``{port}`` filled in for ``site``."""
+    return template.replace("{site}", site.base).replace("{port}", str(site.port))
+
+
+#: Where a hostile redirect may point, and the word its refusal names.
+REDIRECT_TARGETS = [
+    ("http://169.254.169.254/latest/meta-data/", "metadata"),
+    ("http://2852039166/latest/meta-data/", "metadata"),
+    ("http://0xa9fea9fe/", "metadata"),
+    ("http://[::ffff:169.254.169.254]/", "metadata"),
+    ("http://metadata.google.internal/computeMetadata/v1/", "metadata"),
+    ("http://imds.test/", "metadata"),
+    ("//169.254.169.254/latest/", "metadata"),
+    ("http://10.0.0.1/admin", "private"),
+    ("http://192.168.0.1/", "private"),
+    ("http://intranet.corp/", "private"),
+    ("http://[::1]:{port}/page", "loopback"),
+    ("http://0.0.0.0:{port}/page", "unspecified"),
+    ("file:///etc/passwd", "not scheme 'file'"),
+    ("gopher://127.0.0.1:6379/_FLUSHALL", "not scheme 'gopher'"),
+    ("http://user:pw@public.test/", "user name or password"),
+]
+
+
+# ---------------------------------------------------------------------- raw servers
+
+
+@contextmanager
+def header_dripper(interval_s: float = 0.3) -> Iterator[str]:
+    """A loopback server that answers with one more header line every ``interval_s``."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                number = 0
+                while not stop.wait(interval_s):
+                    number += 1
+                    conn.sendall(f"X-Drip-{number}: still coming\r\n".encode())
+            except OSError:
+                return
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/slow"
+    finally:
+        stop.set()
+        server.close()
+
+
+@contextmanager
+def raw_server(answer: bytes, *, linger_s: float = 0.0) -> Iterator[str]:
+    """A loopback server answering every request with the bytes ``answer`` as they are
+    (a status line, headers and body of any shape), then closing the connection after
+    ``linger_s`` seconds."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(answer)
+                stop.wait(linger_s)
+            except OSError:
+                return
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/raw"
+    finally:
+        stop.set()
+        server.close()

@@ -15,17 +15,13 @@ import math
 import os
 import random
 import signal
-import socket
 import sqlite3
 import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -49,7 +45,17 @@ from supercontext_lab.sources.memory import MemoryTree
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.tools.web import fetch_url
 
-from .support import ORCHESTRATOR_REPLY, Sandbox, run_turn, shown_texts, write
+from .support import (
+    ORCHESTRATOR_REPLY,
+    Sandbox,
+    assert_one_line_exit_2,
+    finishes,
+    header_dripper,
+    run_cli,
+    run_turn,
+    shown_texts,
+    write,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "OUTSIDE-SECRET-5d1f"
@@ -58,46 +64,6 @@ TOML_SECRET = f'[[tool]]\nname = "{SECRET}"\ndescription = "{SECRET}"\n' + (
 )
 JSON_SECRET = json.dumps([{"id": SECRET, "name": SECRET, "description": SECRET}])
 MD_SECRET = f"---\nname: {SECRET}\ndescription: {SECRET}\n---\n{SECRET} lives here.\n"
-
-
-def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Any:
-    return subprocess.run(
-        [sys.executable, "-m", "supercontext_lab", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-        cwd=REPO,
-    )
-
-
-def _one_line_exit_2(done: Any, *needles: str) -> None:
-    assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stdout == ""
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr[-2000:]
-    assert "Traceback" not in done.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-
-
-def _finishes(seconds: float, work: Callable[[], Any]) -> Any:
-    """Run ``work`` in a thread; fail (instead of hanging the suite) when it blocks."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as exc:  # handed to the test below
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"still blocked after {seconds} s"
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 # ---------------------------------------------------------------------- 1. confinement
@@ -195,11 +161,11 @@ def test_special_files_are_refused_even_with_outside_links_allowed(
         }[kind]
         profile.symlink_to(target)
     workspace = Workspace(sandbox.root)
-    assert _finishes(10, lambda: workspace.profile_md) == ""
+    assert finishes(10, lambda: workspace.profile_md) == ""
     assert any("PROFILE.md" in d and "not a regular file" in d for d in workspace.diagnostics), (
         workspace.diagnostics
     )
-    turn = _finishes(30, lambda: run_turn(sandbox.root, None))
+    turn = finishes(30, lambda: run_turn(sandbox.root, None))
     assert turn.result.reply == ORCHESTRATOR_REPLY
 
 
@@ -350,10 +316,10 @@ def test_config_toml_bomb_is_one_config_error(bomb: str, text: str) -> None:
     assert path.read_bytes() == before
 
 
-def test_config_toml_bomb_is_one_line_from_the_cli() -> None:
+def test_config_toml_bomb_is_one_line_from_therun_cli() -> None:
     """A nested config.toml: the CLI prints one line and exits 2, no traceback"""
     write(config_path(), _nested_arrays(100_000))
-    _one_line_exit_2(_cli("config", "get"), "config.toml")
+    assert_one_line_exit_2(run_cli("config", "get"), "config.toml")
 
 
 @pytest.mark.parametrize(("bomb", "text"), TOML_BOMBS, ids=[b[0] for b in TOML_BOMBS])
@@ -368,7 +334,7 @@ def test_agent_toml_bomb_is_one_agent_definition_error(
         lambda: edit_agent_toml(text, {"temperature": 0.5}),
     ):
         with pytest.raises(AgentDefinitionError) as caught:
-            _finishes(20, attempt)
+            finishes(20, attempt)
         assert "\n" not in str(caught.value) and len(str(caught.value)) < 600
 
 
@@ -500,47 +466,11 @@ def test_saves_killed_at_random_points_leave_old_or_new(kind: str, tmp_path: Pat
 # ---------------------------------------------------------------------- 5. deadlines
 
 
-@contextmanager
-def header_dripper(interval_s: float = 0.3) -> Iterator[str]:
-    """A loopback server that answers with one more header line every ``interval_s``."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    stop = threading.Event()
-
-    def serve(conn: socket.socket) -> None:
-        with conn:
-            try:
-                conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\n")
-                number = 0
-                while not stop.wait(interval_s):
-                    number += 1
-                    conn.sendall(f"X-Drip-{number}: still coming\r\n".encode())
-            except OSError:
-                return
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}/slow"
-    finally:
-        stop.set()
-        server.close()
-
-
 def test_web_fetch_deadline_covers_the_response_headers() -> None:
     """A server dripping one header line at a time: web_fetch gives up on time"""
     with header_dripper() as url:
         started = time.perf_counter()
-        result = _finishes(15, lambda: fetch_url(url, timeout=1.0, allow_private_addresses=True))
+        result = finishes(15, lambda: fetch_url(url, timeout=1.0, allow_private_addresses=True))
         elapsed = time.perf_counter() - started
     assert not result.ok and "timed out" in result.content
     assert elapsed < 2.5, elapsed
@@ -565,13 +495,13 @@ def test_stuck_fetches_free_the_shared_tool_pool() -> None:
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e309"])
 def test_scout_timeout_that_is_not_a_finite_positive_number_is_refused(value: str) -> None:
     """scout --timeout inf/nan/0/negative: one line, exit 2"""
-    _one_line_exit_2(_cli("scout", "--timeout", value, "hello there"), "--timeout")
+    assert_one_line_exit_2(run_cli("scout", "--timeout", value, "hello there"), "--timeout")
 
 
 def test_nested_agent_toml_on_the_command_line_is_one_line(tmp_path: Path) -> None:
     """scout --agent with a 100k-deep agent.toml: one line naming the file, exit 2"""
     agent = write(tmp_path / "agent.toml", _nested_arrays(100_000))
-    _one_line_exit_2(_cli("scout", "--agent", str(agent), "plan my week"), "agent.toml")
+    assert_one_line_exit_2(run_cli("scout", "--agent", str(agent), "plan my week"), "agent.toml")
 
 
 @pytest.mark.parametrize(
@@ -590,7 +520,7 @@ def test_nested_dataset_line_is_one_dataset_error(bomb: str, line: str, tmp_path
         parse_dataset(text, source="cases.jsonl")
     assert "line 2" in str(caught.value) and "\n" not in str(caught.value)
     dataset = write(tmp_path / "cases.jsonl", text)
-    _one_line_exit_2(_cli("eval", "--dataset", str(dataset)), "line 2")
+    assert_one_line_exit_2(run_cli("eval", "--dataset", str(dataset)), "line 2")
 
 
 # ---------------------------------------------------------------------- 6. the rest

@@ -25,7 +25,6 @@ from supercontext_lab.harness import TurnResult
 from supercontext_lab.models.base import Message
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import ModelRoute, get_model_route
-from supercontext_lab.sources import address_guard
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import (
     OpenAITestServer,
@@ -40,10 +39,12 @@ from .support import (
     CANARY_KEY,
     KEY_ENV,
     ORCHESTRATOR_REPLY,
+    REDIRECT_TARGETS,
     NetworkGuard,
     PageServer,
     Sandbox,
     assert_no_canary,
+    fill,
     run_turn,
     shown_texts,
     write,
@@ -60,10 +61,6 @@ def site(shared_site: PageServer) -> PageServer:
     shared_site.seen.clear()
     shared_site.page("/page", PAGE)
     return shared_site
-
-
-def fill(template: str, site: PageServer) -> str:
-    return template.replace("{site}", site.base).replace("{port}", str(site.port))
 
 
 # ---------------------------------------------------------------------- web_fetch policy
@@ -161,36 +158,6 @@ def test_metadata_stays_refused_when_private_addresses_are_allowed(
     assert not result.ok
     assert "metadata" in result.content
     assert network_guard.connects == []
-
-
-@pytest.fixture
-def loopback_is_public(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let 127.0.0.1 pass the default policy, so a loopback site can play a public one."""
-    real = address_guard.classify_address
-
-    def classify(ip: str) -> str | None:
-        return None if ip == "127.0.0.1" else real(ip)
-
-    monkeypatch.setattr(address_guard, "classify_address", classify)
-
-
-REDIRECT_TARGETS = [
-    ("http://169.254.169.254/latest/meta-data/", "metadata"),
-    ("http://2852039166/latest/meta-data/", "metadata"),
-    ("http://0xa9fea9fe/", "metadata"),
-    ("http://[::ffff:169.254.169.254]/", "metadata"),
-    ("http://metadata.google.internal/computeMetadata/v1/", "metadata"),
-    ("http://imds.test/", "metadata"),
-    ("//169.254.169.254/latest/", "metadata"),
-    ("http://10.0.0.1/admin", "private"),
-    ("http://192.168.0.1/", "private"),
-    ("http://intranet.corp/", "private"),
-    ("http://[::1]:{port}/page", "loopback"),
-    ("http://0.0.0.0:{port}/page", "unspecified"),
-    ("file:///etc/passwd", "not scheme 'file'"),
-    ("gopher://127.0.0.1:6379/_FLUSHALL", "not scheme 'gopher'"),
-    ("http://user:pw@public.test/", "user name or password"),
-]
 
 
 @pytest.mark.parametrize(("target", "reason"), REDIRECT_TARGETS)

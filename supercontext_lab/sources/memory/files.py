@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..._confine import confined_path, read_limited
+from ..._confine import confined_path, read_confined
 from ...errors import MemoryIndexError, PathRefusedError
 from ..frontmatter import parse_front_matter
 from .index import DocRow, doc_row
@@ -41,6 +41,9 @@ class FileEntry:
     size: int
     namespace: str
     key: str
+    root: Path
+    """The resolved folder the file must stay in (the tree's), checked again on reading."""
+    allow_outside_links: bool = False
 
 
 def scan_memory_folder(
@@ -96,7 +99,13 @@ def scan_memory_folder(
             except OSError:
                 continue
             files[rel] = FileEntry(
-                Path(entry.path), stat.st_mtime_ns, stat.st_size, folder.name, name[:-3]
+                Path(entry.path),
+                stat.st_mtime_ns,
+                stat.st_size,
+                folder.name,
+                name[:-3],
+                resolved,
+                allow_outside_links,
             )
     return files, unlisted, refused
 
@@ -118,9 +127,14 @@ def _refused(
 
 
 def read_memory_file(entry: FileEntry, rel: str) -> DocRow | None:
-    """The document of one memory file (front matter read), ``None`` when unreadable."""
+    """The document of one memory file (front matter read), ``None`` when unreadable.
+
+    The file is read under the scan's confinement again, on the file actually opened: one
+    swapped for a link out of the folder since the scan is not read (nor indexed)."""
     try:
-        data, more = read_limited(entry.path, MAX_FILE_BYTES)
+        data, more = read_confined(
+            entry.root, entry.path, MAX_FILE_BYTES, allow_outside=entry.allow_outside_links
+        )
     except (OSError, PathRefusedError) as exc:
         _log.warning("Skipping memory file %s: %s", entry.path, exc)
         return None
