@@ -17,7 +17,7 @@ from supercontext_lab.harness import (
     already_prepared_envelope,
 )
 from supercontext_lab.harness.turn import TurnResult, failure_reason
-from supercontext_lab.models.base import Message, ModelReply, ToolSpec
+from supercontext_lab.models.base import Message, ModelInfo, ModelReply, ToolSpec
 from supercontext_lab.scout import ScoutRun, ScoutStatus, StopCause
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
@@ -348,6 +348,7 @@ def test_each_failed_preparation_says_why_with_a_code_and_a_detail(workspace: Wo
 def test_a_scout_that_cannot_start_is_a_scout_error(workspace: Workspace) -> None:
     class Broken:
         name = "broken"
+        info = ModelInfo()
 
         def complete(self, *args: object, **kwargs: object) -> ModelReply:
             raise ConfigError("the burst route names no model")

@@ -235,6 +235,9 @@ ALLOWED_LITERAL_GETATTR = frozenset(
         ("os", "O_NOCTTY"),
         ("os", "O_NOFOLLOW"),
         ("os", "O_CLOEXEC"),
+        # Linux-only flags for walking a folder without reading it.
+        ("os", "O_PATH"),
+        ("os", "O_DIRECTORY"),
     }
 )
 """``(object, attribute)`` pairs a literal ``getattr`` may name: platform constants of

@@ -13,11 +13,12 @@ UTF-8, whatever the locale.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, BinaryIO, NoReturn, TextIO
 
 from .._confine import read_limited
 from ..errors import PathRefusedError, SupercontextError
@@ -88,7 +89,7 @@ def emit(text: str = "", *, err: bool = False) -> None:
     character the stream's encoding cannot carry is written as a ``\\u`` escape."""
     stream = sys.stderr if err else sys.stdout
     line = printable(text) + "\n"
-    encoding = getattr(stream, "encoding", None) or "utf-8"
+    encoding = stream.encoding or "utf-8"  # a StringIO has None
     try:
         line.encode(encoding)
     except UnicodeEncodeError:
@@ -107,13 +108,18 @@ def emit_json(value: Any) -> None:
     occur inside strings, so the result reads back to the same value."""
     text = _SURROGATES.sub("\ufffd", json.dumps(value, ensure_ascii=False))
     line = text.translate(_JSON_ESCAPES) + "\n"
-    buffer = getattr(sys.stdout, "buffer", None)
+    buffer = _binary(sys.stdout)
     if buffer is None:  # a text-only stream (a test's StringIO)
         sys.stdout.write(line)
         return
     sys.stdout.flush()
     buffer.write(line.encode("utf-8"))
     buffer.flush()
+
+
+def _binary(stream: TextIO) -> BinaryIO | None:
+    """The bytes beneath a real text stream; None for a text-only one (a StringIO)."""
+    return stream.buffer if isinstance(stream, io.TextIOWrapper) else None
 
 
 def _decoded(data: bytes, source: str) -> str:
@@ -132,7 +138,7 @@ def read_text_input(source: str) -> str:
     waited on). Every problem is a :class:`UsageProblem`."""
     limit = MAX_INPUT_BYTES
     if source == "-":
-        stream = getattr(sys.stdin, "buffer", None)
+        stream = _binary(sys.stdin)
         if stream is None:  # a text-only stream (a test's StringIO)
             return sys.stdin.read(limit)
         data = stream.read(limit + 1)

@@ -175,7 +175,7 @@ def test_json_output_is_always_utf8(env: dict[str, str]) -> None:
     """--json of text with a lone surrogate and non-ASCII: UTF-8 JSON, whatever the locale"""
     output = envelope(
         summary="caf\u00e9 \u202e (memory)",
-        tool_calls=[("file_read", '{"path": "\\ud800 x"}', "w")],
+        recommended_tool_calls=[("file_read", '{"path": "\\ud800 x"}', "w")],
     )
     done = run_cli("bundle", "check", "--json", "-", input=output.encode(), env=env)
     assert done.returncode == 0, done.stderr
