@@ -54,7 +54,7 @@ GROUPS = [
 ELSEWHERE: dict[str, list[tuple[str, str, str]]] = {
     "4. No data lost": [
         (
-            "tests/test_config_processes.py",
+            "tests/config/test_store_processes.py",
             "test_concurrent_writers_lose_no_update",
             "8 processes flipping the flag 100 times each (and a reader) leave a valid "
             "config.toml with every update",
@@ -72,12 +72,12 @@ ELSEWHERE: dict[str, list[tuple[str, str, str]]] = {
             "the REST endpoint refuses a wrong token",
         ),
         (
-            "tests/lab/test_widgets_panel.py",
+            "tests/lab/widgets/test_panel.py",
             "test_script_from_memory_stays_text_in_every_html_value",
             "widget HTML escapes a script planted in memory",
         ),
         (
-            "tests/lab/test_widgets_panel.py",
+            "tests/lab/widgets/test_panel.py",
             "test_script_from_model_output_stays_text_in_every_html_value",
             "widget HTML escapes a script in model output",
         ),

@@ -1,7 +1,7 @@
 """No data lost: concurrent writers, saves interrupted at every step and invalid edits
 (corrupt files and a damaged memory index are in ``test_corrupt_files.py``).
 
-The eight-process ``config.toml`` storm lives in ``tests/test_config_processes.py``
+The eight-process ``config.toml`` storm lives in ``tests/config/test_store_processes.py``
 (``test_concurrent_writers_lose_no_update``); its ``agent.toml`` counterpart is here.
 Crashes are simulated two ways: an error raised at each step of a save (the code's own
 clean-up runs) and a process killed with ``os._exit`` at each step (nothing runs after).

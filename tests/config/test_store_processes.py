@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tomlkit
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 STATUS_CODE = """
 import json
