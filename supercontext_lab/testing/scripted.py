@@ -17,6 +17,7 @@ from typing import Any, TypeAlias
 
 from ..bundle_render import write_envelope
 from ..errors import ModelError, ModelTimeoutError
+from ..models.choices import BundleChoices
 from ..models.base import Message, ModelInfo, ModelReply, ToolCall, ToolSpec, estimate_usage
 
 __all__ = [
@@ -107,6 +108,7 @@ class ScriptedModel:
         temperature: float | None = None,
         timeout: float | None = None,
         on_text: Callable[[str], None] | None = None,
+        choices: BundleChoices | None = None,
     ) -> ModelReply:
         """Answer with the next step of the script (see the class docstring)."""
         call = ScriptedCall(
