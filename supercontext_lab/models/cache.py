@@ -36,8 +36,8 @@ from .._sqlite import SqliteStore
 from .._text import strip_userinfo
 from ..config import lab_home
 from ..errors import CacheError
-from .choices import BundleChoices
 from .base import ChatModel, Message, ModelInfo, ModelReply, ToolCall, ToolSpec, Usage
+from .choices import BundleChoices
 
 __all__ = [
     "CACHE_MODES",

@@ -287,7 +287,9 @@ class OpenAICompatibleModel:
         deadline = None if timeout is None else started + timeout
         if self._before_request is not None:
             self._before_request()
-        request = ChatRequest(tuple(messages), tuple(tools or ()), tool_choice, temperature, choices)
+        request = ChatRequest(
+            tuple(messages), tuple(tools or ()), tool_choice, temperature, choices
+        )
         key = self._api_key()
         secrets = Secrets.in_use(key)
         wording = self._wording.for_call(secrets, has_key=bool(key))

@@ -17,8 +17,8 @@ from typing import Any
 from .._version import __version__
 from ..routes import EmissionFormat
 from .base import Message, ModelReply, ToolSpec
-from .choices import BundleChoices
 from .bundle_format import apply_bundle_format, envelope_from_json
+from .choices import BundleChoices
 from .wire import messages_for_text_tools, with_text_tool_calls
 
 __all__ = ["ChatRequest", "RequestBuilder"]

@@ -7,7 +7,7 @@ with what the run actually read:
 * every recommended tool is in the orchestrator's catalogue;
 * every recommended skill is installed or in the registry, and its ``installed`` flag is
   set from the workspace, whatever the model wrote;
-* every *claim* of the summary (a bullet, or another line that cites a source) cites a
+* every *claim* of the summary (a bullet; other lines say what is missing) cites a
   source the run read (:class:`~.sources.RunSources`), and that source's text supports it:
   at least :data:`SUPPORT_THRESHOLD` of the claim's content terms (the one word analyzer,
   :func:`~supercontext_lab._words.content_terms`) occur in one text the citation may rest
@@ -42,6 +42,7 @@ __all__ = [
     "ClaimCheck",
     "Dropped",
     "GroundingReport",
+    "KnownNames",
     "check_bundle",
     "check_names",
     "known_names",
@@ -53,7 +54,7 @@ SUPPORT_THRESHOLD = 0.6
 to count as supported. A sentence copied from a note scores 1.0; a paraphrase that keeps
 the note's nouns and numbers scores above this; generic prose scores near 0."""
 
-DroppedKind = Literal["tool", "skill", "claim", "has_enough_context"]
+DroppedKind = Literal["tool", "skill", "bullet", "has_enough_context"]
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,7 @@ class Dropped:
         if self.kind == "has_enough_context":
             verb = "set to false" if mode == "drop" else "flagged"
             return f"grounding: has_enough_context {verb}: {self.why}"
-        label = "summary line" if self.kind == "claim" else self.kind
-        return f"grounding: {verb} {label} {one_line(self.item, 80)!r}: {self.why}"
+        return f"grounding: {verb} {self.kind} {one_line(self.item, 80)!r}: {self.why}"
 
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "item": self.item, "why": self.why}
@@ -190,18 +190,20 @@ def support(claim: str, texts: Iterable[str], terms: _Terms | None = None) -> fl
 
 
 @dataclass(frozen=True)
-class _Names:
+class KnownNames:
+    """The names a bundle may recommend: tools, installed skills, registry entries."""
+
     tools: frozenset[str]
     installed: frozenset[str]
     registry: frozenset[str]
 
 
-def known_names(workspace: Workspace, sources: RunSources | None = None) -> _Names:
+def known_names(workspace: Workspace, sources: RunSources | None = None) -> KnownNames:
     """The orchestrator's tools, the installed skills, and the registry entries (the
     workspace's own and those the run saw, a remote registry's included)."""
     seen = sources.skills_seen if sources is not None else {}
     installed = {skill.dir_name for skill in workspace.skills}
-    return _Names(
+    return KnownNames(
         tools=frozenset(tool.name for tool in workspace.orchestrator_tools),
         installed=frozenset(installed),
         registry=frozenset({entry.id for entry in workspace.registry} | set(seen)),
@@ -230,11 +232,13 @@ def _check_claim(line: SummaryLine, sources: RunSources, terms: _Terms) -> Claim
 
 
 def _is_claim(line: SummaryLine) -> bool:
-    return line.bullet or bool(line.attributions)
+    # A bullet states a fact; other lines ("Missing: …", a one-line greeting summary)
+    # say what is absent or why nothing is needed, and are left as they are.
+    return line.bullet
 
 
 def _name_problems(
-    bundle: ContextBundle, names: _Names
+    bundle: ContextBundle, names: KnownNames
 ) -> tuple[list[Dropped], list[str], dict[int, bool]]:
     dropped: list[Dropped] = []
     corrected: list[str] = []
@@ -283,7 +287,7 @@ def _rewrite(
     gone = {(item.kind, item.item) for item in dropped} if drop else set()
     summary = bundle.summary
     if drop:
-        summary = _summary_without(summary, {item for kind, item in gone if kind == "claim"})
+        summary = _summary_without(summary, {item for kind, item in gone if kind == "bullet"})
     tools = [
         (call.tool, call.args, call.why)
         for call in bundle.recommended_tool_calls
@@ -319,7 +323,7 @@ def check_bundle(
     claims = tuple(
         _check_claim(line, sources, terms) for line in bundle.summary_lines if _is_claim(line)
     )
-    dropped.extend(Dropped("claim", c.text, c.why) for c in claims if c.why is not None)
+    dropped.extend(Dropped("bullet", c.text, c.why) for c in claims if c.why is not None)
     has_enough = bundle.has_enough_context
     if has_enough and claims and not any(c.supported for c in claims):
         dropped.append(
@@ -346,6 +350,7 @@ def check_bundle(
 
 
 def _empty(bundle: ContextBundle) -> bool:
-    """Whether nothing a turn could use is left: no claim, tool or skill."""
-    has_claim = any(_is_claim(line) for line in bundle.summary_lines)
+    """Whether nothing a turn could use is left: no bullet, no line citing a source, no
+    tool and no skill ("Missing: …" lines alone carry no context)."""
+    has_claim = any(line.bullet or line.attributions for line in bundle.summary_lines)
     return not (has_claim or bundle.recommended_tool_calls or bundle.recommended_skills)

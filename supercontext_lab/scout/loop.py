@@ -316,6 +316,7 @@ class _Run:
             )
         )
         if report.emptied:
+            self.unchecked = bundle
             return None, None
         if not report.changed:
             return bundle.envelope, bundle

@@ -138,6 +138,12 @@ class ScoutRun:
         return self.grounding is not None and self.grounding.emptied
 
     @property
+    def gathered(self) -> str:
+        """What the model was given: the system prompt, the task and every tool result
+        (prefetched or asked for), one text, for measuring what it could have cited."""
+        return "\n".join(m.content or "" for m in self.messages if m.role != "assistant")
+
+    @property
     def ok(self) -> bool:
         """True when the run produced a valid, bounded envelope."""
         return self.envelope is not None and self.bundle is not None

@@ -210,9 +210,9 @@ class RunSources:
                 break
         return out
 
-    def notes(self) -> dict[str, SourceText]:
-        """The named sources by label (``"memory: ns/key"``), for displays."""
-        return {source.label: text for source, text in self.named.items()}
+    def notes(self) -> dict[Source, SourceText]:
+        """The named sources the run read, for displays (a chip shows the note's text)."""
+        return dict(self.named)
 
 
 def sources_of(workspace: Workspace, results: Iterable[tuple[str, ToolResult]]) -> RunSources:

@@ -17,8 +17,8 @@ from typing import Any, TypeAlias
 
 from ..bundle_render import write_envelope
 from ..errors import ModelError, ModelTimeoutError
-from ..models.choices import BundleChoices
 from ..models.base import Message, ModelInfo, ModelReply, ToolCall, ToolSpec, estimate_usage
+from ..models.choices import BundleChoices
 
 __all__ = [
     "ScriptedCall",
@@ -44,6 +44,7 @@ class ScriptedCall:
     tool_choice: str | None
     temperature: float | None
     timeout: float | None
+    choices: BundleChoices | None = None
 
 
 class ScriptedModel:
@@ -117,6 +118,7 @@ class ScriptedModel:
             tool_choice=tool_choice,
             temperature=temperature,
             timeout=timeout,
+            choices=choices,
         )
         with self._lock:
             self.calls.append(call)

@@ -44,7 +44,9 @@ class OfflineModel:
         choices: BundleChoices | None = None,
     ) -> ModelReply:
         """Answer at once (a deterministic algorithm needs no timeout and no temperature)."""
-        request = ChatRequest(tuple(messages), tuple(tools or ()), tool_choice, temperature, choices)
+        request = ChatRequest(
+            tuple(messages), tuple(tools or ()), tool_choice, temperature, choices
+        )
         return self.answer(request, on_text)
 
     def answer(self, request: ChatRequest, on_text: Callable[[str], None] | None) -> ModelReply:
