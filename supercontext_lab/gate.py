@@ -91,6 +91,7 @@ class ColdStartReason(str, Enum):
     ITERATION_CAP = "iteration_cap"
     CONTEXT_FULL = "context_full"
     NO_ENVELOPE = "no_envelope"
+    UNGROUNDED = "ungrounded"
 
     def __str__(self) -> str:
         return self.value
@@ -118,6 +119,7 @@ _FAILURES = frozenset(
         ColdStartReason.ITERATION_CAP,
         ColdStartReason.CONTEXT_FULL,
         ColdStartReason.NO_ENVELOPE,
+        ColdStartReason.UNGROUNDED,
     }
 )
 
@@ -143,6 +145,10 @@ _EXPLANATIONS: dict[ColdStartReason, str] = {
     ColdStartReason.ITERATION_CAP: "The scout used all its model calls without an envelope.",
     ColdStartReason.CONTEXT_FULL: "The scout's model ran out of context window.",
     ColdStartReason.NO_ENVELOPE: "The scout finished without a valid envelope.",
+    ColdStartReason.UNGROUNDED: (
+        "The grounding check found nothing in the bundle that exists or that what the scout "
+        "read supports."
+    ),
 }
 
 SKIP_REASONS: tuple[ColdStartReason, ...] = (

@@ -36,7 +36,9 @@ _MAX_PROMPT_BYTES = 1_000_000
 
 __all__ = [
     "AgentDefinition",
+    "GroundingMode",
     "ModelSection",
+    "PrefetchMode",
     "SubagentsSection",
     "ToolsSection",
     "default_agent_definition",
@@ -59,6 +61,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(
         extra="forbid", frozen=True, validate_default=True, use_attribute_docstrings=True
     )
+
+
+PrefetchMode = Literal["auto", "always", "never"]
+"""``prefetch`` in agent.toml (see :attr:`AgentDefinition.prefetch`)."""
+
+GroundingMode = Literal["drop", "mark", "off"]
+"""``grounding`` in agent.toml (see :attr:`AgentDefinition.grounding`)."""
 
 
 class ModelSection(_Strict):
@@ -97,6 +106,13 @@ class AgentDefinition(_Strict):
     """Maximum number of model calls in one run."""
     iteration_policy: Literal["extended", "strict"] = "extended"
     """``extended`` grants one last tool-less call asking for the result at the cap."""
+    prefetch: PrefetchMode = "auto"
+    """Whether the harness runs the scout's first gathering round before the first model
+    call and hands its results to the model: ``auto`` on local routes and routes set up as
+    small models (``small_model = true``), ``always`` on every route, ``never`` on none."""
+    grounding: GroundingMode = "drop"
+    """The grounding check of every envelope: ``drop`` removes unknown tools and skills and
+    unsupported summary lines, ``mark`` lists them and keeps them, ``off`` only measures."""
     max_result_chars: int = Field(default=5000, ge=500)
     """Upper bound, in characters, of the result handed back to the caller."""
     sandbox_mode: Literal["read_only", "workspace_write"] = "read_only"

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # Bumped whenever the key payload or the stored record changes shape.
-_KEY_VERSION = 2
+_KEY_VERSION = 3
 
 OUTSIDE_TOOLS = frozenset({"web_fetch", "web_search_tool"})
 """Tools whose answers come from outside the workspace: a run that called one is not

@@ -8,7 +8,12 @@ Rules:
   recommended, recall = matched / expected, summed over the counted cases;
 * an empty ratio (0/0) counts as 1.0, except ``forbidden_mention_rate`` (0.0);
 * mentions match case-insensitively anywhere in the envelope;
-* ``goal_accuracy`` compares ``has_goal`` with ``proposed_goal is not None``.
+* ``goal_accuracy`` compares ``has_goal`` with ``proposed_goal is not None``;
+* ``grounded_rate`` is supported bullets / bullets checked by the grounding check (SPEC
+  §13), over the runs whose model wrote an envelope; ``invented_names`` sums the
+  recommended tools and skills that exist nowhere; ``gathered_mention_rate`` is the share
+  of expected mentions present in what the model was given (its prompt and every tool
+  result), the ceiling of ``mention_rate`` for a model that only selects.
 
 A run without a valid envelope recommends nothing, mentions nothing and counts as wrong
 for goal and has-enough accuracy (it gave no answer to be right with); ``valid_rate``
@@ -71,6 +76,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("has_enough_accuracy", "higher", rate=True),
     Metric("mention_rate", "higher", rate=True),
     Metric("forbidden_mention_rate", "lower", rate=True),
+    Metric("grounded_rate", "higher", rate=True),
+    Metric("gathered_mention_rate", "higher", rate=True),
+    Metric("invented_names", "lower"),
     Metric("model_calls_mean", "lower"),
     Metric("latency_mean_ms", "lower", timing=True),
     Metric("latency_p50_ms", "lower", timing=True),
@@ -100,6 +108,7 @@ COUNT_NAMES: tuple[str, ...] = (
     "has_enough_cases",
     "mention_cases",
     "forbidden_cases",
+    "grounded_bullets",
 )
 """How many runs each metric was computed over."""
 
@@ -169,6 +178,12 @@ class CaseScores:
     unexpected_tools: tuple[str, ...] = ()
     missed_mentions: tuple[str, ...] = ()
     forbidden_mentions: tuple[str, ...] = ()
+    bullets: int | None = None
+    """Bullets the grounding check read (``None`` when the model wrote no envelope)."""
+    bullets_supported: int | None = None
+    invented_names: int = 0
+    gathered_found: int | None = None
+    """Expected mentions present in what the model was given."""
 
     def to_dict(self) -> dict[str, Any]:
         """Per-case rates (``None`` when not scored) followed by the raw counts and misses."""
@@ -184,6 +199,8 @@ class CaseScores:
             "forbidden_mention_rate": _opt_ratio(
                 self.forbidden_found, self.forbidden_expected, empty=0.0
             ),
+            "grounded_rate": _opt_ratio(self.bullets_supported, self.bullets),
+            "gathered_mention_rate": _opt_ratio(self.gathered_found, self.mentions_expected),
         }
         for key, value in asdict(self).items():
             if key not in out:
@@ -228,11 +245,24 @@ def _match(
 
 
 def score_case(
-    expect: Expectations, envelope: str | None, bundle: Mapping[str, Any] | None
+    expect: Expectations,
+    envelope: str | None,
+    bundle: Mapping[str, Any] | None,
+    *,
+    grounding: Mapping[str, Any] | None = None,
+    gathered: str | None = None,
 ) -> CaseScores:
-    """Score one run: ``bundle`` is ``ContextBundle.to_dict()`` (``None`` when invalid)."""
+    """Score one run: ``bundle`` is ``ContextBundle.to_dict()`` (``None`` when invalid),
+    ``grounding`` the run's ``GroundingReport.to_dict()`` and ``gathered`` the text the
+    model was given (both ``None`` when unknown)."""
     valid = envelope is not None and bundle is not None
     values: dict[str, Any] = {"valid": valid}
+    if grounding is not None:
+        values.update(
+            bullets=int(grounding.get("checked", 0)),
+            bullets_supported=int(grounding.get("grounded", 0)),
+            invented_names=int(grounding.get("invented_names", 0)),
+        )
     for kind, section, key, expected in (
         ("skills", "recommended_skills", "skill", expect.skills),
         ("tools", "recommended_tool_calls", "tool", expect.tools),
@@ -267,6 +297,9 @@ def score_case(
             mentions_expected=len(wanted),
             missed_mentions=missed,
         )
+        if gathered is not None:
+            given = gathered.casefold()
+            values["gathered_found"] = sum(1 for item in wanted if item.casefold() in given)
     if expect.must_not_mention is not None:
         banned = _norm(expect.must_not_mention)
         seen = tuple(item for item in banned if item.casefold() in text)
@@ -300,6 +333,8 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
     enough = [s for s in scores if s.has_enough_correct is not None]
     mention = [s for s in scores if s.mentions_expected is not None]
     forbidden = [s for s in scores if s.forbidden_expected is not None]
+    checked = [s for s in scores if s.bullets is not None]
+    gathered = [s for s in mention if s.gathered_found is not None]
     latencies = [run.elapsed_ms for run in runs]
     chars = [run.envelope_chars for run in runs if run.envelope_chars is not None]
     valid = sum(1 for s in scores if s.valid)
@@ -327,6 +362,13 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
             _sum(s.forbidden_expected for s in forbidden),
             empty=0.0,
         ),
+        "grounded_rate": ratio(
+            _sum(s.bullets_supported for s in checked), _sum(s.bullets for s in checked)
+        ),
+        "gathered_mention_rate": ratio(
+            _sum(s.gathered_found for s in gathered), _sum(s.mentions_expected for s in gathered)
+        ),
+        "invented_names": sum(s.invented_names for s in scores),
         "model_calls_mean": statistics.fmean([r.model_calls for r in runs]) if runs else 0.0,
         "latency_mean_ms": statistics.fmean(latencies) if latencies else 0.0,
         "latency_p50_ms": percentile(latencies, 50),
@@ -341,6 +383,7 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
         "has_enough_cases": len(enough),
         "mention_cases": len(mention),
         "forbidden_cases": len(forbidden),
+        "grounded_bullets": _sum(s.bullets for s in checked),
     }
     return metrics
 

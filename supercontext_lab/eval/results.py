@@ -99,6 +99,10 @@ class CaseResult:
     cache_hits: int = 0
     cache_misses: int = 0
     workspace: str = ""
+    grounding: dict[str, Any] | None = None
+    """The run's grounding report (``GroundingReport.to_dict()``), when it had an envelope."""
+    gathered: str = ""
+    """What the model was given (its prompt and the tool results), for the gathered rate."""
     from_cache: bool = False
     """True when the result came from the result store instead of a run (its latency and
     trace are those of the run that was stored)."""
@@ -166,6 +170,8 @@ def result_record(result: CaseResult) -> dict[str, Any]:
         "model_calls": result.model_calls,
         "model_name": result.model_name,
         "definition_hash": result.definition_hash,
+        "grounding": result.grounding,
+        "gathered": result.gathered,
     }
 
 
@@ -209,7 +215,15 @@ def result_from_record(
             model_calls=model_calls,
             model_name=_typed(record, "model_name", str),
             definition_hash=_typed(record, "definition_hash", str),
-            scores=score_case(case.expect, envelope, bundle),
+            scores=score_case(
+                case.expect,
+                envelope,
+                bundle,
+                grounding=_typed(record, "grounding", dict, type(None)),
+                gathered=_typed(record, "gathered", str),
+            ),
+            grounding=_typed(record, "grounding", dict, type(None)),
+            gathered=_typed(record, "gathered", str),
             cache_hits=model_calls,
             cache_misses=0,
             workspace=workspace,

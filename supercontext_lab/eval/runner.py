@@ -97,6 +97,8 @@ def run_case_task(task: CaseTask) -> CaseResult:
             timeout_s=task.timeout_s,
         )
         bundle = run.bundle.to_dict() if run.bundle is not None else None
+        grounding = run.grounding.to_dict() if run.grounding is not None else None
+        gathered = run.gathered
         result = CaseResult(
             id=task.case.id,
             variant=task.variant.name,
@@ -111,7 +113,11 @@ def run_case_task(task: CaseTask) -> CaseResult:
             model_calls=run.model_calls,
             model_name=run.model_name,
             definition_hash=run.definition_hash,
-            scores=score_case(task.case.expect, run.envelope, bundle),
+            scores=score_case(
+                task.case.expect, run.envelope, bundle, grounding=grounding, gathered=gathered
+            ),
+            grounding=grounding,
+            gathered=gathered,
             cache_hits=cached.hits if cached is not None else 0,
             cache_misses=cached.misses if cached is not None else 0,
             workspace=str(workspace.root),

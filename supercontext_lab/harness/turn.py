@@ -77,7 +77,10 @@ _STOP_REASONS = {
 def failure_reason(run: ScoutRun) -> ColdStartReason:
     """Why a scout run that yielded no envelope leaves the turn cold: why the run stopped
     early (its :class:`~supercontext_lab.scout.StopCause`), or, when it ran to its end,
-    that its answer held no valid envelope."""
+    that the grounding check emptied its bundle, or that its answer held no valid
+    envelope."""
+    if run.ungrounded:
+        return ColdStartReason.UNGROUNDED
     if run.stopped is None:
         return ColdStartReason.NO_ENVELOPE
     return _STOP_REASONS[run.stopped]

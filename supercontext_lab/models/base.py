@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..routes import EmissionFormat
+from .choices import BundleChoices
 
 __all__ = [
     "ChatModel",
@@ -191,6 +192,7 @@ class ChatModel(Protocol):
         temperature: float | None = None,
         timeout: float | None = None,
         on_text: Callable[[str], None] | None = None,
+        choices: BundleChoices | None = None,
     ) -> ModelReply:
         """Return the model's next assistant message for ``messages``."""
         ...

@@ -37,6 +37,7 @@ from .._text import strip_userinfo
 from ..config import lab_home
 from ..errors import CacheError
 from .base import ChatModel, Message, ModelInfo, ModelReply, ToolCall, ToolSpec, Usage
+from .choices import BundleChoices
 
 __all__ = [
     "CACHE_MODES",
@@ -292,8 +293,13 @@ class CachedModel:
         tools: Sequence[ToolSpec] | None = None,
         tool_choice: str | None = None,
         temperature: float | None = None,
+        choices: BundleChoices | None = None,
     ) -> str:
-        """The cache key of one call."""
+        """The cache key of one call; the choices count only on a model that constrains
+        its emission with them (else they cannot change the reply)."""
+        settings = self.settings
+        if choices is not None and self.inner.info.bundle_format != "text":
+            settings = {**settings, "choices": choices.to_dict()}
         return cache_key(
             model=self.inner.name,
             base_url=self.base_url,
@@ -301,7 +307,7 @@ class CachedModel:
             tools=tools,
             tool_choice=tool_choice,
             temperature=temperature,
-            settings=self.settings,
+            settings=settings,
         )
 
     def complete(
@@ -313,6 +319,7 @@ class CachedModel:
         temperature: float | None = None,
         timeout: float | None = None,
         on_text: Callable[[str], None] | None = None,
+        choices: BundleChoices | None = None,
     ) -> ModelReply:
         """Serve the stored reply, or ask ``inner`` (never in ``replay`` mode)."""
 
@@ -324,11 +331,14 @@ class CachedModel:
                 temperature=temperature,
                 timeout=timeout,
                 on_text=on_text,
+                choices=choices,
             )
 
         if self.mode == "off":
             return ask()
-        key = self.key_for(messages, tools=tools, tool_choice=tool_choice, temperature=temperature)
+        key = self.key_for(
+            messages, tools=tools, tool_choice=tool_choice, temperature=temperature, choices=choices
+        )
         stored = self.cache.get(key)
         if stored is not None:
             with self._count_lock:

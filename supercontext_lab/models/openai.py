@@ -34,6 +34,7 @@ from ..errors import ConfigError, ModelError
 from ..routes import EmissionFormat, ModelRoute
 from .base import Message, ModelInfo, ModelReply, ToolSpec
 from .boundary import Secrets, TextStream
+from .choices import BundleChoices
 from .failures import CONNECT_CAP_S, AttemptFailure, FailureWording, backoff_seconds
 from .replies import ReplyReader
 from .request import ChatRequest, RequestBuilder
@@ -279,13 +280,16 @@ class OpenAICompatibleModel:
         temperature: float | None = None,
         timeout: float | None = None,
         on_text: Callable[[str], None] | None = None,
+        choices: BundleChoices | None = None,
     ) -> ModelReply:
         """Ask the server for the next assistant message (see the class docstring)."""
         started = time.monotonic()
         deadline = None if timeout is None else started + timeout
         if self._before_request is not None:
             self._before_request()
-        request = ChatRequest(tuple(messages), tuple(tools or ()), tool_choice, temperature)
+        request = ChatRequest(
+            tuple(messages), tuple(tools or ()), tool_choice, temperature, choices
+        )
         key = self._api_key()
         secrets = Secrets.in_use(key)
         wording = self._wording.for_call(secrets, has_key=bool(key))

@@ -18,6 +18,7 @@ from .._version import __version__
 from ..routes import EmissionFormat
 from .base import Message, ModelReply, ToolSpec
 from .bundle_format import apply_bundle_format, envelope_from_json
+from .choices import BundleChoices
 from .wire import messages_for_text_tools, with_text_tool_calls
 
 __all__ = ["ChatRequest", "RequestBuilder"]
@@ -31,6 +32,8 @@ class ChatRequest:
     tools: Sequence[ToolSpec] = ()
     tool_choice: str | None = None
     temperature: float | None = None
+    choices: BundleChoices | None = None
+    """What a constrained emission may choose from (see :mod:`.choices`)."""
 
     @property
     def callable_tools(self) -> list[str]:

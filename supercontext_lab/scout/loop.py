@@ -12,6 +12,13 @@ of context before it has emitted anything. Secrets the model boundary removed fr
 replies are noted in the run's problems. The final text goes through ``parse_context_bundle`` and
 ``fit_bundle``; every problem on the way is recorded, never raised.
 
+Before the first model call the harness may run the first gathering round itself
+(``prefetch``, see :func:`prefetch_enabled`): the reads the offline scout plans for the
+message, recorded as prefetched steps, their results in the model's first request. Every
+call gets the run's :class:`~supercontext_lab.models.choices.BundleChoices` (the names and
+sources that exist), which constrained emissions choose from. The envelope then goes
+through the grounding check (:mod:`.grounding`) before anything else sees it.
+
 Read-only is enforced here a second time, at run time: a call to a tool outside the
 allowlist, unknown to the registry, or not declared read-only is refused, recorded and
 answered to the model as a tool error.
@@ -37,12 +44,22 @@ from ..bundle import (
 )
 from ..errors import ModelError, ModelTimeoutError, ScoutError, ToolNotAllowedError
 from ..models.base import ChatModel, Message, ModelReply, ToolCall, Usage
+from ..models.choices import BundleChoices, ChoiceFact, ChoiceSkill
+from ..models.offline.scout import OfflineScoutModel
 from ..sources.workspace import Workspace
 from ..tools.base import ToolRegistry, ToolResult
 from ..tools.catalogue import build_scout_registry
+from .grounding import GroundingReport, check_bundle, known_names
 from .records import ScoutRun, ScoutStatus, StopCause, TraceStep
+from .sources import RunSources, attribution_labels
 
-__all__ = ["CONTEXT_WRAP_UP_SHARE", "DEFAULT_SCOUT_TIMEOUT_S", "GRACE_INSTRUCTION", "run_scout"]
+__all__ = [
+    "CONTEXT_WRAP_UP_SHARE",
+    "DEFAULT_SCOUT_TIMEOUT_S",
+    "GRACE_INSTRUCTION",
+    "prefetch_enabled",
+    "run_scout",
+]
 
 DEFAULT_SCOUT_TIMEOUT_S = 120.0
 """Wall-clock bound of one scout run, in seconds."""
@@ -76,6 +93,19 @@ def _tool_pool() -> concurrent.futures.ThreadPoolExecutor:
 
 def _preview(text: str | None) -> str:
     return one_line(text or "", _PREVIEW_CHARS)
+
+
+# The first gathering round is the offline scout's: one plan of reads, written once.
+_PLANNER = OfflineScoutModel(name="offline:prefetch")
+
+
+def prefetch_enabled(definition: AgentDefinition, model: ChatModel) -> bool:
+    """Whether the harness runs the first gathering round before the first model call:
+    ``prefetch = "always"``, or ``"auto"`` on a model that declares itself local or
+    small (:attr:`~supercontext_lab.models.base.ModelInfo.small`)."""
+    if definition.prefetch == "auto":
+        return model.info.local or model.info.small
+    return definition.prefetch == "always"
 
 
 def _run_budget(model: ChatModel, timeout_s: float | None) -> float:
@@ -130,6 +160,9 @@ class _Run:
         self.reason: str | None = None
         self.output = ""
         self.problems: list[str] = []
+        self.sources = RunSources()
+        self.grounding: GroundingReport | None = None
+        self.unchecked: ContextBundle | None = None
 
     def now_ms(self) -> float:
         return (time.perf_counter() - self.start) * 1000.0
@@ -163,6 +196,18 @@ class _Run:
             Message(role="system", content=self.system_prompt),
             Message(role="user", content=self.task),
         ]
+        self.sources = RunSources.for_run(workspace)
+        self.message = message
+
+    def prefetch(self) -> None:
+        """The first gathering round, run by the harness: the reads the offline scout
+        plans for this message. Their results join the conversation as the answer to a
+        first tool-calling turn, so the model's first request already carries them."""
+        specs = self.registry.specs(self.allowed)
+        plan = _PLANNER.complete(self.messages, tools=specs or None).message
+        if plan.tool_calls:
+            self.messages.append(plan)
+            self.messages.extend(self.run_tools(plan.tool_calls, 0, prefetched=True))
 
     def gather(self) -> bool:
         """Model calls with tools, up to ``max_iterations``; whether the model answered
@@ -213,6 +258,8 @@ class _Run:
         if self.status is ScoutStatus.COMPLETED:
             envelope = self.fitted_envelope()
             bundle = parse_context_bundle(envelope) if envelope is not None else None
+            if bundle is not None:
+                envelope, bundle = self.check(bundle)
         if self.redactions:
             problems.append(
                 f"{self.redactions} secret value{'s' if self.redactions > 1 else ''} (an API "
@@ -243,6 +290,61 @@ class _Run:
             system_prompt=self.system_prompt,
             task_message=self.task,
             messages=self.messages,
+            grounding=self.grounding,
+            unchecked=self.unchecked,
+            sources=self.sources,
+        )
+
+    def check(self, bundle: ContextBundle) -> tuple[str | None, ContextBundle | None]:
+        """The grounding check of the parsed envelope: the envelope and bundle the
+        orchestrator may see, or ``(None, None)`` when the check emptied the bundle."""
+        started = self.now_ms()
+        report = check_bundle(
+            bundle, workspace=self.workspace, sources=self.sources, mode=self.definition.grounding
+        )
+        self.grounding = report
+        self.problems.extend(report.problems())
+        found = [report.badge, *(line.removeprefix("grounding: ") for line in report.problems())]
+        self.record(
+            TraceStep(
+                kind="check",
+                iteration=self.model_calls,
+                started_ms=started,
+                duration_ms=self.now_ms() - started,
+                ok=not report.emptied,
+                result_preview=_preview("; ".join(found)),
+            )
+        )
+        if report.emptied:
+            self.unchecked = bundle
+            return None, None
+        if not report.changed:
+            return bundle.envelope, bundle
+        envelope = fit_bundle(report.envelope, self.definition.max_result_chars)
+        checked = parse_context_bundle(envelope)
+        if checked is None:
+            return None, None
+        self.unchecked = bundle
+        return envelope, checked
+
+    def choices(self) -> BundleChoices:
+        """What a constrained emission may choose from, from what exists and was read."""
+        names = known_names(self.workspace, self.sources)
+        installed = [ChoiceSkill(skill, True) for skill in sorted(names.installed)]
+        seen = [
+            ChoiceSkill(skill, False)
+            for skill in self.sources.skills_seen
+            if skill not in names.installed
+        ]
+        return BundleChoices(
+            request=self.message,
+            tools=tuple(sorted(names.tools)),
+            skills=(*installed, *seen),
+            attributions=tuple(attribution_labels(self.sources)),
+            facts=tuple(
+                ChoiceFact(fact.number, fact.text, fact.source.label)
+                for fact in self.sources.facts()
+            ),
         )
 
     # -- helpers of the steps ----------------------------------------------------------
@@ -281,6 +383,7 @@ class _Run:
                 tool_choice=None,
                 temperature=self.definition.temperature,
                 timeout=max(self.remaining(), 0.001),
+                choices=self.choices(),
             )
         except ModelError as exc:
             # A failed call is a step too: the trace shows where the run broke.
@@ -331,7 +434,9 @@ class _Run:
             return str(exc)
         return None
 
-    def run_tools(self, calls: Sequence[ToolCall], iteration: int) -> list[Message]:
+    def run_tools(
+        self, calls: Sequence[ToolCall], iteration: int, *, prefetched: bool = False
+    ) -> list[Message]:
         results: dict[int, tuple[ToolResult, bool, float, float]] = {}
         pending: dict[concurrent.futures.Future[ToolResult], tuple[int, float]] = {}
         # Tool calls of one reply are independent reads, so they run side by side, on a
@@ -373,8 +478,11 @@ class _Run:
                     ok=result.ok,
                     refused=refused,
                     result_preview=_preview(result.content),
+                    prefetched=prefetched,
                 )
             )
+            if not refused:
+                self.sources.add_result(call.name, result)
             content = result.content if result.ok else f"error: {result.content}"
             answers.append(
                 Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
@@ -406,6 +514,8 @@ def run_scout(
     run = _Run(definition, workspace, registry, model, budget, on_step)
     run.prompt(message, focus)
     try:
+        if prefetch_enabled(definition, model):
+            run.prefetch()
         if not run.gather():
             run.grace()
     except ModelTimeoutError as exc:

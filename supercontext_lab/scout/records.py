@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from ..bundle import ContextBundle
 from ..models.base import Message, Usage
+from .grounding import GroundingReport
+from .sources import RunSources
 
 __all__ = ["ScoutRun", "ScoutStatus", "StopCause", "TraceStep", "trace_summary"]
 
@@ -38,9 +40,14 @@ class StopCause(str, Enum):
 
 @dataclass(frozen=True)
 class TraceStep:
-    """One step of a run: a model call or a tool call, with timing."""
+    """One step of a run: a model call, a tool call or the grounding check, with timing.
 
-    kind: Literal["model", "tool"]
+    A ``"check"`` step is the grounding check of the envelope (SPEC §13): its
+    ``result_preview`` says what it found ("grounded 3 of 4; dropped tool 'x': …") and
+    ``ok`` is false when it emptied the bundle.
+    """
+
+    kind: Literal["model", "tool", "check"]
     iteration: int
     started_ms: float
     duration_ms: float
@@ -59,6 +66,8 @@ class TraceStep:
     ok: bool = True
     refused: bool = False
     result_preview: str = ""
+    prefetched: bool = False
+    """A read the harness made before the first model call (``prefetch``), not the model."""
 
     @property
     def tokens(self) -> int:
@@ -82,6 +91,8 @@ class TraceStep:
                 ok=self.ok,
                 attempts=self.attempts,
             )
+        elif self.kind == "check":
+            base.update(ok=self.ok, result_preview=self.result_preview)
         else:
             base.update(
                 tool=self.tool,
@@ -89,6 +100,7 @@ class TraceStep:
                 ok=self.ok,
                 refused=self.refused,
                 result_preview=self.result_preview,
+                prefetched=self.prefetched,
             )
         return base
 
@@ -113,6 +125,23 @@ class ScoutRun:
     task_message: str = field(repr=False, default="")
     messages: list[Message] = field(repr=False, default_factory=list)
     stopped: StopCause | None = None
+    grounding: GroundingReport | None = None
+    """The grounding check of the envelope (``None`` when the run produced none)."""
+    unchecked: ContextBundle | None = field(repr=False, default=None)
+    """The bundle as the model wrote it, before the check changed it (else ``None``)."""
+    sources: RunSources | None = field(repr=False, default=None)
+    """What the run read, as citable sources (the panel shows cited notes from it)."""
+
+    @property
+    def ungrounded(self) -> bool:
+        """True when the grounding check emptied the bundle (the turn starts cold)."""
+        return self.grounding is not None and self.grounding.emptied
+
+    @property
+    def gathered(self) -> str:
+        """What the model was given: the system prompt, the task and every tool result
+        (prefetched or asked for), one text, for measuring what it could have cited."""
+        return "\n".join(m.content or "" for m in self.messages if m.role != "assistant")
 
     @property
     def ok(self) -> bool:
@@ -137,6 +166,7 @@ class ScoutRun:
             "model_calls": self.model_calls,
             "tokens": self.usage.total_tokens,
             "definition_hash": self.definition_hash,
+            "grounding": self.grounding.to_dict() if self.grounding is not None else None,
         }
 
 
@@ -147,6 +177,7 @@ def trace_summary(trace: Sequence[TraceStep]) -> dict[str, Any]:
     return {
         "model_calls": len(models),
         "tool_calls": len(tools),
+        "prefetched": sum(1 for s in tools if s.prefetched),
         "refused": sum(1 for s in tools if s.refused),
         "tool_errors": sum(1 for s in tools if not s.ok),
         "tokens": sum(s.tokens for s in models),

@@ -18,6 +18,7 @@ from typing import Any, TypeAlias
 from ..bundle_render import write_envelope
 from ..errors import ModelError, ModelTimeoutError
 from ..models.base import Message, ModelInfo, ModelReply, ToolCall, ToolSpec, estimate_usage
+from ..models.choices import BundleChoices
 
 __all__ = [
     "ScriptedCall",
@@ -43,6 +44,7 @@ class ScriptedCall:
     tool_choice: str | None
     temperature: float | None
     timeout: float | None
+    choices: BundleChoices | None = None
 
 
 class ScriptedModel:
@@ -107,6 +109,7 @@ class ScriptedModel:
         temperature: float | None = None,
         timeout: float | None = None,
         on_text: Callable[[str], None] | None = None,
+        choices: BundleChoices | None = None,
     ) -> ModelReply:
         """Answer with the next step of the script (see the class docstring)."""
         call = ScriptedCall(
@@ -115,6 +118,7 @@ class ScriptedModel:
             tool_choice=tool_choice,
             temperature=temperature,
             timeout=timeout,
+            choices=choices,
         )
         with self._lock:
             self.calls.append(call)

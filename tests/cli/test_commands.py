@@ -160,7 +160,8 @@ def test_scout_json_on_a_hand_written_workspace(tmp_path: Path) -> None:
     assert set(data) >= {"envelope", "bundle", "problems", "trace", "elapsed_ms"}
     bundle = data["bundle"]
     assert "1,200 EUR" in bundle["summary"]
-    assert "(memory)" in bundle["summary"]
+    assert "(memory: global/budget)" in bundle["summary"]
+    assert data["grounding"]["grounded"] == data["grounding"]["checked"] >= 1
     assert "tuna" not in bundle["summary"]
     assert [s["skill"] for s in bundle["recommended_skills"]] == ["travel-planner"]
     assert bundle["recommended_skills"][0]["installed"] is True
@@ -269,7 +270,7 @@ def test_demo_summary_lines_end_on_whole_words() -> None:
         for path in (open_workspace(None).root / "memory").rglob("*.md")
     )
     out = _run("demo")
-    cut = re.findall(r"^- (.+)… \(memory\)$", out.stdout, re.MULTILINE)
+    cut = re.findall(r"^- (.+)… \(memory(?:: [^()]+)?\)$", out.stdout, re.MULTILINE)
     assert cut, "the demo's long memory facts are shortened"
     for prefix in cut:
         at = memory.find(prefix)

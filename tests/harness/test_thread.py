@@ -407,3 +407,23 @@ def test_to_dict_shows_the_code_as_a_string_and_the_detail_beside_it(
     text = result.describe()
     assert "reason: no_envelope\n" in text
     assert "detail: no valid envelope" in text
+
+
+def test_a_bundle_the_grounding_check_empties_is_a_cold_start(workspace: Workspace) -> None:
+    invented = envelope(
+        summary="- Generic advice nobody wrote down (memory)",
+        recommended_tool_calls=[("seedscape-pipeline", "{}", "made up")],
+    )
+    thread = Thread(
+        workspace,
+        scout_model=ScriptedModel([invented]),
+        orchestrator_model=_orchestrator(),
+        super_context_enabled=True,
+    )
+    result = thread.send("What did we decide about the budget?")
+    assert result.reason is ColdStartReason.UNGROUNDED
+    assert result.envelope is None
+    assert result.sent_message == "What did we decide about the budget?"
+    assert result.scout is not None and result.scout.ungrounded
+    assert "dropped tool 'seedscape-pipeline'" in (result.reason_detail or "")
+    assert failure_reason(result.scout) is ColdStartReason.UNGROUNDED

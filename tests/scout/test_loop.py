@@ -166,7 +166,7 @@ def test_iteration_cap_with_extended_policy_gets_a_grace_call(workspace: Workspa
     grace = model.calls[3]
     assert grace.tools is None
     assert grace.messages[-1].content == GRACE_INSTRUCTION
-    assert run.trace[-1].grace
+    assert [step for step in run.trace if step.kind == "model"][-1].grace
 
 
 def test_iteration_cap_with_strict_policy_is_incomplete(workspace: Workspace) -> None:
@@ -263,3 +263,91 @@ def test_system_prompt_and_task(workspace: Workspace) -> None:
     assert "agent_prepare_context" not in task.content.split("[Orchestrator tools]")[1]
     data = run.to_dict()
     assert set(data) >= {"envelope", "bundle", "problems", "trace", "elapsed_ms"}
+
+
+# -- prefetch and the grounding check ---------------------------------------------------
+
+CANARY = "The canary word is PELICAN-42."
+
+
+def test_prefetch_runs_the_first_round_before_the_first_model_call(workspace: Workspace) -> None:
+    cited = envelope(summary=f"- {CANARY} (memory: global/canary)")
+    model = ScriptedModel([cited])
+    run = run_scout(
+        "What is the canary word?",
+        workspace=workspace,
+        model=model,
+        definition=_definition(prefetch="always"),
+    )
+    first = model.calls[0]
+    gathered = [m for m in first.messages if m.role == "tool"]
+    assert any("PELICAN-42" in (m.content or "") for m in gathered)
+    tools = [step for step in run.trace if step.kind == "tool"]
+    assert tools and all(step.prefetched and step.iteration == 0 for step in tools)
+    assert {step.tool for step in tools} >= {"memory_recall", "list_workflows"}
+    assert run.model_calls == 1 and run.ok
+    assert trace_summary(run.trace)["prefetched"] == len(tools)
+    assert first.choices is not None
+    assert "memory: global/canary" in first.choices.attributions
+    assert [fact.text for fact in first.choices.facts] == [CANARY]
+    assert run.grounding is not None and run.grounding.badge == "grounded 1 of 1"
+
+
+def test_prefetch_never_and_auto_on_a_hosted_model_leave_the_reads_to_the_model(
+    workspace: Workspace,
+) -> None:
+    for definition in (_definition(prefetch="never"), None):
+        model = ScriptedModel([GOOD])
+        run_scout(
+            "What is the canary word?", workspace=workspace, model=model, definition=definition
+        )
+        assert not [m for m in model.calls[0].messages if m.role == "tool"]
+
+
+def test_a_greeting_prefetches_nothing(workspace: Workspace) -> None:
+    model = ScriptedModel([GOOD])
+    run = run_scout(
+        "hi", workspace=workspace, model=model, definition=_definition(prefetch="always")
+    )
+    assert not [step for step in run.trace if step.kind == "tool"]
+
+
+def test_the_check_drops_an_invented_tool_and_an_unsupported_bullet(workspace: Workspace) -> None:
+    reply = envelope(
+        summary=f"- {CANARY} (memory: global/canary)\n- Everything is fine (memory)",
+        recommended_tool_calls=[{"tool": "seedscape-pipeline", "args": "{}", "why": "made up"}],
+    )
+    model = ScriptedModel(
+        [tool_call_message(("memory_recall", {"query": "canary word", "namespace": "*"})), reply]
+    )
+    run = run_scout("What is the canary word?", workspace=workspace, model=model)
+    assert run.ok and run.bundle is not None and run.unchecked is not None
+    assert [b.text for b in run.bundle.bullets] == [f"{CANARY} (memory: global/canary)"]
+    assert run.bundle.recommended_tool_calls == []
+    assert len(run.unchecked.bullets) == 2
+    assert any("dropped tool 'seedscape-pipeline'" in p for p in run.problems)
+    assert any("dropped bullet 'Everything is fine (memory)'" in p for p in run.problems)
+    check = [step for step in run.trace if step.kind == "check"]
+    assert len(check) == 1 and check[0].ok
+    assert check[0].result_preview.startswith("grounded 1 of 2")
+    assert run.to_dict()["grounding"]["grounded"] == 1
+
+
+def test_a_bundle_the_check_empties_yields_no_envelope(workspace: Workspace) -> None:
+    model = ScriptedModel([envelope(summary="- Generic advice about reports (memory)")])
+    run = run_scout("What is the canary word?", workspace=workspace, model=model)
+    assert not run.ok and run.ungrounded
+    assert run.envelope is None and run.bundle is None
+    assert run.status is ScoutStatus.COMPLETED
+
+
+def test_grounding_mark_keeps_what_it_flags(workspace: Workspace) -> None:
+    reply = envelope(summary="- Generic advice about reports (memory)")
+    run = run_scout(
+        "What is the canary word?",
+        workspace=workspace,
+        model=ScriptedModel([reply]),
+        definition=_definition(grounding="mark"),
+    )
+    assert run.ok and run.envelope == reply
+    assert any(p.startswith("grounding: flagged bullet") for p in run.problems)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ...bundle_records import Source, find_attributions, strip_bullet
+from ...scout.sources import SourceText
 
 __all__ = [
     "BADGE_KINDS",
@@ -26,6 +27,7 @@ __all__ = [
     "escape",
     "link_or_text",
     "note",
+    "note_chip",
     "pre",
     "render_attributions",
     "render_summary_html",
@@ -137,15 +139,31 @@ def link_or_text(url: str) -> str:
     return escape(url)
 
 
-def render_attributions(text: str) -> str:
+def note_chip(source: Source, title: str, text: str) -> str:
+    """The chip of a source the run read, with its first line beside it; clicking it
+    opens the source's text (a ``<details>`` element: no script needed)."""
+    first = f' <span class="scl-note-title">{escape(title)}</span>' if title else ""
+    return (
+        f'<details class="scl-cited" style="display:inline;"><summary style="display:inline; '
+        f'cursor:pointer; list-style:none;">{source_chip(source)}{first}</summary>'
+        f"{pre(text, max_height='240px')}</details>"
+    )
+
+
+def render_attributions(text: str, notes: Mapping[Source, SourceText] | None = None) -> str:
     """``text`` escaped, with every attribution the bundle parser finds in it
     (:func:`~supercontext_lab.bundle_records.find_attributions`) turned into a chip
-    (inline, no wrapper)."""
+    (inline, no wrapper). A source found in ``notes`` (what the run read) gets the chip
+    of :func:`note_chip`."""
     pieces: list[str] = []
     position = 0
     for attribution in find_attributions(text):
         pieces.append(escape(text[position : attribution.start]))
-        pieces.append(source_chip(attribution.source))
+        read = notes.get(attribution.source) if notes else None
+        if read is not None:
+            pieces.append(note_chip(attribution.source, read.title, read.text))
+        else:
+            pieces.append(source_chip(attribution.source))
         position = attribution.end
     pieces.append(escape(text[position:]))
     return "".join(pieces)
@@ -155,9 +173,10 @@ def _is_bullet(line: str) -> bool:
     return strip_bullet(line) != line
 
 
-def render_summary_html(summary: str) -> str:
-    """The summary as HTML: every attribution becomes a coloured chip, every other
-    character is escaped, and line breaks are kept (the block uses ``pre-wrap``).
+def render_summary_html(summary: str, notes: Mapping[Source, SourceText] | None = None) -> str:
+    """The summary as HTML: every attribution becomes a coloured chip (with the note's
+    first line and text when ``notes`` has it), every other character is escaped, and
+    line breaks are kept (the block uses ``pre-wrap``).
 
     Bullet lines (``- fact``) become the items of a list, so the reader sees bullets, not
     a literal dash; other lines are kept as they are, in order.
@@ -165,7 +184,9 @@ def render_summary_html(summary: str) -> str:
     style = f"white-space:pre-wrap; line-height:1.55; {_FONT}"
     lines = summary.split("\n")
     if not any(_is_bullet(line) for line in lines):
-        return f'<div class="scl-summary" style="{style}">{render_attributions(summary)}</div>'
+        return (
+            f'<div class="scl-summary" style="{style}">{render_attributions(summary, notes)}</div>'
+        )
     parts: list[str] = []
     items: list[str] = []
 
@@ -176,10 +197,10 @@ def render_summary_html(summary: str) -> str:
 
     for line in lines:
         if _is_bullet(line):
-            items.append(f"<li>{render_attributions(strip_bullet(line))}</li>")
+            items.append(f"<li>{render_attributions(strip_bullet(line), notes)}</li>")
         elif line.strip():
             close_list()
-            parts.append(f"<div>{render_attributions(line)}</div>")
+            parts.append(f"<div>{render_attributions(line, notes)}</div>")
     close_list()
     return f'<div class="scl-summary" style="{style}">{"".join(parts)}</div>'
 

@@ -1,8 +1,10 @@
 """The bundle panel: what one scout run or one harness turn prepared, and why.
 
-A :class:`BundlePanel` shows the goal, the ``has_enough_context`` badge, the summary with
-its attributions as chips, the recommended tool calls and skills checked against the
-workspace, the raw envelope, the problems and the trace. It only renders what the engine
+A :class:`BundlePanel` shows the goal, the ``has_enough_context`` badge, the grounding
+check's "grounded N of M" badge, the summary with its attributions as chips (a cited note
+shows its first line and, clicked, its text), the recommended tool calls and skills
+checked against the workspace, what the check dropped (struck through, with why), the raw
+envelope, the problems and the trace. It only renders what the engine
 returned; it never re-parses or re-decides anything.
 """
 
@@ -16,7 +18,8 @@ import ipywidgets as widgets
 from ...bundle import ContextBundle, RecommendedSkill, RecommendedToolCall
 from ...gate import ColdStartReason
 from ...harness import TurnResult
-from ...scout import ScoutRun
+from ...scout import Dropped, ScoutRun
+from ...scout.grounding import known_names
 from ...sources.workspace import Workspace
 from .html import badge, escape, note, pre, render_summary_html, section, table
 from .trace import TraceTimeline
@@ -96,10 +99,12 @@ def _args_html(call: RecommendedToolCall) -> str:
 class BundlePanel(widgets.VBox):  # type: ignore[misc]
     """An interactive view of a :class:`ScoutRun` and/or a :class:`TurnResult`.
 
-    ``workspace`` enables the catalogue checks: a recommended tool missing from
-    ``workspace.orchestrator_tools`` is flagged "not in catalogue", and a skill that is
-    neither installed (``workspace.skills`` by ``dir_name``) nor a registry entry is
-    flagged "unknown skill". Without a workspace the checks are skipped and say so.
+    ``workspace`` enables the catalogue checks (the grounding check's own,
+    :func:`~supercontext_lab.scout.grounding.known_names`): a recommended tool missing from
+    the orchestrator's catalogue is flagged "not in catalogue", and a skill that is neither
+    installed nor a registry entry is flagged "unknown skill". Without a workspace a run
+    whose grounding check ran shows the check's verdict; otherwise the checks say they were
+    skipped. Items the check dropped are listed struck through, with why.
     """
 
     def __init__(
@@ -116,6 +121,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         self.turn: TurnResult | None = None
         self.bundle: ContextBundle | None = None
         self.flags: list[str] = []
+        self.dropped: list[Dropped] = []
         self.title_html = widgets.HTML()
         self.reason_html = widgets.HTML()
         self.goal_html = widgets.HTML()
@@ -153,6 +159,8 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         view = _gather(run, turn)
         self.bundle = view.bundle
         self.flags = []
+        report = run.grounding if run is not None else None
+        self.dropped = list(report.dropped) if report is not None and report.changed else []
         self.title_html.value = (
             f'<div style="font-weight:700; font-size:14px;">{escape(self.title)}</div>'
             if self.title
@@ -198,6 +206,10 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         self.badge_html.value = (
             f'<span title="has_enough_context">has enough context: {badge(label, kind)}</span>'
         )
+        report = self.run.grounding if self.run is not None else None
+        if report is not None and report.mode != "off":
+            whole = report.grounded == report.checked
+            self.badge_html.value += " " + badge(report.badge, "ok" if whole else "warn")
 
     def _render_bundle(self, bundle: ContextBundle | None) -> None:
         if bundle is None:
@@ -205,27 +217,65 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             self.tools_html.value = ""
             self.skills_html.value = ""
             return
-        summary = render_summary_html(bundle.summary) if bundle.summary.strip() else "<i>empty</i>"
-        self.summary_html.value = section("Summary", summary)
+        notes = self.run.sources.notes() if self.run and self.run.sources else None
+        summary = (
+            render_summary_html(bundle.summary, notes) if bundle.summary.strip() else "<i>empty</i>"
+        )
+        self.summary_html.value = section("Summary", summary + self._dropped_html("bullet"))
         self.tools_html.value = section(
             "Recommended tool calls",
             table(
                 ["tool", "args", "why", "check"],
-                [self._tool_row(call) for call in bundle.recommended_tool_calls],
+                [self._tool_row(call) for call in bundle.recommended_tool_calls]
+                + self._dropped_rows("tool"),
             ),
         )
         self.skills_html.value = section(
             "Recommended skills",
             table(
                 ["skill", "installed", "why", "check"],
-                [self._skill_row(skill) for skill in bundle.recommended_skills],
+                [self._skill_row(skill) for skill in bundle.recommended_skills]
+                + self._dropped_rows("skill"),
             ),
         )
 
+    def _dropped_of(self, kind: str) -> list[Dropped]:
+        return [item for item in self.dropped if item.kind == kind]
+
+    def _dropped_html(self, kind: str) -> str:
+        """The bullets the check dropped, struck through, each with why."""
+        items = self._dropped_of(kind)
+        if not items:
+            return ""
+        lines = "".join(
+            f'<li><del class="scl-dropped">{escape(item.item)}</del> '
+            f'{badge("dropped", "error")} <span style="color:#757575;">{escape(item.why)}</span></li>'
+            for item in items
+        )
+        return f'<ul class="scl-dropped-list" style="margin:2px 0; padding-left:20px;">{lines}</ul>'
+
+    def _dropped_rows(self, kind: str) -> list[list[str]]:
+        """Table rows for the tools or skills the check dropped, struck through."""
+        return [
+            [
+                f'<del class="scl-dropped"><code>{escape(item.item)}</code></del>',
+                "",
+                "",
+                f"{badge('dropped', 'error')} {escape(item.why)}",
+            ]
+            for item in self._dropped_of(kind)
+        ]
+
+    def _checked_by_run(self) -> bool:
+        report = self.run.grounding if self.run is not None else None
+        return report is not None and report.mode == "drop"
+
     def _tool_row(self, call: RecommendedToolCall) -> list[str]:
         if self.workspace is None:
-            check = badge("not checked", "neutral")
-        elif call.tool in {tool.name for tool in self.workspace.orchestrator_tools}:
+            # What the run's check let through in drop mode exists in its catalogue.
+            checked = self._checked_by_run()
+            check = badge("in catalogue", "ok") if checked else badge("not checked", "neutral")
+        elif call.tool in known_names(self.workspace).tools:
             check = badge("in catalogue", "ok")
         else:
             check = badge("not in catalogue", "error")
@@ -239,10 +289,12 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         label, kind = said[skill.installed]
         checks: list[str] = []
         if self.workspace is None:
-            checks.append(badge("not checked", "neutral"))
+            checked = self._checked_by_run()
+            checks.append(badge("checked", "ok") if checked else badge("not checked", "neutral"))
         else:
-            installed = skill.skill in {s.dir_name for s in self.workspace.skills}
-            in_registry = skill.skill in {entry.id for entry in self.workspace.registry}
+            names = known_names(self.workspace)
+            installed = skill.skill in names.installed
+            in_registry = skill.skill in names.registry
             if installed:
                 checks.append(badge("installed here", "ok"))
             elif in_registry:

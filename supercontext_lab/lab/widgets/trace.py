@@ -1,4 +1,5 @@
-"""A timeline of a scout run: one row per model call or tool call, with a duration bar."""
+"""A timeline of a scout run: one row per model call, tool call or grounding check, with a
+duration bar. Reads the harness made before the first model call (prefetch) say so."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ from .html import badge, escape, table
 __all__ = ["TraceTimeline", "render_trace_html"]
 
 _ARGS_CHARS = 240
-_BAR_COLOURS = {"model": "#5c6bc0", "tool": "#26a69a", "refused": "#c62828", "error": "#ef6c00"}
+_BAR_COLOURS = {
+    "model": "#5c6bc0",
+    "tool": "#26a69a",
+    "check": "#8d6e63",
+    "refused": "#c62828",
+    "error": "#ef6c00",
+}
 
 
 def _bar(step: TraceStep, longest: float) -> str:
     share = 0.0 if longest <= 0 else max(0.0, step.duration_ms) / longest
     # A sliver stays visible for steps too fast to measure against the longest one.
     width = max(1.0, round(share * 100.0, 1))
-    if step.kind == "model":
-        colour = _BAR_COLOURS["model"]
+    if step.kind in ("model", "check"):
+        colour = _BAR_COLOURS[step.kind]
     elif step.refused:
         colour = _BAR_COLOURS["refused"]
     else:
@@ -57,6 +64,8 @@ def _tool_cells(step: TraceStep) -> list[str]:
     else:
         state = badge("error", "warn")
     label = f"<b>tool</b> <code>{escape(step.tool)}</code> {state}"
+    if step.prefetched:
+        label += " " + badge("gathered before the model", "info")
     details = []
     if step.arguments:
         details.append(f"args: <code>{escape(one_line(step.arguments, _ARGS_CHARS))}</code>")
@@ -65,12 +74,20 @@ def _tool_cells(step: TraceStep) -> list[str]:
     return [label, "<br>".join(details)]
 
 
+def _check_cells(step: TraceStep) -> list[str]:
+    state = badge("ok", "ok") if step.ok else badge("emptied the bundle", "error")
+    return [f"<b>grounding check</b> {state}", escape(step.result_preview)]
+
+
+_CELLS = {"model": _model_cells, "tool": _tool_cells, "check": _check_cells}
+
+
 def render_trace_html(steps: Sequence[TraceStep]) -> str:
     """The timeline as an HTML table; every string taken from the trace is escaped."""
     longest = max((step.duration_ms for step in steps), default=0.0)
     rows = []
     for number, step in enumerate(steps, start=1):
-        cells = _model_cells(step) if step.kind == "model" else _tool_cells(step)
+        cells = _CELLS[step.kind](step)
         rows.append([str(number), *cells, _bar(step, longest)])
     models = [s for s in steps if s.kind == "model"]
     tools = [s for s in steps if s.kind == "tool"]

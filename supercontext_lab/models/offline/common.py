@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..base import Message, ModelInfo, ModelReply, ToolSpec
+from ..choices import BundleChoices
 from ..request import ChatRequest
 
 __all__ = ["OfflineModel"]
@@ -40,9 +41,12 @@ class OfflineModel:
         temperature: float | None = None,
         timeout: float | None = None,
         on_text: Callable[[str], None] | None = None,
+        choices: BundleChoices | None = None,
     ) -> ModelReply:
         """Answer at once (a deterministic algorithm needs no timeout and no temperature)."""
-        request = ChatRequest(tuple(messages), tuple(tools or ()), tool_choice, temperature)
+        request = ChatRequest(
+            tuple(messages), tuple(tools or ()), tool_choice, temperature, choices
+        )
         return self.answer(request, on_text)
 
     def answer(self, request: ChatRequest, on_text: Callable[[str], None] | None) -> ModelReply:

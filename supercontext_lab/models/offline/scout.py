@@ -11,7 +11,8 @@ itself, so removing a tool from agent.toml visibly changes its bundle. Its plan:
    ``web_search_tool`` when the request asks for fresh outside facts;
 2. then the envelope, built only from those results and the prompt's sections.
 
-Facts from memory hits and MEMORY.md are cited ``(memory)``, PROFILE.md and flavour
+Facts from memory hits name their note, ``(memory: <namespace>/<key>)``; MEMORY.md lines
+are cited ``(memory)``, PROFILE.md and flavour
 facets ``(profile)``, the Connected Integrations section ``(integrations)``. Greetings,
 thanks and one-shot questions get ``proposed_goal: none``. Everything is deterministic.
 """
@@ -115,7 +116,7 @@ class OfflineScoutModel(OfflineModel):
             return []
         top = max(float(hit.get("score", 0.0)) for hit in hits)
         query = context.query_stems
-        chosen: list[tuple[float, str]] = []
+        chosen: list[tuple[float, str, str]] = []
         seen: set[str] = set()
         boosted = wanted_categories(context)
         for hit in hits:
@@ -132,10 +133,13 @@ class OfflineScoutModel(OfflineModel):
             if (top > 0 and score < 0.35 * top) or shared < needed or content in seen:
                 continue
             seen.add(content)
-            chosen.append((rank, content))
-        chosen.sort(key=lambda pair: -pair[0])
+            note = f"{hit.get('namespace', '')}/{hit.get('key', '')}"
+            chosen.append((rank, content, note))
+        chosen.sort(key=lambda item: -item[0])
+        # Each fact names the note it came from, so the check and the reader can find it.
         return [
-            f"{one_line(content, FACT_CHARS, at_word=True)} (memory)" for _, content in chosen[:5]
+            f"{one_line(content, FACT_CHARS, at_word=True)} (memory: {note})"
+            for _, content, note in chosen[:5]
         ]
 
     def _skills(

@@ -36,8 +36,15 @@ def html_values(widget: Any) -> list[str]:
     return values
 
 
-def scripted_run(workspace: Workspace, *steps: Any, message: str = BUDGET) -> ScoutRun:
-    return run_scout(message, workspace=workspace, model=ScriptedModel(list(steps)))
+def scripted_run(
+    workspace: Workspace, *steps: Any, message: str = BUDGET, grounding: str = "drop"
+) -> ScoutRun:
+    definition = load_agent_definition(
+        edit_agent_toml(default_agent_toml(), {"grounding": grounding})
+    )
+    return run_scout(
+        message, workspace=workspace, model=ScriptedModel(list(steps)), definition=definition
+    )
 
 
 # ------------------------------------------------------------------------------ demo run
@@ -102,7 +109,7 @@ def test_tool_not_in_the_catalogue_is_flagged(tool: str, expected: str, flagged:
     bundle = envelope(
         proposed_goal="Check the budget", recommended_tool_calls=[(tool, {"x": 1}, "because")]
     )
-    panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
+    panel = BundlePanel(scripted_run(workspace, bundle, grounding="off"), workspace=workspace)
 
     assert expected in panel.tools_html.value
     assert ("not in catalogue" in panel.tools_html.value) is flagged
@@ -127,7 +134,7 @@ def test_unknown_skill_is_flagged(
     bundle = envelope(
         proposed_goal="Check the budget", recommended_skills=[(skill, installed, "fits")]
     )
-    panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
+    panel = BundlePanel(scripted_run(workspace, bundle, grounding="off"), workspace=workspace)
 
     assert expected in panel.skills_html.value
     assert ("unknown skill" in panel.skills_html.value) is flagged
@@ -137,7 +144,7 @@ def test_unknown_skill_is_flagged(
 def test_wrong_installed_flag_is_marked() -> None:
     workspace = supercontext_lab.open_workspace(None)
     bundle = envelope(recommended_skills=[("sensitivity-analysis-planner", True, "fits")])
-    panel = BundlePanel(scripted_run(workspace, bundle), workspace=workspace)
+    panel = BundlePanel(scripted_run(workspace, bundle, grounding="off"), workspace=workspace)
     assert "installed flag is wrong" in panel.skills_html.value
     assert panel.flags == [
         "recommended skill 'sensitivity-analysis-planner' says installed: true, "
@@ -151,10 +158,45 @@ def test_without_a_workspace_nothing_is_checked() -> None:
         recommended_tool_calls=[("launch_rockets", "{}", "x")],
         recommended_skills=[("nope", False, "y")],
     )
-    panel = BundlePanel(scripted_run(workspace, bundle))
+    panel = BundlePanel(scripted_run(workspace, bundle, grounding="off"))
     assert "not checked" in panel.tools_html.value
     assert "not checked" in panel.skills_html.value
     assert panel.flags == []
+
+
+def test_what_the_check_dropped_is_struck_through_with_why() -> None:
+    workspace = supercontext_lab.open_workspace(None)
+    bundle = envelope(
+        summary="- Generic prose about budgets (memory)\nThe budget is due soon (memory)",
+        recommended_tool_calls=[("launch_rockets", "{}", "x"), ("web_search", "{}", "y")],
+        recommended_skills=[("nope", False, "y")],
+    )
+    panel = BundlePanel(scripted_run(workspace, bundle))
+    assert [item.item for item in panel.dropped] == [
+        "launch_rockets",
+        "nope",
+        "Generic prose about budgets (memory)",
+        "true",
+    ]
+    assert '<del class="scl-dropped"><code>launch_rockets</code></del>' in panel.tools_html.value
+    assert "not in the orchestrator&#x27;s tool catalogue" in panel.tools_html.value
+    assert '<del class="scl-dropped"><code>nope</code></del>' in panel.skills_html.value
+    assert '<del class="scl-dropped">Generic prose about budgets (memory)</del>' in (
+        panel.summary_html.value
+    )
+    assert "grounded 0 of 1" in panel.badge_html.value
+    # What the check let through was checked by the run, even without a workspace here.
+    assert "in catalogue" in panel.tools_html.value
+
+
+def test_a_cited_note_chip_shows_its_first_line_and_opens_its_text() -> None:
+    thread = supercontext_lab.Thread(super_context_enabled=True)
+    run = thread.run_scout("What did we decide about the dispersal kernel?")
+    panel = BundlePanel(run, workspace=thread.workspace)
+    html = panel.summary_html.value
+    assert '<details class="scl-cited"' in html
+    assert "memory: global/decision-dispersal-kernel" in html
+    assert "grounded" in panel.badge_html.value
 
 
 # ------------------------------------------------------------------------------ escaping
@@ -197,6 +239,7 @@ def test_script_from_model_output_stays_text_in_every_html_value(tmp_path: Path)
         workspace,
         tool_call_message((f"x{SCRIPT}", {"q": SCRIPT}), content=SCRIPT),
         hostile,
+        grounding="mark",
     )
     panel = BundlePanel(run, workspace=workspace, title=f"title {SCRIPT}")
 
@@ -318,12 +361,13 @@ def test_trace_marks_refusals_grace_and_durations(tmp_path: Path) -> None:
     timeline = TraceTimeline(run.trace)
 
     text = timeline.html.value
-    assert [step.kind for step in run.trace] == ["model", "tool", "model"]
+    assert [step.kind for step in run.trace] == ["model", "tool", "model", "check"]
+    assert "grounding check" in text
     assert "REFUSED" in text
     assert "grace: final call without tools" in text
     assert "asked for: <code>shell</code>" in text
     assert escape(json.dumps({"cmd": "rm -rf /"})) in text
-    assert text.count('class="scl-bar"') == 3
+    assert text.count('class="scl-bar"') == 4
     assert "width:100.0%" in text  # the longest step fills its bar
     assert "2 model call(s), 1 tool call(s)" in text
     assert "1 refused" in text

@@ -59,7 +59,7 @@ def test_question_about_a_decision_has_no_goal_and_leads_with_the_decision(demo:
     assert bundle.has_enough_context is True
     first = bundle.summary.splitlines()[0]
     assert "2Dt" in first
-    assert first.endswith("(memory)")
+    assert first.endswith("(memory: global/decision-dispersal-kernel)")
 
 
 def test_email_request_uses_the_connected_integration_and_communication_style(
@@ -144,7 +144,7 @@ def test_second_workspace_written_by_hand(tmp_path: Path) -> None:
     )
     bundle = _bundle(_scout(Workspace(root), "Help me get the ICML workshop paper camera-ready"))
     assert "2027-05-30" in bundle.summary
-    assert "(memory)" in bundle.summary
+    assert "(memory: global/venue)" in bundle.summary
     assert "(profile)" in bundle.summary
     assert "Tomatoes" not in bundle.summary
     assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [("latex-polish", True)]
@@ -174,7 +174,7 @@ def test_a_notes_markdown_never_shows_in_a_bullet(tmp_path: Path) -> None:
     bullet = next(line for line in bundle.summary.splitlines() if "Box 3" in line)
     assert bullet == (
         "- Freezer inventory: Box 3 holds the seed samples of site 12. Box 4 holds the soil "
-        "cores. (memory)"
+        "cores. (memory: global/freezer)"
     )
 
 

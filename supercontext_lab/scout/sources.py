@@ -1,0 +1,233 @@
+"""What one scout run read, as citable sources (SPEC §13).
+
+The grounding check needs to know, for each attribution a bundle writes, whether the run
+read that source and what its text was. :class:`RunSources` collects that from the two
+places a run reads: the system prompt (PROFILE.md, MEMORY.md, the Connected Integrations
+section, built from the workspace) and the results of its read-only tool calls (memory
+hits, flavour facets, skills, registry entries, web results and pages). Only structured
+tool results count (``ToolResult.data``), never the model's own text: a source is what
+the harness handed the model, not what the model says it saw.
+
+The same collection numbers the run's *facts* (:meth:`RunSources.facts`): the sentences
+of every memory hit and flavour facet, each with the attribution that cites it, which the
+extractive emission lets a model choose by number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._text import one_line
+from ..bundle_records import Source
+from ..sources.workspace import Workspace
+from ..tools.base import ToolResult
+
+__all__ = ["Fact", "RunSources", "SourceText", "attribution_labels", "sentences", "sources_of"]
+
+_FACT_CHARS = 220
+_MAX_FACTS = 40
+# A sentence ends at . ! or ? followed by a space and an upper-case letter or a digit,
+# or at a line break; "e.g. the" and "2.5 mm" stay whole.
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])|\n+")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """One source a run read: what cites it and the text it holds."""
+
+    source: Source
+    text: str
+    title: str = ""
+    """A short name shown with the source (a note's first line, a skill's name)."""
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One gathered sentence and the attribution that cites it."""
+
+    number: int
+    text: str
+    source: Source
+
+    @property
+    def cited(self) -> str:
+        """The sentence with its attribution, as a summary bullet writes it."""
+        return f"{self.text} ({self.source.label})"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        stripped = line.strip().lstrip("#").strip()
+        if stripped:
+            return one_line(stripped, 90, at_word=True)
+    return ""
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _dicts(value: Any) -> list[Mapping[str, Any]]:
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``: Markdown headings and list bullets dropped, each sentence
+    on one line and shortened to a bullet's length (linear in ``text``)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if not line.strip() or _HEADING_RE.match(line):
+            continue
+        body = line.strip().lstrip("-*•").strip()
+        for part in _SENTENCE_END_RE.split(body):
+            sentence = one_line(part, _FACT_CHARS, at_word=True)
+            if len(sentence) > 3:
+                out.append(sentence)
+    return out
+
+
+@dataclass
+class RunSources:
+    """The sources of one run, keyed by what cites them; see the module docstring."""
+
+    named: dict[Source, SourceText] = field(default_factory=dict)
+    """Sources cited by name: ``(memory: ns/key)``, ``(skill: id)``, ``(web: url)``."""
+    memory_md: str = ""
+    profile: list[str] = field(default_factory=list)
+    integrations: str = ""
+    skills_seen: dict[str, bool] = field(default_factory=dict)
+    """Every skill id the run saw, installed or from the registry, and whether installed."""
+    _facts: list[tuple[str, Source]] = field(default_factory=list)
+
+    @classmethod
+    def for_run(cls, workspace: Workspace) -> RunSources:
+        """What the system prompt gives every run: PROFILE.md, MEMORY.md, integrations."""
+        sources = cls(memory_md=workspace.memory_md)
+        if workspace.profile_md.strip():
+            sources.profile.append(workspace.profile_md)
+        lines = [
+            f"{i.toolkit} {'connected' if i.connected else 'not connected'} {i.description}"
+            for i in workspace.integrations
+        ]
+        sources.integrations = "Connected integrations\n" + "\n".join(lines)
+        return sources
+
+    # -- collecting ------------------------------------------------------------------------
+
+    def add_result(self, tool: str, result: ToolResult) -> None:
+        """Record what one successful read-only call handed the model."""
+        if not result.ok or not isinstance(result.data, Mapping):
+            return
+        data: Mapping[str, Any] = result.data
+        if tool == "memory_recall":
+            for hit in _dicts(data.get("hits")):
+                self._memory_hit(hit)
+        elif tool == "memory_flavour":
+            content = _str(data.get("content")).strip()
+            if content:
+                facet = _str(data.get("facet"))
+                self.profile.append(f"{facet} {facet.replace('_', ' ')}\n{content}")
+                self._facts.extend((s, Source("profile")) for s in sentences(content))
+        elif tool == "list_workflows":
+            for skill in _dicts(data.get("skills")):
+                self._skill(_str(skill.get("dir_name")), skill, installed=True)
+        elif tool in ("skill_registry_search", "skill_registry_browse"):
+            for entry in _dicts(data.get("results")):
+                self._skill(_str(entry.get("id")), entry, installed=bool(entry.get("installed")))
+        elif tool == "web_search_tool":
+            for item in _dicts(data.get("results")):
+                text = f"{_str(item.get('title'))}\n{_str(item.get('snippet'))}"
+                self._web(_str(item.get("url")), text, _str(item.get("title")))
+        elif tool == "web_fetch":
+            self._web(_str(data.get("url")), _str(data.get("text")), "")
+
+    def _memory_hit(self, hit: Mapping[str, Any]) -> None:
+        namespace, key = _str(hit.get("namespace")), _str(hit.get("key"))
+        content = _str(hit.get("content"))
+        if not (namespace and key and content.strip()):
+            # A hit without its content gave the model nothing to cite.
+            return
+        source = Source("memory", f"{namespace}/{key}")
+        if source in self.named:
+            return
+        self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
+        self._facts.extend((s, source) for s in sentences(content))
+
+    def _skill(self, skill_id: str, item: Mapping[str, Any], *, installed: bool) -> None:
+        if not skill_id:
+            return
+        self.skills_seen[skill_id] = self.skills_seen.get(skill_id, False) or installed
+        tags = item.get("tags")
+        words = " ".join(str(t) for t in tags) if isinstance(tags, list) else ""
+        name = _str(item.get("name"))
+        text = f"{skill_id} {name} {words}\n{_str(item.get('description'))}"
+        source = Source("skill", skill_id)
+        self.named.setdefault(source, SourceText(source, text, name or skill_id))
+
+    def _web(self, url: str, text: str, title: str) -> None:
+        if url and text.strip():
+            source = Source("web", url)
+            known = self.named.get(source)
+            joined = text if known is None else f"{known.text}\n{text}"
+            self.named[source] = SourceText(source, joined, title or (known.title if known else ""))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def texts_for(self, source: Source) -> list[str]:
+        """The texts that may support a bullet citing ``source``; empty when the run did
+        not read it. A plain ``(memory)`` may rest on any note read or on MEMORY.md."""
+        if source.ref is not None:
+            known = self.named.get(source)
+            return [known.text] if known is not None else []
+        if source.kind == "memory":
+            notes = [s.text for k, s in self.named.items() if k.kind == "memory"]
+            return notes + ([self.memory_md] if self.memory_md.strip() else [])
+        if source.kind == "profile":
+            return list(self.profile)
+        if source.kind == "integrations":
+            return [self.integrations]
+        return []
+
+    def note(self, source: Source) -> SourceText | None:
+        """The named source ``source``, when the run read it."""
+        return self.named.get(source)
+
+    def facts(self, limit: int = _MAX_FACTS) -> list[Fact]:
+        """The run's gathered sentences, numbered from 1, repeats left out."""
+        seen: set[str] = set()
+        out: list[Fact] = []
+        for text, source in self._facts:
+            folded = text.casefold()
+            if folded in seen:
+                continue
+            seen.add(folded)
+            out.append(Fact(len(out) + 1, text, source))
+            if len(out) >= limit:
+                break
+        return out
+
+    def notes(self) -> dict[Source, SourceText]:
+        """The named sources the run read, for displays (a chip shows the note's text)."""
+        return dict(self.named)
+
+
+def sources_of(workspace: Workspace, results: Iterable[tuple[str, ToolResult]]) -> RunSources:
+    """:class:`RunSources` of a run on ``workspace`` whose calls returned ``results``."""
+    sources = RunSources.for_run(workspace)
+    for tool, result in results:
+        sources.add_result(tool, result)
+    return sources
+
+
+def attribution_labels(sources: RunSources) -> Sequence[str]:
+    """Every attribution a constrained emission may write for this run, named ones first."""
+    labels = [source.label for source in sources.named]
+    labels.append("memory")
+    if sources.profile:
+        labels.append("profile")
+    labels.append("integrations")
+    return labels
