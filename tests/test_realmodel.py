@@ -150,11 +150,47 @@ def test_with_grammar_every_run_emits_a_valid_envelope(
 ) -> None:
     for case, run in grammar_runs:
         assert run.status == "completed", (case, run.problems)
-        assert run.ok, (case, run.problems, run.output[:500])
-        assert run.envelope is not None
-        assert extract_context_bundle(run.envelope) == run.envelope
-        assert parse_context_bundle(run.envelope) is not None
+        # The model's own emission is a valid envelope; the grounding check then read it.
+        emitted = extract_context_bundle(run.output)
+        assert emitted is not None, (case, run.problems, run.output[:500])
+        assert parse_context_bundle(emitted) is not None
+        assert run.grounding is not None, (case, run.problems)
+        if run.ok:
+            assert run.envelope is not None
+            assert extract_context_bundle(run.envelope) == run.envelope
+        else:
+            assert run.ungrounded, (case, run.problems)
         assert run.model_name == "local:smollm2"
+        print(f"{case}: {run.grounding.badge}, {run.grounding.invented} invented names")
+
+
+def test_on_a_local_model_the_first_request_carries_the_gathered_results(
+    grammar_runs: list[tuple[str, ScoutRun]],
+) -> None:
+    for case, run in grammar_runs:
+        first_model = next(i for i, step in enumerate(run.trace) if step.kind == "model")
+        gathered = run.trace[:first_model]
+        assert gathered, case
+        assert all(step.kind == "tool" and step.prefetched for step in gathered), case
+        assert {"memory_recall", "list_workflows"} <= {step.tool for step in gathered}
+        # The conversation of the first call holds their results before any model reply.
+        assert [m.role for m in run.messages[:3]] == ["system", "user", "assistant"]
+        assert run.messages[3].role == "tool" and run.messages[3].content
+
+
+def test_no_invented_name_reaches_the_orchestrator(
+    grammar_runs: list[tuple[str, ScoutRun]], workspace: Workspace
+) -> None:
+    catalogue = {tool.name for tool in workspace.orchestrator_tools}
+    skills = {s.dir_name for s in workspace.skills} | {e.id for e in workspace.registry}
+    for case, run in grammar_runs:
+        if run.bundle is None:
+            continue
+        assert {c.tool for c in run.bundle.recommended_tool_calls} <= catalogue, case
+        assert {s.skill for s in run.bundle.recommended_skills} <= skills, case
+        assert run.grounding is not None and run.grounding.grounded == run.grounding.checked - len(
+            [d for d in run.grounding.dropped if d.kind == "bullet"]
+        )
 
 
 def test_the_trace_shows_every_model_call_with_tokens_and_duration(
@@ -186,9 +222,12 @@ def test_without_grammar_each_turn_is_prepared_or_records_why_it_went_cold(
             assert result.envelope is not None
             assert parse_context_bundle(result.envelope) is not None
         else:
-            # A cold start, never a broken one: nothing prepended, the reason kept.
+            # A cold start, never a broken one: nothing prepended, the reason kept (an
+            # envelope the grounding check emptied is one such reason).
             assert result.envelope is None
             assert result.reason, case
+            if result.scout.ungrounded:
+                assert result.reason == "ungrounded"
             assert result.scout.problems
             assert message in result.sent_message
         outcomes.append((case, result.prepared, result.reason))

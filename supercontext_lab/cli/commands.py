@@ -19,8 +19,9 @@ from .common import PROG, Parser, UsageProblem, emit, emit_json, read_text_input
 
 if TYPE_CHECKING:
     from ..agents.definition import AgentDefinition
+    from ..bundle import ContextBundle
     from ..models.base import ChatModel
-    from ..scout import TraceStep
+    from ..scout import Dropped, TraceStep
     from ..sources.workspace import Workspace
 
 __all__ = ["main"]
@@ -59,12 +60,19 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
     # "valid" is the harness's rule (SPEC §2.1); --strict also refuses what it would
     # read only in part.
     warnings = bundle_warnings(output)
-    accepted = not (args.strict and warnings)
+    unknown = _name_check(bundle, args.workspace)
+    accepted = not (args.strict and warnings) and not unknown
     if args.json:
         report = {"valid": True, "accepted": accepted, "warnings": warnings}
+        if args.workspace is not None:
+            report["names"] = [item.to_dict() for item in unknown]
         emit_json({**report, "bundle": bundle.to_dict()})
         return 0 if accepted else 1
-    if not accepted:
+    for item in unknown:
+        emit(f"unknown name: {item.kind} {item.item!r}: {item.why}")
+    if unknown:
+        emit(f"rejected: {_plural(len(unknown), 'name')} not found in the workspace")
+    elif not accepted:
         emit(f"rejected (--strict): {_plural(len(warnings), 'warning')}")
     elif warnings:
         emit(f"accepted, with {_plural(len(warnings), 'warning')}: the harness would use it")
@@ -74,6 +82,15 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
         emit(f"warning: {warning}")
     emit(render_plain(bundle))
     return 0 if accepted else 1
+
+
+def _name_check(bundle: ContextBundle, workspace: str | None) -> list[Dropped]:
+    """The grounding check's name checks against ``--workspace`` (none without it)."""
+    if workspace is None:
+        return []
+    from ..scout.grounding import check_names
+
+    return check_names(bundle, _workspace(workspace))
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
@@ -292,6 +309,11 @@ def _build_parser() -> Parser:
         action="store_true",
         help="also fail (exit 1) when there are warnings: unknown keys, unreadable values, "
         "a missing summary",
+    )
+    check.add_argument(
+        "--workspace",
+        help="also check that every recommended tool is in this workspace's orchestrator "
+        "catalogue and every skill is installed or in its registry (exit 1 otherwise)",
     )
     check.set_defaults(handler=_cmd_bundle_check)
 

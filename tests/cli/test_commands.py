@@ -292,3 +292,30 @@ def test_demo_prints_every_part() -> None:
         "## Prepared context (super context)",
     ):
         assert heading in out.stdout
+
+
+def test_bundle_check_with_a_workspace_names_what_it_lacks(tmp_path: Path) -> None:
+    from supercontext_lab import open_workspace
+    from supercontext_lab.testing import envelope
+
+    demo = str(open_workspace(None).root)
+    output = envelope(
+        summary="- x (memory)",
+        recommended_tool_calls=[("seedscape-pipeline", "{}", "made up"), ("web_search", "{}", "y")],
+        recommended_skills=[("seedscape-pipeline", True, "made up")],
+    )
+    out = _run("bundle", "check", "-", "--workspace", demo, stdin=output)
+    assert out.returncode == 1, out.stdout
+    assert "unknown name: tool 'seedscape-pipeline': not in the orchestrator's tool catalogue" in (
+        out.stdout
+    )
+    assert "rejected: 2 names not found in the workspace" in out.stdout
+    data = json.loads(
+        _run("bundle", "check", "-", "--json", "--workspace", demo, stdin=output).stdout
+    )
+    assert data["accepted"] is False
+    assert [(n["kind"], n["item"]) for n in data["names"]] == [
+        ("tool", "seedscape-pipeline"),
+        ("skill", "seedscape-pipeline"),
+    ]
+    assert _run("bundle", "check", "-", stdin=output).returncode == 0

@@ -51,6 +51,12 @@ class AgentForm(widgets.VBox):  # type: ignore[misc]
             description="iteration_policy", options=_options("iteration_policy"),
             style=_STYLE, layout=_WIDE,
         )  # fmt: skip
+        self.prefetch = widgets.Dropdown(
+            description="prefetch", options=_options("prefetch"), style=_STYLE, layout=_WIDE
+        )
+        self.grounding = widgets.Dropdown(
+            description="grounding", options=_options("grounding"), style=_STYLE, layout=_WIDE
+        )
         self.sandbox_mode = widgets.Dropdown(
             description="sandbox_mode", options=_options("sandbox_mode"), style=_STYLE, layout=_WIDE
         )
@@ -73,6 +79,8 @@ class AgentForm(widgets.VBox):  # type: ignore[misc]
                 self.max_iterations,
                 self.max_result_chars,
                 self.iteration_policy,
+                self.prefetch,
+                self.grounding,
                 self.sandbox_mode,
                 self.agent_tier,
                 self.model_hint,
@@ -91,6 +99,8 @@ class AgentForm(widgets.VBox):  # type: ignore[misc]
             "max_iterations": self.max_iterations,
             "max_result_chars": self.max_result_chars,
             "iteration_policy": self.iteration_policy,
+            "prefetch": self.prefetch,
+            "grounding": self.grounding,
             "sandbox_mode": self.sandbox_mode,
             "agent_tier": self.agent_tier,
             "model.hint": self.model_hint,
@@ -108,6 +118,8 @@ class AgentForm(widgets.VBox):  # type: ignore[misc]
         self.max_iterations.value = definition.max_iterations
         self.max_result_chars.value = definition.max_result_chars
         self.iteration_policy.value = definition.iteration_policy
+        self.prefetch.value = definition.prefetch
+        self.grounding.value = definition.grounding
         self.sandbox_mode.value = definition.sandbox_mode
         self.agent_tier.value = definition.agent_tier
         self.model_hint.value = definition.model.hint

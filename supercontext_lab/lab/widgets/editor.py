@@ -113,6 +113,7 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         self.max_result_chars, self.model_hint = form.max_result_chars, form.model_hint
         self.iteration_policy, self.sandbox_mode = form.iteration_policy, form.sandbox_mode
         self.agent_tier = form.agent_tier
+        self.prefetch, self.grounding = form.prefetch, form.grounding
         self.omit_boxes, self.tool_boxes = form.omit_boxes, form.tool_boxes
         self.toml_text = widgets.Textarea(value=text, rows=30, layout=widgets.Layout(width="100%"))
         self.prompt_text = widgets.Textarea(

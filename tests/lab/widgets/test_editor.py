@@ -67,6 +67,8 @@ def loader_message(text: str) -> str:
             "workspace_write",
         ),
         ("agent_tier", "orchestrator", 'agent_tier = "orchestrator"', "agent_tier", "orchestrator"),
+        ("prefetch", "always", 'prefetch = "always"', "prefetch", "always"),
+        ("grounding", "mark", 'grounding = "mark"', "grounding", "mark"),
         ("model_hint", "agentic", 'hint = "agentic"', "model", {"hint": "agentic"}),
     ],
 )
