@@ -1,8 +1,9 @@
 """The shipped 40-case dataset on a real model: SmolLM2-135M behind llama.cpp's server.
 
-``python -m benchmarks realmodel`` evaluates the shipped scout three ways with
-``supercontext_lab.eval.evaluate``: the offline scout (the reference), SmolLM2 with the
-envelope grammar, and SmolLM2 in free text. Each variant reports the valid-envelope rate,
+``python -m benchmarks realmodel`` evaluates the shipped scout four ways with
+``supercontext_lab.eval.evaluate``: the offline scout (the reference), SmolLM2 picking
+gathered facts and names (the extractive format, the local default), SmolLM2 with the
+envelope grammar, and SmolLM2 in free text (``--variant NAME`` runs only the named ones). Each variant reports the valid-envelope rate,
 the mention rate, tool and skill precision, prompt+completion tokens per bundle and
 seconds per bundle, and the table is written into ``docs/performance.md`` between
 markers, so the other benchmarks' table is left as it is (and a full ``all`` run keeps
@@ -36,6 +37,7 @@ DATASET = Path(__file__).resolve().parents[1] / "supercontext_lab/eval/data/demo
 
 VARIANTS = (
     ("offline", "the embedded offline scout (reference)"),
+    ("smollm2-extractive", "SmolLM2-135M, picks gathered facts and names (the local default)"),
     ("smollm2-grammar", "SmolLM2-135M, GBNF grammar of the envelope"),
     ("smollm2-text", "SmolLM2-135M, free text"),
 )
@@ -45,6 +47,8 @@ _COLUMNS = (
     ("mention_rate", "mention rate", "{:.0%}"),
     ("tool_precision", "tool precision", "{:.2f}"),
     ("skill_precision", "skill precision", "{:.2f}"),
+    ("grounded_rate", "grounded bullets", "{:.0%}"),
+    ("invented_names", "invented names", "{:.0f}"),
     ("tokens_mean", "tokens per bundle", "{:,.0f}"),
     ("model_calls_mean", "model calls", "{:.2f}"),
 )
@@ -58,6 +62,11 @@ def _variants() -> list[Any]:
     definition = default_agent_definition()
     return [
         Variant("offline", definition, route=ModelRoute()),
+        Variant(
+            "smollm2-extractive",
+            definition,
+            route=ModelRoute(kind="local", bundle_format="extractive"),
+        ),
         Variant(
             "smollm2-grammar", definition, route=ModelRoute(kind="local", bundle_format="grammar")
         ),
@@ -87,10 +96,12 @@ def _rows(results: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
 def run(
     *,
     limit: int | None = None,
+    only: Sequence[str] = (),
     log: Callable[[str], None] = print,
     on_case: Callable[[Section, int], None] | None = None,
 ) -> Section:
-    """Evaluate the three variants on the first ``limit`` cases (all 40 by default).
+    """Evaluate the variants (all of :data:`VARIANTS`, or those named in ``only``) on the
+    first ``limit`` cases (all 40 by default).
 
     The cases go one at a time through every variant, so ``on_case`` (called with the
     section so far and the number of cases done) can publish results as they come: a run
@@ -107,8 +118,8 @@ def run(
     started = time.perf_counter()
     local_server(gguf)
     log(f"realmodel: SmolLM2 server ready in {time.perf_counter() - started:.1f} s")
-    variants = _variants()
-    results: dict[str, list[Any]] = {name: [] for name, _ in VARIANTS}
+    variants = [v for v in _variants() if not only or v.name in only]
+    results: dict[str, list[Any]] = {v.name: [] for v in variants}
     section = _section({}, cases=0, total=len(cases))
     try:
         for number, case in enumerate(cases, start=1):
@@ -200,23 +211,32 @@ def write_section(path: Path, section: Section, *, seconds: float, command: str)
 
 
 def main(argv: Sequence[str], *, docs: Path | None, log: Callable[[str], None]) -> int:
-    """``python -m benchmarks realmodel [--limit N]``: run, print, and write the docs."""
+    """``python -m benchmarks realmodel [--limit N] [--variant NAME ...]``: run, print,
+    and write the docs."""
     limit = None
+    only: list[str] = []
     args = list(argv)
-    if args[:1] == ["--limit"] and len(args) == 2 and args[1].isdigit() and int(args[1]) > 0:
-        limit = int(args[1])
-    elif args:
-        log("usage: python -m benchmarks realmodel [--limit N]")
-        return 2
+    usage = "usage: python -m benchmarks realmodel [--limit N] [--variant NAME ...]"
+    names = [name for name, _ in VARIANTS]
+    while args:
+        flag, value = args[0], args[1] if len(args) > 1 else ""
+        if flag == "--limit" and value.isdigit() and int(value) > 0:
+            limit = int(value)
+        elif flag == "--variant" and value in names:
+            only.append(value)
+        else:
+            log(f"{usage} (variants: {', '.join(names)})")
+            return 2
+        args = args[2:]
     started = time.perf_counter()
-    command = "python -m benchmarks realmodel" + (f" --limit {limit}" if limit else "")
+    command = " ".join(["python -m benchmarks realmodel", *argv])
 
     def publish(section: Section, done: int) -> None:
         if docs is not None:
             seconds = time.perf_counter() - started
             write_section(docs / "performance.md", section, seconds=seconds, command=command)
 
-    section = run(limit=limit, log=log, on_case=publish)
+    section = run(limit=limit, only=only, log=log, on_case=publish)
     print(section.details[0])
     if docs is not None:
         log(f"Wrote {docs / 'performance.md'}")

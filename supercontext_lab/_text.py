@@ -13,7 +13,13 @@ from collections.abc import Mapping
 
 from pydantic import ValidationError
 
-__all__ = ["describe_validation_error", "one_line", "strip_userinfo", "without_surrogates"]
+__all__ = [
+    "describe_validation_error",
+    "goal_line",
+    "one_line",
+    "strip_userinfo",
+    "without_surrogates",
+]
 
 # The authority part of a URL up to its last "@": "//user:secret@" in "https://user:secret@host".
 _USERINFO = re.compile(r"//[^/?#\s]*@")
@@ -115,3 +121,19 @@ def without_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return _SURROGATE.sub("\ufffd", text)
     return text
+
+
+# Politeness and framing that a goal does not need ("please", "help me", "can you").
+_WORK_LEAD_INS = re.compile(
+    r"^(?:(?:please|kindly|can you|could you|would you|will you|help me(?: to)?|"
+    r"i need to|i need you to|i want to|i'd like to|i would like to|let's|lets)\s+)+",
+    re.IGNORECASE,
+)
+
+
+def goal_line(request: str) -> str:
+    """A thread goal written from the request: one line, lead-ins dropped, capitalised."""
+    text = " ".join(request.split()).rstrip(" .!?")
+    text = _WORK_LEAD_INS.sub("", text)
+    text = text[:1].upper() + text[1:]
+    return one_line(text, 160)

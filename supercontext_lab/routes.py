@@ -53,9 +53,9 @@ PROVIDER_BASE_URLS: Mapping[str, str] = MappingProxyType(
 )
 """Default OpenAI-compatible base URL of each provider prefix accepted by parse_model_id."""
 
-EmissionFormat = Literal["grammar", "json_schema", "text"]
+EmissionFormat = Literal["extractive", "grammar", "json_schema", "text"]
 """How a model's final emission is constrained once ``"auto"`` is resolved."""
-BundleFormat = Literal["auto", "grammar", "json_schema", "text"]
+BundleFormat = Literal["auto", "extractive", "grammar", "json_schema", "text"]
 BUNDLE_FORMATS: tuple[str, ...] = get_args(BundleFormat)
 """How the scout's final emission is constrained (see ``ModelRoute.bundle_format``)."""
 
@@ -112,8 +112,11 @@ class ModelRoute(BaseModel):
     """How the scout's final emission is constrained: ``"grammar"`` (a GBNF grammar of the
     envelope in the request's ``grammar`` field: llama.cpp servers), ``"json_schema"`` (a
     ``response_format`` JSON schema, rendered back to the envelope: OpenAI, vLLM),
-    ``"text"`` (free text, checked afterwards) or ``"auto"`` (grammar for ``local`` routes
-    and ``llamacpp:`` ids, JSON schema for ``openai:`` and ``vllm:`` ids, text otherwise)."""
+    ``"text"`` (free text, checked afterwards), ``"extractive"`` (the model picks gathered
+    facts by number and names from enumerations, under a GBNF grammar, and the harness
+    writes the envelope: llama.cpp servers) or ``"auto"`` (extractive for ``local``
+    routes, grammar for ``llamacpp:`` ids, JSON schema for ``openai:`` and ``vllm:`` ids,
+    text otherwise; docs/performance.md has the measurement behind the local default)."""
     small_model: bool = False
     """Whether the model is too small to plan its own tool calls well, so the harness
     gathers for it before the first model call. ``kind = "local"`` routes count as small
@@ -198,7 +201,7 @@ class ModelRoute(BaseModel):
         if self.bundle_format != "auto":
             return self.bundle_format
         if self.kind == "local":
-            return "grammar"
+            return "extractive"
         if self.kind == "openai" and self.base_url is not None:
             host = urlsplit(self.base_url).hostname or ""
             if host == "api.openai.com":

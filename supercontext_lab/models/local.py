@@ -214,7 +214,7 @@ def local_chat_model(
     name: str | None,
     *,
     timeout_s: float,
-    bundle_format: str = "grammar",
+    bundle_format: str = "extractive",
     stream: bool = True,
 ) -> LocalModel:
     """An OpenAI-compatible model over the local server for ``name`` (started if needed).

@@ -49,7 +49,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_FORMATS: tuple[EmissionFormat, ...] = ("grammar", "json_schema", "text")
+_FORMATS: tuple[EmissionFormat, ...] = ("extractive", "grammar", "json_schema", "text")
 
 
 UsageCounter: TypeAlias = Callable[
@@ -95,7 +95,8 @@ def _check_settings(model: str, timeout_s: float, max_retries: int, bundle_forma
         raise ConfigError(f"max_retries must be a whole number >= 0, not {max_retries!r}.")
     if bundle_format not in _FORMATS:
         raise ConfigError(
-            f"bundle_format must be 'grammar', 'json_schema' or 'text', not {bundle_format!r}."
+            "bundle_format must be 'extractive', 'grammar', 'json_schema' or 'text', "
+            f"not {bundle_format!r}."
         )
 
 
@@ -111,8 +112,9 @@ class OpenAICompatibleModel:
     retries. A client the model creates itself verifies TLS with
     :func:`~supercontext_lab._http.tls_context`, so creating a model is cheap.
     ``bundle_format`` (``"grammar"``, ``"json_schema"`` or ``"text"``) constrains replies
-    to the ``[context_bundle]`` envelope (see :mod:`.bundle_format`); only the scout's
-    model sets it. ``retry_timeouts = False`` never sends a timed-out attempt again (a busy
+    to the ``[context_bundle]`` envelope (see :mod:`.bundle_format`); ``"extractive"``
+    asks for picks from the run's gathered facts and names and writes the envelope around
+    them (see :mod:`.extractive`); only the scout's model sets it. ``retry_timeouts = False`` never sends a timed-out attempt again (a busy
     local server would only queue the copy behind the original); ``display_name``
     replaces ``openai:<model>`` as the model's name.
 

@@ -19,6 +19,12 @@ from ..routes import EmissionFormat
 from .base import Message, ModelReply, ToolSpec
 from .bundle_format import apply_bundle_format, envelope_from_json
 from .choices import BundleChoices
+from .extractive import (
+    EXTRACTIVE_MAX_TOKENS,
+    envelope_from_picks,
+    extractive_grammar,
+    extractive_messages,
+)
 from .wire import messages_for_text_tools, with_text_tool_calls
 
 __all__ = ["ChatRequest", "RequestBuilder"]
@@ -55,14 +61,25 @@ class RequestBuilder:
     bundle_format: EmissionFormat = "text"
     max_tokens: int | None = None
 
+    def extractive(self, request: ChatRequest) -> bool:
+        """Whether this call is an extractive pick (see :mod:`.extractive`): the format is
+        ``"extractive"`` and the caller said what may be picked."""
+        return self.bundle_format == "extractive" and request.choices is not None
+
     def text_tools(self, request: ChatRequest) -> bool:
         """Whether this call's tools travel through the text protocol."""
         return (
-            bool(request.tools) and not self.native_tool_calling and request.tool_choice != "none"
+            bool(request.tools)
+            and not self.native_tool_calling
+            and request.tool_choice != "none"
+            and not self.extractive(request)
         )
 
     def wire_messages(self, request: ChatRequest) -> list[Message]:
-        """The messages as the server receives them (rewritten for text-protocol tools)."""
+        """The messages as the server receives them (rewritten for text-protocol tools,
+        replaced by the short pick prompt for an extractive call)."""
+        if request.choices is not None and self.extractive(request):
+            return extractive_messages(request.choices)
         if self.native_tool_calling:
             return list(request.messages)
         catalogue = request.tools if request.tool_choice != "none" else ()
@@ -76,13 +93,21 @@ class RequestBuilder:
         }
         if request.temperature is not None:
             payload["temperature"] = request.temperature
+        if request.choices is not None and self.extractive(request):
+            # The model picks from what was gathered; it is offered no tools to call.
+            payload["grammar"] = extractive_grammar(request.choices)
+            payload["max_tokens"] = EXTRACTIVE_MAX_TOKENS
+            if self.stream:
+                payload["stream"] = True
+                payload["stream_options"] = {"include_usage": True}
+            return payload
         if request.tools and self.native_tool_calling:
             payload["tools"] = [tool.to_openai() for tool in request.tools]
             payload["tool_choice"] = _tool_choice(request.tool_choice)
         if self.stream:
             payload["stream"] = True
             payload["stream_options"] = {"include_usage": True}
-        if self.bundle_format != "text":
+        if self.bundle_format in ("grammar", "json_schema"):
             apply_bundle_format(
                 payload,
                 self.bundle_format,
@@ -107,6 +132,11 @@ class RequestBuilder:
         """``reply`` as these rules read it: a JSON-schema emission rendered back into the
         envelope, ``<tool_call>`` blocks turned into tool calls for text-protocol tools."""
         message = reply.message
+        if request.choices is not None and self.extractive(request):
+            envelope = envelope_from_picks(message.content or "", request.choices)
+            if envelope is not None:
+                reply = replace(reply, message=replace(message, content=envelope, tool_calls=()))
+            return reply
         if self.bundle_format == "json_schema" and message.content and not message.tool_calls:
             envelope = envelope_from_json(message.content)
             if envelope is not None:

@@ -31,8 +31,10 @@ _FACT_CHARS = 220
 _MAX_FACTS = 40
 # A sentence ends at . ! or ? followed by a space and an upper-case letter or a digit,
 # or at a line break; "e.g. the" and "2.5 mm" stay whole.
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])|\n+")
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
+# A list item: "- ", "* ", "• ", "1. " or "1) " at the start of a line.
+_ITEM_RE = re.compile(r"^\s{0,8}(?:[-*•]|\d{1,3}[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -75,15 +77,34 @@ def _dicts(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text``: Markdown headings and list bullets dropped, each sentence
-    on one line and shortened to a bullet's length (linear in ``text``)."""
-    out: list[str] = []
+def _blocks(text: str) -> list[str]:
+    """Paragraphs and list items of ``text``, each on one line: a wrapped line joins the
+    one above it, so a sentence broken by the note's line width stays one sentence."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
     for line in text.split("\n"):
-        if not line.strip() or _HEADING_RE.match(line):
-            continue
-        body = line.strip().lstrip("-*•").strip()
-        for part in _SENTENCE_END_RE.split(body):
+        stripped = line.strip()
+        heading = _HEADING_RE.match(line) is not None
+        if not stripped or heading or _ITEM_RE.match(line):
+            if current:
+                blocks.append(current)
+            current = []
+            if not stripped or heading:
+                continue
+            stripped = _ITEM_RE.sub("", line, count=1).strip()
+        current.append(stripped)
+    if current:
+        blocks.append(current)
+    return [" ".join(block) for block in blocks]
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``: Markdown headings and list markers dropped, wrapped lines
+    joined, each sentence on one line and shortened to a bullet's length (linear in
+    ``text``)."""
+    out: list[str] = []
+    for block in _blocks(text):
+        for part in _SENTENCE_END_RE.split(block):
             sentence = one_line(part, _FACT_CHARS, at_word=True)
             if len(sentence) > 3:
                 out.append(sentence)

@@ -46,7 +46,7 @@ def test_local_ids_give_local_routes_with_cpu_defaults() -> None:
     assert route.kind == "local"
     assert route.model == "smollm2"
     assert route.timeout_s == LOCAL_TIMEOUT_S
-    assert route.resolved_bundle_format() == "grammar"
+    assert route.resolved_bundle_format() == "extractive"
     assert parse_model_id("local") == route
     other = parse_model_id("local:/models/qwen.gguf", timeout_s=30, bundle_format="text")
     assert (other.model, other.timeout_s, other.resolved_bundle_format()) == (

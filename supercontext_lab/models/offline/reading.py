@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
-from ..._text import one_line
+from ..._text import goal_line
 from ..._words import keywords, overlap, stems, words
 from ...gate import GREETINGS, normalize_message
 from ..base import Message
@@ -22,7 +22,7 @@ __all__ = [
     "FACT_CHARS",
     "SUMMARY_BUDGET",
     "RequestContext",
-    "goal_line",
+    "goal_line",  # re-exported: the offline scout writes goals with it
     "mentioned_integrations",
     "needs_web",
     "plain_text",
@@ -42,12 +42,6 @@ _INTERROGATIVES = frozenset(
     "quale quali quanto quanti".split()
 )
 _THANKS = frozenset({"thanks", "thank you", "thx", "grazie", "cheers", "thanks a lot"})
-_WORK_LEAD_INS = re.compile(
-    r"^(?:(?:please|kindly|can you|could you|would you|will you|help me(?: to)?|"
-    r"i need to|i need you to|i want to|i'd like to|i would like to|let's|lets)\s+)+",
-    re.IGNORECASE,
-)
-
 # Which flavour facet a request is about, by the words it uses.
 _FACET_TRIGGERS: dict[str, frozenset[str]] = {
     "communication": frozenset(
@@ -198,13 +192,6 @@ def request_kind(request: str) -> str:
     if request.strip().endswith("?") and first and first[0] in _INTERROGATIVES:
         return "question"
     return "work"
-
-
-def goal_line(request: str) -> str:
-    text = " ".join(request.split()).rstrip(" .!?")
-    text = _WORK_LEAD_INS.sub("", text)
-    text = text[:1].upper() + text[1:]
-    return one_line(text, 160)
 
 
 def wanted_facets(context: RequestContext) -> list[str]:
