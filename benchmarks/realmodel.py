@@ -153,7 +153,11 @@ def _section(rows: dict[str, dict[str, float]], *, cases: int, total: int | None
         if data is None:
             continue
         cells = [f"`{name}`", label]
-        cells += [fmt.format(data[key]) for key, _, fmt in _COLUMNS]
+        # A table written before a column existed (or a rate with nothing to count) shows a dash.
+        cells += [
+            "—" if math.isnan(value := data.get(key, math.nan)) else fmt.format(value)
+            for key, _, fmt in _COLUMNS
+        ]
         cells.append(f"{data['seconds_per_run']:.1f}")
         bundle = data["seconds_per_bundle"]
         cells.append("—" if math.isnan(bundle) else f"{bundle:.1f}")

@@ -277,7 +277,7 @@ def test_a_model_file_replaced_at_its_path_gets_a_new_identity(tmp_path: Path) -
         "model": str(weights),
         "native_tool_calling": True,
         "stream": False,
-        "bundle_format": "grammar",
+        "bundle_format": "extractive",
     }
 
 
