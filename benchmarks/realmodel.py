@@ -3,9 +3,10 @@
 ``python -m benchmarks realmodel`` evaluates the shipped scout four ways with
 ``supercontext_lab.eval.evaluate``: the offline scout (the reference), SmolLM2 picking
 gathered facts and names (the extractive format, the local default), SmolLM2 with the
-envelope grammar, and SmolLM2 in free text (``--variant NAME`` runs only the named ones). Each variant reports the valid-envelope rate,
-the mention rate, tool and skill precision, prompt+completion tokens per bundle and
-seconds per bundle, and the table is written into ``docs/performance.md`` between
+envelope grammar, and SmolLM2 in free text (``--variant NAME`` runs only the named ones).
+Each variant reports the valid-envelope rate, the mention rate, tool and skill precision,
+grounded bullets, invented names, prompt+completion tokens per bundle and seconds per
+bundle, and the table is written into ``docs/performance.md`` between
 markers, so the other benchmarks' table is left as it is (and a full ``all`` run keeps
 this section). Needs the ``local`` extra; nothing is downloaded.
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from .._text import goal_line, one_line
 from ..bundle_render import write_envelope
 from .base import Message
-from .choices import BundleChoices, ChoiceFact, ChoiceSkill
+from .choices import BundleChoices, ChoiceFact
 
 __all__ = [
     "EXTRACTIVE_MAX_TOKENS",
@@ -116,26 +116,34 @@ def extractive_grammar(choices: BundleChoices) -> str:
     return "\n".join(rules) + "\n"
 
 
-def _pick_line(reply: str, key: str) -> str | None:
-    """The text after ``KEY:`` on the first line that starts with it (bounded)."""
+_KEYS = ("FACTS", "TOOLS", "SKILLS")
+
+
+def _pick_lines(reply: str) -> dict[str, str]:
+    """The text after ``FACTS:``, ``TOOLS:`` and ``SKILLS:``, each from the first line that
+    starts with it, read in one pass and cut to a bounded length."""
+    found: dict[str, str] = {}
     for line in reply.splitlines():
         head, sep, rest = line.partition(":")
-        if sep and head.strip().upper() == key:
-            return rest[:_PICK_LINE_CHARS]
-    return None
+        key = head.strip().upper()
+        if sep and key in _KEYS and key not in found:
+            found[key] = rest[:_PICK_LINE_CHARS]
+    return found
 
 
 def _names(line: str | None) -> list[str]:
+    """The distinct comma-separated names of a pick line, in order."""
     if line is None:
         return []
-    return [part.strip() for part in line.split(",") if part.strip()]
+    return list(dict.fromkeys(part.strip() for part in line.split(",") if part.strip()))
 
 
 def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
     """The envelope written from an extractive ``reply``, or ``None`` when the reply holds
     no ``FACTS:`` line. Numbers and names that ``choices`` does not hold are left out:
     the reply is untrusted even when a grammar shaped it."""
-    facts_line = _pick_line(reply, "FACTS")
+    lines = _pick_lines(reply)
+    facts_line = lines.get("FACTS")
     if facts_line is None:
         return None
     offered = {fact.number: fact for fact in _offered(choices)}
@@ -146,20 +154,19 @@ def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
             picked.append(fact)
         if len(picked) >= _MAX_FACT_PICKS:
             break
-    tools = [
-        name for name in dict.fromkeys(_names(_pick_line(reply, "TOOLS"))) if name in choices.tools
-    ][:_MAX_NAME_PICKS]
-    skills: list[ChoiceSkill] = []
-    for name in dict.fromkeys(_names(_pick_line(reply, "SKILLS"))):
-        skill = choices.skill(name)
-        if skill is not None and len(skills) < _MAX_NAME_PICKS:
-            skills.append(skill)
+    tools = [name for name in _names(lines.get("TOOLS")) if name in choices.tools]
+    skills = [
+        skill for name in _names(lines.get("SKILLS")) if (skill := choices.skill(name)) is not None
+    ]
     goal = goal_line(choices.request)
     why = f"chosen for: {goal}" if goal else "chosen for the request"
     return write_envelope(
         has_enough_context=bool(picked),
         proposed_goal=goal or None,
         summary="\n".join(f"- {fact.cited}" for fact in picked),
-        tool_calls=[(tool, "{}", why) for tool in tools],
-        skills=[(skill.id, skill.installed, skill.description or why) for skill in skills],
+        tool_calls=[(tool, "{}", why) for tool in tools[:_MAX_NAME_PICKS]],
+        skills=[
+            (skill.id, skill.installed, skill.description or why)
+            for skill in skills[:_MAX_NAME_PICKS]
+        ],
     )

@@ -61,10 +61,10 @@ class RequestBuilder:
     bundle_format: EmissionFormat = "text"
     max_tokens: int | None = None
 
-    def extractive(self, request: ChatRequest) -> bool:
-        """Whether this call is an extractive pick (see :mod:`.extractive`): the format is
-        ``"extractive"`` and the caller said what may be picked."""
-        return self.bundle_format == "extractive" and request.choices is not None
+    def picks_from(self, request: ChatRequest) -> BundleChoices | None:
+        """What this call picks from when it is an extractive pick (see :mod:`.extractive`):
+        the format is ``"extractive"`` and the caller said what may be picked."""
+        return request.choices if self.bundle_format == "extractive" else None
 
     def text_tools(self, request: ChatRequest) -> bool:
         """Whether this call's tools travel through the text protocol."""
@@ -72,14 +72,15 @@ class RequestBuilder:
             bool(request.tools)
             and not self.native_tool_calling
             and request.tool_choice != "none"
-            and not self.extractive(request)
+            and self.picks_from(request) is None
         )
 
     def wire_messages(self, request: ChatRequest) -> list[Message]:
         """The messages as the server receives them (rewritten for text-protocol tools,
         replaced by the short pick prompt for an extractive call)."""
-        if request.choices is not None and self.extractive(request):
-            return extractive_messages(request.choices)
+        picks = self.picks_from(request)
+        if picks is not None:
+            return extractive_messages(picks)
         if self.native_tool_calling:
             return list(request.messages)
         catalogue = request.tools if request.tool_choice != "none" else ()
@@ -93,9 +94,10 @@ class RequestBuilder:
         }
         if request.temperature is not None:
             payload["temperature"] = request.temperature
-        if request.choices is not None and self.extractive(request):
+        picks = self.picks_from(request)
+        if picks is not None:
             # The model picks from what was gathered; it is offered no tools to call.
-            payload["grammar"] = extractive_grammar(request.choices)
+            payload["grammar"] = extractive_grammar(picks)
             payload["max_tokens"] = EXTRACTIVE_MAX_TOKENS
             if self.stream:
                 payload["stream"] = True
@@ -132,8 +134,9 @@ class RequestBuilder:
         """``reply`` as these rules read it: a JSON-schema emission rendered back into the
         envelope, ``<tool_call>`` blocks turned into tool calls for text-protocol tools."""
         message = reply.message
-        if request.choices is not None and self.extractive(request):
-            envelope = envelope_from_picks(message.content or "", request.choices)
+        picks = self.picks_from(request)
+        if picks is not None:
+            envelope = envelope_from_picks(message.content or "", picks)
             if envelope is not None:
                 reply = replace(reply, message=replace(message, content=envelope, tool_calls=()))
             return reply

@@ -29,8 +29,8 @@ __all__ = ["Fact", "RunSources", "SourceText", "attribution_labels", "sentences"
 
 _FACT_CHARS = 220
 _MAX_FACTS = 40
-# A sentence ends at . ! or ? followed by a space and an upper-case letter or a digit,
-# or at a line break; "e.g. the" and "2.5 mm" stay whole.
+# Within a paragraph or list item (see _blocks), a sentence ends at . ! or ? followed by
+# a space and an upper-case letter or a digit; "e.g. the" and "2.5 mm" stay whole.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
 # A list item: "- ", "* ", "• ", "1. " or "1) " at the start of a line.

@@ -71,6 +71,17 @@ def test_a_hostile_reply_is_parsed_in_one_pass_and_cannot_forge_the_envelope() -
     assert envelope is not None and envelope.count("[/context_bundle]") == 1
 
 
+def test_unencodable_and_control_characters_in_a_reply_never_reach_the_envelope() -> None:
+    reply = "FACTS: 1\ud800, 2\x1b[2J\nTOOLS: web_search\x07, \ud83d\nSKILLS: \x9b31m"
+    envelope = envelope_from_picks(reply, CHOICES)
+    assert envelope is not None
+    assert envelope.encode("utf-8")
+    assert not any(ch in envelope for ch in "\x1b\x07\x9b")
+    bundle = parse_context_bundle(envelope)
+    assert bundle is not None and bundle.summary.count("\n") == 1
+    assert not bundle.recommended_tool_calls and not bundle.recommended_skills
+
+
 def test_the_grammar_enumerates_only_what_exists_and_asks_for_at_least_three_facts() -> None:
     grammar = extractive_grammar(CHOICES)
     assert 'fact ::= "1" | "2" | "3"' in grammar

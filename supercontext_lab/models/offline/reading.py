@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
-from ..._text import goal_line
 from ..._words import keywords, overlap, stems, words
 from ...gate import GREETINGS, normalize_message
 from ..base import Message
@@ -22,7 +21,6 @@ __all__ = [
     "FACT_CHARS",
     "SUMMARY_BUDGET",
     "RequestContext",
-    "goal_line",  # re-exported: the offline scout writes goals with it
     "mentioned_integrations",
     "needs_web",
     "plain_text",

@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..._text import one_line
+from ..._text import goal_line, one_line
 from ..._words import overlap
 from ...bundle_render import write_envelope
 from ..base import Message, ModelReply, ToolCall, estimate_usage
@@ -33,7 +33,6 @@ from .reading import (
     FACT_CHARS,
     SUMMARY_BUDGET,
     RequestContext,
-    goal_line,
     mentioned_integrations,
     needs_web,
     plain_text,

@@ -1,0 +1,40 @@
+"""Sentences of what a run read: the facts a bundle may carry and a pick may choose."""
+
+from __future__ import annotations
+
+from supercontext_lab.scout.sources import sentences
+
+
+def test_a_sentence_wrapped_by_the_note_s_line_width_stays_one_fact() -> None:
+    note = (
+        "# Decisions\n"
+        "Decision (2026-11-12): the 2Dt kernel is the primary kernel for\n"
+        "SEEDSCAPE because it fits 34 of the 40 sites. The exponential kernel is kept.\n"
+        "\n"
+        "- first item\n"
+        "  continued on the next line\n"
+        "• second item\n"
+        "1) third item\n"
+        "12. fourth item\n"
+    )
+    assert sentences(note) == [
+        "Decision (2026-11-12): the 2Dt kernel is the primary kernel for SEEDSCAPE because "
+        "it fits 34 of the 40 sites.",
+        "The exponential kernel is kept.",
+        "first item continued on the next line",
+        "second item",
+        "third item",
+        "fourth item",
+    ]
+
+
+def test_hostile_notes_give_bounded_facts() -> None:
+    # One 2 MB paragraph without a sentence end, then 100,000 bare list markers.
+    huge = "word " * 400_000
+    facts = sentences(huge + "\n" + "- \n" * 100_000 + "\ud83d lone surrogate. \x1b[2J Clear.")
+    assert all(len(fact) <= 220 for fact in facts)
+    # The paragraph is one fact cut to a bullet's length; empty items give none; odd
+    # characters are kept as data (the envelope writer and the displays escape them).
+    assert len(facts) == 2
+    assert facts[0].startswith("word word") and facts[0].endswith("…")
+    assert facts[1] == "\ud83d lone surrogate. \x1b[2J Clear."
