@@ -21,11 +21,9 @@ __all__ = ["bundle_warnings", "describe_finding"]
 
 # A line that looks like "key: value" (optionally as a list item), key a plain word.
 _KEYISH_RE = re.compile(r"(?:[-*+•]\s*)?([A-Za-z_][\w-]*)\s*:")
+# Envelope text is quoted shortened and with repr(), which also escapes the control
+# characters a hostile envelope could send to the terminal of `bundle check`.
 _SHOWN = 60
-
-
-def _quoted(text: str) -> str:
-    return repr(one_line(text, _SHOWN))
 
 
 def _where(finding: Finding) -> str:
@@ -43,11 +41,12 @@ def describe_finding(finding: Finding) -> str:
     if finding.kind == "ignored_line":
         where = _where(finding)
         key = _KEYISH_RE.match(finding.text)
+        shown = one_line(finding.text, _SHOWN)
         if key is not None:
-            return f"unknown key {key.group(1)!r} {where} is ignored: {_quoted(finding.text)}"
-        return f"text {where} is ignored: {_quoted(finding.text)}"
+            return f"unknown key {key.group(1)!r} {where} is ignored: {shown!r}"
+        return f"text {where} is ignored: {shown!r}"
     if finding.kind == "not_boolean":
-        shown = _quoted(finding.text) if finding.text else "nothing"
+        shown = repr(one_line(finding.text, _SHOWN)) if finding.text else "nothing"
         if finding.item is None:
             return f"{finding.field}: {shown} is not true or false; it is read as unknown"
         return (

@@ -40,7 +40,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 def check_variant_name(name: str) -> str:
     """Return ``name`` when it is a usable variant name, else raise ``ValueError``."""
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ValueError(
             f"variant name {name!r} must be 1-64 letters, digits or _ . + -, starting with a "
             "letter or digit"

@@ -14,28 +14,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from IPython.core import magic, magic_arguments
 from IPython.core.error import UsageError
-from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 
 from ..eval.dataset import load_dataset
 from ..eval.runner import evaluate
 from ..eval.variants import BASELINE, Variant, baseline, check_variant_name, split_agent_option
 from .eval_widget import EvalComparison
-from .magics import usage_errors
+from .magics import parse_argstring, usage_errors
 
 __all__ = ["EvalMagics"]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 _Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 # IPython's decorators carry no annotations; typed names keep the rest checked.
 _magic_arguments: Callable[[], _Decorator] = magic_arguments.magic_arguments
 _argument: Callable[..., _Decorator] = magic_arguments.argument
 _line_magic: _Decorator = magic.line_magic
-_arg_split: Callable[..., list[str]] = arg_split
 
 
 def _positive(value: int, option: str) -> int:
@@ -97,7 +94,7 @@ class EvalMagics(magic.Magics):
     @usage_errors
     def scout_eval(self, line: str) -> EvalComparison:
         """Evaluate the shipped scout (``baseline``) and each ``--agent`` on DATASET."""
-        args = self._parse(line)
+        args = parse_argstring(self.scout_eval, line)
         if not args.out.isidentifier():
             raise UsageError(f"--out {args.out!r} is not a Python variable name.")
         if args.no_cache and args.replay:
@@ -129,13 +126,3 @@ class EvalMagics(magic.Magics):
         if self.shell is not None:
             self.shell.user_ns[args.out] = report
         return EvalComparison(report)
-
-    def _parse(self, line: str) -> Any:
-        try:
-            argv = _arg_split(line, posix=True)
-        except ValueError as exc:
-            raise UsageError(f"cannot split the arguments ({exc}); check the quotes.") from None
-        # magic_arguments attaches the parser to the function it decorates; IPython's
-        # decorators are untyped, so the attribute is read through Any.
-        magic_function: Any = self.scout_eval
-        return magic_function.parser.parse_args(argv)

@@ -23,6 +23,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from .._text import one_line
 from ..config import set_super_context_enabled, super_context_status
 from ..errors import ConfigError, DuplicateKeyError, InputLimitError, InputTooDeepError
 from ..limits import json_loads
@@ -55,7 +56,7 @@ _REFUSALS: tuple[tuple[type[InputLimitError], str], ...] = (
 
 def _bad_body(reason: str) -> tornado.web.HTTPError:
     # One line, whatever the body held: it is echoed to the client and to the log.
-    return tornado.web.HTTPError(400, " ".join(f"{reason}; {_HOW}.".split())[:280])
+    return tornado.web.HTTPError(400, one_line(f"{reason}; {_HOW}.", 280))
 
 
 def _requested_value(body: bytes) -> bool:

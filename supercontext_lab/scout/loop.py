@@ -91,10 +91,6 @@ def _tool_pool() -> concurrent.futures.ThreadPoolExecutor:
         return _POOL
 
 
-def _preview(text: str | None) -> str:
-    return one_line(text or "", _PREVIEW_CHARS)
-
-
 # The first gathering round is the offline scout's: one plan of reads, written once.
 _PLANNER = OfflineScoutModel(name="offline:prefetch")
 
@@ -312,7 +308,7 @@ class _Run:
                 started_ms=started,
                 duration_ms=self.now_ms() - started,
                 ok=not report.emptied,
-                result_preview=_preview("; ".join(found)),
+                result_preview=one_line("; ".join(found), _PREVIEW_CHARS),
             )
         )
         if report.emptied:
@@ -396,7 +392,7 @@ class _Run:
                     duration_ms=self.now_ms() - started,
                     grace=grace,
                     ok=False,
-                    text_preview=_preview(str(exc)),
+                    text_preview=one_line(exc, _PREVIEW_CHARS),
                     attempts=exc.attempts,
                 )
             )
@@ -421,7 +417,7 @@ class _Run:
                 prompt_tokens=reply.usage.prompt_tokens,
                 completion_tokens=reply.usage.completion_tokens,
                 finish_reason=reply.finish_reason,
-                text_preview=_preview(message.content),
+                text_preview=one_line(message.content or "", _PREVIEW_CHARS),
                 tool_calls=tuple(call.name for call in message.tool_calls),
                 grace=grace,
             )
@@ -477,7 +473,7 @@ class _Run:
                     arguments=call.arguments,
                     ok=result.ok,
                     refused=refused,
-                    result_preview=_preview(result.content),
+                    result_preview=one_line(result.content, _PREVIEW_CHARS),
                     prefetched=prefetched,
                 )
             )

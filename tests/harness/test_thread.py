@@ -20,22 +20,20 @@ from supercontext_lab.harness.turn import TurnResult, failure_reason
 from supercontext_lab.models.base import Message, ModelInfo, ModelReply, ToolSpec
 from supercontext_lab.scout import ScoutRun, ScoutStatus, StopCause
 from supercontext_lab.sources.workspace import Workspace
-from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+from supercontext_lab.testing import ScriptedModel, build_workspace, envelope, tool_call_message
 
 CANARY = "PELICAN-42"
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
-    root = tmp_path / "ws"
-    (root / "memory" / "global").mkdir(parents=True)
-    (root / "memory" / "global" / "canary.md").write_text(
-        f"---\ncategory: fact\n---\nThe quarterly report code is {CANARY}.\n", encoding="utf-8"
-    )
-    (root / "memory" / "global" / "bread.md").write_text(
-        "---\ncategory: note\n---\nSourdough starter feeding schedule.\n", encoding="utf-8"
-    )
-    return Workspace(root)
+    files = {
+        "memory/global/canary.md": (
+            f"---\ncategory: fact\n---\nThe quarterly report code is {CANARY}.\n"
+        ),
+        "memory/global/bread.md": "---\ncategory: note\n---\nSourdough starter feeding schedule.\n",
+    }
+    return Workspace(build_workspace(tmp_path / "ws", files))
 
 
 def _orchestrator() -> ScriptedModel:

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from supercontext_lab.testing import build_workspace
+
 
 @pytest.fixture
 def magics(shell: InteractiveShell) -> Any:
@@ -18,12 +20,8 @@ def magics(shell: InteractiveShell) -> Any:
 @pytest.fixture
 def workspace_dir(tmp_path: Path) -> Path:
     """A small hand-written workspace whose profile holds a phrase no other source has."""
-    root = tmp_path / "workspace"
-    (root / "memory" / "global").mkdir(parents=True)
-    (root / "PROFILE.md").write_text(
-        "# Profile\n\nI keep the zebrafish husbandry log (marker: QUOKKA-7731).\n", "utf-8"
-    )
-    (root / "memory" / "global" / "husbandry.md").write_text(
-        "The zebrafish husbandry log is reviewed every Friday.\n", "utf-8"
-    )
-    return root
+    files = {
+        "PROFILE.md": "# Profile\n\nI keep the zebrafish husbandry log (marker: QUOKKA-7731).\n",
+        "memory/global/husbandry.md": "The zebrafish husbandry log is reviewed every Friday.\n",
+    }
+    return build_workspace(tmp_path / "workspace", files)

@@ -1,52 +1,27 @@
 """The Super Context flag over REST, served by a real Jupyter Server (pytest-jupyter).
 
-pytest only accepts ``pytest_plugins`` in the rootdir's conftest, so the plugin's fixtures
-are imported into this module instead: they are visible here and nowhere else (its
-autouse fixtures included). The plugin's coroutine runner is not imported, so each test
-drives the server's event loop itself.
+The server's fixtures come from :mod:`.server_fixtures`, imported into this module only.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import json
-from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tornado.httpclient
-from pytest_jupyter.jupyter_server import *  # noqa: F403
 
 import supercontext_lab
 from supercontext_lab.config import super_context_status
 from supercontext_lab.lab.server import ROUTE
 
+from .server_fixtures import *  # noqa: F403
+from .server_fixtures import Fetch
+
 REPO = Path(__file__).resolve().parents[2]
 PARTS = ROUTE.split("/")
-
-Fetch = Callable[..., tornado.httpclient.HTTPResponse]
-
-
-@pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    """Enable the extension the way the installed jupyter-config file does."""
-    config_file = REPO / "jupyter-config" / "jupyter_server_config.d" / "supercontext_lab.json"
-    config: dict[str, Any] = json.loads(config_file.read_text("utf-8"))
-    return config
-
-
-@pytest.fixture
-def fetch(jp_fetch: Any, jp_asyncio_loop: asyncio.AbstractEventLoop) -> Fetch:
-    """``jp_fetch`` run to completion on the server's loop; never raises for a status."""
-
-    def run(*parts: str, **kwargs: Any) -> tornado.httpclient.HTTPResponse:
-        kwargs.setdefault("raise_error", False)
-        future: Coroutine[Any, Any, tornado.httpclient.HTTPResponse] = jp_fetch(*parts, **kwargs)
-        return jp_asyncio_loop.run_until_complete(future)
-
-    return run
 
 
 def _json(response: tornado.httpclient.HTTPResponse) -> Any:

@@ -36,7 +36,7 @@ from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import LOCAL_TIMEOUT_S, ModelRoute, parse_model_id
 from supercontext_lab.scout import DEFAULT_SCOUT_TIMEOUT_S, run_scout
 from supercontext_lab.sources.workspace import Workspace
-from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+from supercontext_lab.testing import ScriptedModel, build_workspace, envelope, tool_call_message
 from supercontext_lab.testing.gguf import write_gguf
 from supercontext_lab.testing.scripted import Step
 
@@ -133,9 +133,9 @@ def _local_like(
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
-    (tmp_path / "memory" / "global").mkdir(parents=True)
-    (tmp_path / "memory" / "global" / "note.md").write_text("Reports are due Friday.\n")
-    return Workspace(tmp_path)
+    return Workspace(
+        build_workspace(tmp_path, {"memory/global/note.md": "Reports are due Friday.\n"})
+    )
 
 
 GOOD = envelope(has_enough_context=True, proposed_goal="Write the report", summary="A (memory)")

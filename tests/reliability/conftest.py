@@ -21,7 +21,7 @@ from .support import (
     PageServer,
     Sandbox,
     addrinfo,
-    build_workspace,
+    hostile_workspace,
 )
 
 
@@ -29,7 +29,7 @@ from .support import (
 def sandbox(tmp_path: Path) -> Sandbox:
     """A hand-built workspace full of traps, with a secret folder next to it."""
     base = tmp_path / "sandbox"
-    root = build_workspace(base / "ws", base / "outside")
+    root = hostile_workspace(base / "ws", base / "outside")
     return Sandbox(base=base, root=root, outside=base / "outside")
 
 

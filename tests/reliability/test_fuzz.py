@@ -54,7 +54,7 @@ from supercontext_lab.sources.skills import RegistryEntry
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.tools import ToolResult, build_scout_registry, web
 
-from .support import build_workspace, write
+from .support import hostile_workspace, write
 
 
 def fuzz(examples: int) -> settings:
@@ -432,7 +432,7 @@ def test_text_tool_calls_parse_from_any_text(text: str) -> None:
 @pytest.fixture(scope="module")
 def hostile_registry() -> Iterator[Any]:
     folder = Path(tempfile.mkdtemp(prefix="fuzz-tools-"))
-    root = build_workspace(folder / "ws", folder / "outside")
+    root = hostile_workspace(folder / "ws", folder / "outside")
     yield build_scout_registry(Workspace(root), allow_private_addresses=False, web_timeout=2)
     shutil.rmtree(folder, ignore_errors=True)
 

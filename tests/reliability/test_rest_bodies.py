@@ -1,49 +1,22 @@
 """Hostile bodies sent to the Super Context flag's REST endpoint, on a real Jupyter Server.
 
 Every bad body is a 400 with a one-line reason, and the flag file is left as it was. The
-pytest-jupyter fixtures are imported into this module only (as in tests/lab/test_server.py).
+Jupyter Server fixtures of tests/lab/server_fixtures.py are imported into this module only.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
 
 import pytest
-import tornado.httpclient
-from pytest_jupyter.jupyter_server import *  # noqa: F403
+from lab.server_fixtures import *  # noqa: F403
+from lab.server_fixtures import Fetch
 
 from supercontext_lab.lab.server import ROUTE
 
-REPO = Path(__file__).resolve().parents[2]
 PARTS = ROUTE.split("/")
 FLAG_FILE = "# the user's own comment\n[context]\nsuper_context_enabled = true\n"
-
-Fetch = Callable[..., tornado.httpclient.HTTPResponse]
-
-
-@pytest.fixture
-def jp_server_config() -> dict[str, Any]:
-    """Enable the extension the way the installed jupyter-config file does."""
-    config_file = REPO / "jupyter-config" / "jupyter_server_config.d" / "supercontext_lab.json"
-    config: dict[str, Any] = json.loads(config_file.read_text("utf-8"))
-    return config
-
-
-@pytest.fixture
-def fetch(jp_fetch: Any, jp_asyncio_loop: asyncio.AbstractEventLoop) -> Fetch:
-    """``jp_fetch`` run to completion on the server's loop; never raises for a status."""
-
-    def run(*parts: str, **kwargs: Any) -> tornado.httpclient.HTTPResponse:
-        kwargs.setdefault("raise_error", False)
-        future: Coroutine[Any, Any, tornado.httpclient.HTTPResponse] = jp_fetch(*parts, **kwargs)
-        return jp_asyncio_loop.run_until_complete(future)
-
-    return run
-
 
 BAD_BODIES = [
     ("array-1000-deep", b"[" * 1_000 + b"]" * 1_000, "nested"),

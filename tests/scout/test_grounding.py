@@ -15,7 +15,7 @@ from supercontext_lab.scout.grounding import (
 )
 from supercontext_lab.scout.sources import RunSources, sources_of
 from supercontext_lab.sources.workspace import Workspace
-from supercontext_lab.testing import envelope
+from supercontext_lab.testing import build_workspace, envelope
 from supercontext_lab.tools.base import ToolResult
 
 KERNEL = "Decision: we use the 2Dt dispersal kernel; it fit 34 of the 40 sites best."
@@ -23,26 +23,22 @@ KERNEL = "Decision: we use the 2Dt dispersal kernel; it fit 34 of the 40 sites b
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
-    root = tmp_path / "ws"
-    (root / "memory" / "project").mkdir(parents=True)
-    (root / "memory" / "project" / "kernel.md").write_text(
-        f"---\ncategory: decision\n---\n# Dispersal kernel\n{KERNEL}\n", encoding="utf-8"
-    )
-    (root / "PROFILE.md").write_text("I am an ecologist who writes in R.\n", encoding="utf-8")
-    (root / "MEMORY.md").write_text("The grant renewal is due in March.\n", encoding="utf-8")
-    (root / "skills" / "figure-polisher").mkdir(parents=True)
-    (root / "skills" / "figure-polisher" / "SKILL.md").write_text(
-        "---\nname: Figure polisher\ndescription: Polish figures.\n---\nBody.\n", encoding="utf-8"
-    )
-    (root / "registry.json").write_text(
-        '[{"id": "sensitivity-kit", "name": "Sensitivity kit", "description": "Sobol indices",'
-        ' "tags": ["sensitivity"], "category": "analysis"}]',
-        encoding="utf-8",
-    )
-    (root / "orchestrator_tools.toml").write_text(
-        '[[tool]]\nname = "run_workflow"\ndescription = "Run a skill."\n', encoding="utf-8"
-    )
-    return Workspace(root)
+    files = {
+        "memory/project/kernel.md": f"---\ncategory: decision\n---\n# Dispersal kernel\n{KERNEL}\n",
+        "PROFILE.md": "I am an ecologist who writes in R.\n",
+        "MEMORY.md": "The grant renewal is due in March.\n",
+        "skills/figure-polisher/SKILL.md": (
+            "---\nname: Figure polisher\ndescription: Polish figures.\n---\nBody.\n"
+        ),
+        "registry.json": (
+            '[{"id": "sensitivity-kit", "name": "Sensitivity kit", "description": "Sobol indices",'
+            ' "tags": ["sensitivity"], "category": "analysis"}]'
+        ),
+        "orchestrator_tools.toml": (
+            '[[tool]]\nname = "run_workflow"\ndescription = "Run a skill."\n'
+        ),
+    }
+    return Workspace(build_workspace(tmp_path / "ws", files))
 
 
 def _recall(*hits: tuple[str, str, str]) -> ToolResult:

@@ -31,6 +31,7 @@ from supercontext_lab.testing import (
     OpenAITestServer,
     ScriptedModel,
     ScriptedResponse,
+    build_workspace,
     envelope,
     tool_call_message,
 )
@@ -40,13 +41,11 @@ GOOD = envelope(has_enough_context=True, proposed_goal="Ship the report", summar
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
-    root = tmp_path / "ws"
-    (root / "memory" / "global").mkdir(parents=True)
-    (root / "memory" / "global" / "canary.md").write_text(
-        "---\ncategory: fact\n---\nThe canary word is PELICAN-42.\n", encoding="utf-8"
-    )
-    (root / "PROFILE.md").write_text("I write reports.\n", encoding="utf-8")
-    return Workspace(root)
+    files = {
+        "memory/global/canary.md": "---\ncategory: fact\n---\nThe canary word is PELICAN-42.\n",
+        "PROFILE.md": "I write reports.\n",
+    }
+    return Workspace(build_workspace(tmp_path / "ws", files))
 
 
 def _definition(**changes: object) -> AgentDefinition:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from supercontext_lab import testing
 from supercontext_lab.errors import WorkspaceError
 from supercontext_lab.sources import demo as demo_module
 from supercontext_lab.sources.demo import demo_workspace_path, open_workspace
@@ -25,6 +26,8 @@ from supercontext_lab.sources.workspace import Workspace
 
 SHIPPED_DEMO = Path(demo_module.__file__).resolve().parent.parent / "demo" / "workspace"
 
+# The reader's defaults and its tolerance: an entry with a key it does not know, and one
+# with only an id and a name (the registry sample is testing.SAMPLE_REGISTRY).
 REGISTRY = [
     {
         "id": "figure-polish",
@@ -40,44 +43,41 @@ REGISTRY = [
 
 
 def write(root: Path, rel: str, text: str) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return testing.write_file(root / rel, text)
 
 
 def build_workspace(root: Path) -> Path:
-    """A workspace with every part present."""
-    write(root, "PROFILE.md", "# Maya\nEcologist.\n")
-    write(root, "MEMORY.md", "- Grant due Friday.\n")
-    write(root, "flavour/communication.md", "Short and direct.\n")
-    write(root, "flavour/stack.md", "Python, R.\n")
-    write(
+    """A workspace with every part present, and parts a reader must pass over (a hidden
+    skill, a folder without SKILL.md, an unknown integration key)."""
+    testing.build_workspace(
         root,
-        "skills/figure-polish/SKILL.md",
-        "---\nname: Journal Figure Polisher\ndescription: Restyles figures.\n"
-        "tags: [figures, matplotlib]\n---\n# Body\nSteps.\n",
+        {
+            "PROFILE.md": "# Maya\nEcologist.\n",
+            "MEMORY.md": "- Grant due Friday.\n",
+            "flavour/communication.md": "Short and direct.\n",
+            "flavour/stack.md": "Python, R.\n",
+            "skills/figure-polish/SKILL.md": (
+                "---\nname: Journal Figure Polisher\ndescription: Restyles figures.\n"
+                "tags: [figures, matplotlib]\n---\n# Body\nSteps.\n"
+            ),
+            "skills/notes-digest/SKILL.md": "---\ntags: notes, digest\n---\nNo name.\n",
+            "skills/.hidden/SKILL.md": "---\nname: hidden\n---\n",
+            "registry.json": json.dumps(REGISTRY),
+            "integrations.toml": (
+                '[[integration]]\ntoolkit = "gmail"\ndescription = "Mail"\nconnected = true\n\n'
+                '[[integration]]\ntoolkit = "notion"\nconnected = false\n\n'
+                '[[integration]]\ntoolkit = "slack"\nextra = 1\n'
+            ),
+            "orchestrator_tools.toml": (
+                '[[tool]]\nname = "run_workflow"\ndescription = "Run a skill."\n\n'
+                '[[tool]]\nname = "delegate_gmail"\n'
+            ),
+            "files/notes.md": "hello notes\n",
+            "files/data/table.csv": "a,b\n1,2\n",
+            "memory/global/grant.md": "The grant is due on Friday.\n",
+        },
     )
-    write(root, "skills/notes-digest/SKILL.md", "---\ntags: notes, digest\n---\nNo name.\n")
-    write(root, "skills/.hidden/SKILL.md", "---\nname: hidden\n---\n")
     (root / "skills" / "empty-folder").mkdir()
-    write(root, "registry.json", json.dumps(REGISTRY))
-    write(
-        root,
-        "integrations.toml",
-        '[[integration]]\ntoolkit = "gmail"\ndescription = "Mail"\nconnected = true\n\n'
-        '[[integration]]\ntoolkit = "notion"\nconnected = false\n\n'
-        '[[integration]]\ntoolkit = "slack"\nextra = 1\n',
-    )
-    write(
-        root,
-        "orchestrator_tools.toml",
-        '[[tool]]\nname = "run_workflow"\ndescription = "Run a skill."\n\n'
-        '[[tool]]\nname = "delegate_gmail"\n',
-    )
-    write(root, "files/notes.md", "hello notes\n")
-    write(root, "files/data/table.csv", "a,b\n1,2\n")
-    write(root, "memory/global/grant.md", "The grant is due on Friday.\n")
     return root
 
 

@@ -19,77 +19,40 @@ from supercontext_lab.sources.flavour import FLAVOUR_FACETS, normalise_facet
 from supercontext_lab.sources.skills import RegistryEntry, rank_registry
 from supercontext_lab.sources.web_search import WebResult
 from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import SAMPLE_REGISTRY as REGISTRY
+from supercontext_lab.testing import build_workspace, write_file
 from supercontext_lab.tools import Tool, ToolRegistry, ToolResult, build_scout_registry, make_tool
 from supercontext_lab.tools.base import clean_json_schema
 
-REGISTRY = [
-    {
-        "id": "figure-polish",
-        "name": "Journal Figure Polisher",
-        "description": "Restyles matplotlib figures to journal style and exports PDF.",
-        "tags": ["figures", "matplotlib"],
-        "category": "writing",
-        "source": "community",
-    },
-    {
-        "id": "citation-formatter",
-        "name": "Reference Formatter",
-        "description": "Formats citations and bibliographies for a journal.",
-        "tags": ["writing", "references"],
-        "category": "writing",
-        "source": "builtin",
-    },
-    {
-        "id": "inbox-triage",
-        "name": "Inbox Triage",
-        "description": "Sorts email and drafts replies.",
-        "tags": ["email"],
-        "category": "productivity",
-        "source": "builtin",
-    },
-    {
-        "id": "grant-budget-check",
-        "name": "Grant Budget Checker",
-        "description": "Checks a grant budget spreadsheet against the funder's rules.",
-        "tags": ["grants", "budget"],
-        "category": "research",
-        "source": "community",
-    },
-]
-
 
 def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_file(root / rel, text)
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    root = tmp_path / "ws"
-    write(root, "flavour/communication.md", "Short and direct.\n")
-    write(root, "flavour/coding-style.md", "Type hints everywhere.\n")
-    write(root, "flavour/anti_preferences.md", "No emoji.\n")
-    write(
-        root,
-        "skills/figure-polish/SKILL.md",
-        "---\nname: Figure Polisher (local)\ndescription: Polishes figures.\n"
-        "tags: [figures]\n---\nSteps.\n",
+    root = build_workspace(
+        tmp_path / "ws",
+        {
+            "flavour/communication.md": "Short and direct.\n",
+            "flavour/coding-style.md": "Type hints everywhere.\n",
+            "flavour/anti_preferences.md": "No emoji.\n",
+            "skills/figure-polish/SKILL.md": (
+                "---\nname: Figure Polisher (local)\ndescription: Polishes figures.\n"
+                "tags: [figures]\n---\nSteps.\n"
+            ),
+            "registry.json": json.dumps(REGISTRY),
+            "memory/global/grant-deadline.md": (
+                "---\ncategory: deadline\n---\nThe grant renewal is due on 12 December.\n"
+            ),
+            "memory/global/bike.md": "Replace the brake pads on the bike.\n",
+            "memory/skill-figure-polish/palette.md": (
+                "---\ncategory: preference\n---\nUse the Okabe-Ito palette for grant figures.\n"
+            ),
+            "files/notes.md": "0123456789",
+            "files/sub/deep.txt": "deep\n",
+        },
     )
-    write(root, "registry.json", json.dumps(REGISTRY))
-    write(
-        root,
-        "memory/global/grant-deadline.md",
-        "---\ncategory: deadline\n---\nThe grant renewal is due on 12 December.\n",
-    )
-    write(root, "memory/global/bike.md", "Replace the brake pads on the bike.\n")
-    write(
-        root,
-        "memory/skill-figure-polish/palette.md",
-        "---\ncategory: preference\n---\nUse the Okabe-Ito palette for grant figures.\n",
-    )
-    write(root, "files/notes.md", "0123456789")
-    write(root, "files/sub/deep.txt", "deep\n")
     return Workspace(root)
 
 

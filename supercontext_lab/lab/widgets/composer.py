@@ -17,6 +17,7 @@ import ipywidgets as widgets
 from ...config import set_super_context_enabled, super_context_status
 from ...errors import SupercontextError
 from ...harness import Thread, TurnResult
+from .guard import guarded
 from .html import escape, note
 from .panel import BundlePanel, describe_cold_start
 
@@ -119,17 +120,7 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         return self._thread
 
     def _guarded(self, handler: Callable[..., None]) -> Callable[..., None]:
-        """Run ``handler`` inside :attr:`output` (a bug shows its traceback there) and turn
-        engine errors into a one-line status."""
-
-        def run(*args: Any) -> None:
-            with self.output:
-                try:
-                    handler(*args)
-                except SupercontextError as exc:
-                    self.status.value = note(str(exc), "error", strong="Error:")
-
-        return run
+        return guarded(handler, output=self.output, status=self.status)
 
     def _set_toggle(self, value: bool) -> None:
         self._syncing = True

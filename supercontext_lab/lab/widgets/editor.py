@@ -29,11 +29,12 @@ from ...agents.definition import (
     load_agent_definition,
 )
 from ...agents.toml_edit import backup_path, edit_agent_toml, save_agent_files, set_tool_enabled
-from ...errors import AgentDefinitionError, SupercontextError
+from ...errors import AgentDefinitionError
 from ...scout import ScoutRun
 from ...sources.workspace import Workspace
 from .agent_form import OMIT_FIELDS, AgentForm
 from .comparison import BundleComparison
+from .guard import guarded
 from .html import note
 from .panel import BundlePanel
 
@@ -186,17 +187,7 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         self.rerun_button.on_click(self._guarded(self._on_rerun))
 
     def _guarded(self, handler: Callable[..., None]) -> Callable[..., None]:
-        """Run ``handler`` inside :attr:`output` (a bug shows its traceback there); engine
-        errors become a one-line status."""
-
-        def run(*args: Any) -> None:
-            with self.output:
-                try:
-                    handler(*args)
-                except SupercontextError as exc:
-                    self.status.value = note(str(exc), "error", strong="Error:")
-
-        return run
+        return guarded(handler, output=self.output, status=self.status)
 
     # -- public ----------------------------------------------------------------------------
 

@@ -20,18 +20,14 @@ from supercontext_lab.sources.memory import (
     MemoryTree,
     SyncReport,
 )
+from supercontext_lab.testing import write_file
 
 INDEX = Path(".supercontext") / "memory.sqlite3"
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:
-    path = root / "memory" / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
+    """Write the memory file ``rel`` (``namespace/key.md``) of the workspace at ``root``."""
+    return write_file(root / "memory" / rel, text)
 
 
 def keys(hits: list[MemoryHit]) -> list[str]:
