@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
+from ..._facts import note_blocks
 from ..._words import keywords, overlap, stems, words
 from ...gate import GREETINGS, normalize_message
 from ..base import Message
@@ -23,7 +24,6 @@ __all__ = [
     "RequestContext",
     "mentioned_integrations",
     "needs_web",
-    "plain_text",
     "read_request",
     "relevant_lines",
     "request_kind",
@@ -235,44 +235,12 @@ def needs_web(context: RequestContext) -> bool:
     return bool(set(context.query_words) & _WEB_WORDS)
 
 
-_HEADING = re.compile(r"^#{1,6}\s+")
-_LIST_MARK = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
-
-
-def plain_text(markdown: str) -> str:
-    """A note's Markdown as one line of prose: a heading becomes a lead-in ("Freezer
-    inventory: …"), list markers and ``**`` emphasis go, so a fact quoted from a note
-    never shows Markdown syntax in a bullet of its own."""
-    parts: list[str] = []
-    for raw in markdown.splitlines():
-        line = raw.strip().replace("**", "")
-        if not line:
-            continue
-        heading = _HEADING.match(line)
-        if heading:
-            title = line[heading.end() :].strip().rstrip(":")
-            if title:
-                parts.append(title + ":")
-            continue
-        parts.append(_LIST_MARK.sub("", line))
-    return " ".join(parts)
-
-
 def relevant_lines(text: str, query: set[str], limit: int) -> list[str]:
-    """Bullet or sentence lines of a user file that share words with the request."""
-    # Re-join wrapped bullets: an indented line that does not start a new bullet continues
-    # the previous one, so a fact is never cut in the middle of its sentence.
-    items: list[str] = []
-    for raw in text.splitlines():
-        starts_item = not raw[:1].isspace() or raw.lstrip().startswith(("-", "*"))
-        if items and raw.strip() and not starts_item:
-            items[-1] += " " + raw.strip()
-        else:
-            items.append(raw)
+    """Items or paragraphs of a user file (cut as every note is,
+    :func:`~supercontext_lab._facts.note_blocks`) that share words with the request."""
     scored = []
-    for position, raw in enumerate(items):
-        line = raw.strip().lstrip("-*0123456789. ").strip().replace("**", "")
-        if not line or line.startswith("#") or len(line) < 12:
+    for position, line in enumerate(note_blocks(text)):
+        if len(line) < 12:
             continue
         score = overlap(query, line)
         if score:
