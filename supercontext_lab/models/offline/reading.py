@@ -22,6 +22,8 @@ __all__ = [
     "FACT_CHARS",
     "SUMMARY_BUDGET",
     "RequestContext",
+    "asks_preferences",
+    "facet_evidence",
     "mentioned_integrations",
     "needs_web",
     "read_request",
@@ -46,9 +48,8 @@ _FACET_TRIGGERS: dict[str, frozenset[str]] = {
         "reply email emails draft message write writing tone "
         "communicate communication letter respond".split()
     ),
-    # "code" alone is not here: a "GR code" or a "zip code" is not about programming.
     "coding_style": frozenset(
-        "coding programming codebase figure figures plot plots style format formatted "
+        "code coding programming codebase figure figures plot plots style format formatted "
         "formatting script scripts function functions refactor debug".split()
     ),
     "stack": frozenset("stack library libraries package packages framework python tooling".split()),
@@ -192,16 +193,38 @@ def request_kind(request: str) -> str:
     return "work"
 
 
-def wanted_facets(context: RequestContext) -> list[str]:
+def asks_preferences(context: RequestContext) -> bool:
+    """Whether the request names the user's preferences ("like", "prefer", "usually", ...;
+    read from all its words, as "like" and "want" are stop words to a search)."""
+    return bool(set(words(f"{context.request} {context.focus}")) & _PREFERENCE_WORDS)
+
+
+def facet_evidence(context: RequestContext) -> dict[str, int]:
+    """How strongly the request points at each flavour facet: the words it shares with
+    the facet's triggers, one more when it names preferences; facets it does not point at
+    are left out.
+
+    A question is about how the user likes things done only when it says so: "What is
+    the GR code of the renewal?" asks for a fact, and its "code" is a reference number,
+    not programming. Work ("Refactor the code", "Draft a reply") is done the user's way,
+    so its words count as they stand.
+    """
+    if request_kind(context.request) == "question" and not asks_preferences(context):
+        return {}
     query = set(context.query_words)
-    ranked = [
-        (len(query & triggers), facet)
+    bonus = 1 if asks_preferences(context) else 0
+    return {
+        facet: len(query & triggers) + bonus
         for facet, triggers in _FACET_TRIGGERS.items()
         if query & triggers
-    ]
-    ranked.sort(key=lambda pair: (-pair[0], list(_FACET_TRIGGERS).index(pair[1])))
-    facets = [facet for _, facet in ranked[:2]]
-    if query & _PREFERENCE_WORDS and facets and "anti_preferences" not in facets:
+    }
+
+
+def wanted_facets(context: RequestContext) -> list[str]:
+    evidence = facet_evidence(context)
+    order = list(_FACET_TRIGGERS)
+    facets = sorted(evidence, key=lambda facet: (-evidence[facet], order.index(facet)))[:2]
+    if asks_preferences(context) and facets and "anti_preferences" not in facets:
         facets.append("anti_preferences")
     return facets
 

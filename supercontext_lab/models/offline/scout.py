@@ -34,6 +34,8 @@ from .reading import (
     FACT_CHARS,
     SUMMARY_BUDGET,
     RequestContext,
+    asks_preferences,
+    facet_evidence,
     mentioned_integrations,
     needs_web,
     read_request,
@@ -268,12 +270,19 @@ def _profile_facts(context: RequestContext) -> list[_Fact]:
     """PROFILE.md lines on the topic, then the flavour facets read, cited (profile)."""
     query = context.query_stems
     profile = [_fact(line, "profile") for line in relevant_lines(context.profile, query, 3)]
+    evidence = facet_evidence(context)
     for result in context.results.get("memory_flavour", []):
         content = str(result.get("content", "")).strip()
         if content:
-            facet = str(result.get("facet", "preferences")).replace("_", " ")
-            best = relevant_lines(content, query, 2) or note_blocks(content)[:2]
-            profile.extend(_fact(line, "profile", f"{facet.capitalize()}: ") for line in best)
+            facet = str(result.get("facet", "preferences"))
+            best = relevant_lines(content, query, 2)
+            # A facet one word of the request points at gives only its lines on the
+            # request's topic; one the request is about (two words, or "prefer") also
+            # gives its leading lines when none shares a word with it.
+            if not best and (evidence.get(facet, 0) >= 2 or asks_preferences(context)):
+                best = note_blocks(content)[:2]
+            lead = facet.replace("_", " ").capitalize() + ": "
+            profile.extend(_fact(line, "profile", lead) for line in best)
     return profile
 
 

@@ -199,6 +199,28 @@ def test_a_question_about_a_code_that_is_not_software_reads_no_coding_style(
     assert not any(step.tool == "memory_flavour" for step in run.trace)
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What is the format of the GR code?",  # a question asks for a fact, not a style
+        "What GR code style does the Research Office use?",
+        "Add the GR code to the budget email",  # one word points at coding; no line fits
+    ],
+)
+def test_a_word_shared_with_a_facet_does_not_pull_it_into_the_summary(
+    demo: Workspace, message: str
+) -> None:
+    bundle = _bundle(_scout(demo, message))
+    assert "GR-7731" in bundle.summary
+    assert "Coding style" not in bundle.summary
+
+
+def test_work_on_code_still_reads_the_coding_style(demo: Workspace) -> None:
+    run = _scout(demo, "Refactor the code of the kernel fits")
+    assert any(step.tool == "memory_flavour" for step in run.trace)
+    assert "Coding style: Python: type hints" in _bundle(run).summary
+
+
 def test_a_registry_skill_must_fit_what_installed_skills_leave_open(demo: Workspace) -> None:
     # The figure polisher fits "polish ... figure"; the planner only shares the figure and
     # the compound "sensitivity-analysis", one concept, so installing it is not suggested.
