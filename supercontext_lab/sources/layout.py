@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .flavour import FLAVOUR_FACETS, normalise_facet
 from .memory import INDEX_DIR
 
 __all__ = ["IGNORED_NAMES", "KNOWN_FILES", "KNOWN_FOLDERS", "MAX_IGNORED", "Finding", "ignored"]
@@ -112,7 +113,7 @@ def _top_folder(root: Path, name: str) -> list[Finding]:
     if name == "skills":
         return _skills(root / name)
     if name == "flavour":
-        return _suffixed(root / name, "flavour", "a facet is read from a .md file")
+        return _flavour(root / name)
     if name == "files":
         return []
     known = _FOLDER_SPELLINGS.get(name.lower(), name.lower())
@@ -127,14 +128,18 @@ def _top_folder(root: Path, name: str) -> list[Finding]:
     ]
 
 
-def _suffixed(folder: Path, rel: str, why: str) -> list[Finding]:
-    """The entries of ``folder`` that are not ``.md`` files."""
+def _flavour(folder: Path) -> list[Finding]:
+    """The entries of ``flavour/`` that no facet is read from."""
     out: list[Finding] = []
+    facets = ", ".join(FLAVOUR_FACETS)
     for entry in _listing(folder):
+        rel = f"flavour/{entry.name}"
         if _is_dir(entry):
-            out.append((f"{rel}/{entry.name}/", f"a folder here is not read; {why}"))
+            out.append((f"{rel}/", "a facet is one .md file, flavour/<facet>.md"))
         elif not entry.name.lower().endswith(".md"):
-            out.append((f"{rel}/{entry.name}", f"only .md files are read; {why}"))
+            out.append((rel, "a facet is read from a .md file, flavour/<facet>.md"))
+        elif normalise_facet(entry.name[:-3]) is None:
+            out.append((rel, f"'{entry.name[:-3]}' is not a facet ({facets}); rename it"))
     return out
 
 

@@ -487,12 +487,16 @@ def test_near_misses_of_the_layout_are_named_with_the_reason(tmp_path: Path) -> 
     write(tmp_path, "profile.md", "Lower case.\n")
     write(tmp_path, "notes.md", "At the top.\n")
     write(tmp_path, "flavour/stack.txt", "Python.\n")
+    write(tmp_path, "flavour/misc.md", "Not a facet.\n")
+    write(tmp_path, "flavour/Coding-Style.md", "A facet by another spelling.\n")
     write(tmp_path, "README.md", "For people.\n")
     write(tmp_path, ".hidden/x.md", "Passed over.\n")
     assert Workspace(tmp_path).diagnostics == [
         "Memory/ is not read: only memory/ is read (the name is case-sensitive); rename it.",
         "SKILLS/ is not read: only skills/ is read (the name is case-sensitive); rename it.",
-        "flavour/stack.txt is not read: only .md files are read; a facet is read from a .md file.",
+        "flavour/misc.md is not read: 'misc' is not a facet (communication, coding_style, "
+        "stack, workflow, environment, directives, anti_preferences); rename it.",
+        "flavour/stack.txt is not read: a facet is read from a .md file, flavour/<facet>.md.",
         "memory/global/deep/ is not read: notes sit directly in a namespace folder "
         "(memory/<namespace>/<key>.md); move them up.",
         "memory/todo.txt is not read: only .md notes are indexed; rename it todo.md.",
