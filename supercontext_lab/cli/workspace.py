@@ -74,7 +74,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         )
         return 0 if usable else 1
     emit(f"workspace: {workspace.root}")
-    for line in _found_lines(found):
+    for line in _found_lines(found, workspace.root):
         emit(f"found: {line}")
     for line in not_read:
         emit(f"not read: {line}")
@@ -143,7 +143,7 @@ _COUNTED = (
 )
 
 
-def _found_lines(found: dict[str, Any]) -> list[str]:
+def _found_lines(found: dict[str, Any], root: Path) -> list[str]:
     """One line per kind of part, in the layout's order (an absent part said so)."""
     notes: dict[str, int] = found["memory_notes"]
     total = sum(notes.values())
@@ -156,8 +156,11 @@ def _found_lines(found: dict[str, Any]) -> list[str]:
     ]
     for key, one, many, where in _COUNTED:
         value = found[key]
-        if value is None:
-            lines.append(f"no usable {where}")
+        if value is None and (root / where.split("/")[0]).exists():
+            lines.append(f"{where} cannot be used (see the problem below)")
+        elif value is None:
+            default = " (the built-in catalogue is used)" if key == "orchestrator_tools" else ""
+            lines.append(f"no {where}{default}")
         else:
             lines.append(f"{value} {one if value == 1 else many} ({where})")
     return lines

@@ -45,7 +45,8 @@ def test_check_counts_what_is_read_and_names_what_is_not(tmp_path: Path) -> None
     assert "found: PROFILE.md" in lines
     assert "found: no MEMORY.md" in lines
     assert "found: 0 installed skills (skills/<name>/SKILL.md)" in lines
-    assert "found: no usable registry.json" in lines
+    assert "found: no registry.json" in lines
+    assert "found: no orchestrator_tools.toml (the built-in catalogue is used)" in lines
     not_read = [line for line in lines if line.startswith("not read: ")]
     assert not_read == [
         "not read: Memory/ is not read: only memory/ is read (the name is case-sensitive); "
@@ -79,10 +80,9 @@ def test_a_part_that_cannot_be_used_makes_the_workspace_unusable(tmp_path: Path)
     _write(tmp_path, "registry.json", "{not json")
     out = _run("workspace", "check", str(tmp_path))
     assert out.returncode == 1
-    assert any(
-        line.startswith("problem: registry.json is not valid JSON")
-        for line in out.stdout.splitlines()
-    )
+    lines = out.stdout.splitlines()
+    assert "found: registry.json cannot be used (see the problem below)" in lines
+    assert any(line.startswith("problem: registry.json is not valid JSON") for line in lines)
     assert (
         out.stdout.splitlines()[-1] == "not usable: fix the problems above (0 not read, 1 problem)"
     )
