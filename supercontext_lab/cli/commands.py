@@ -224,9 +224,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     message = text_argument(args.message, "--message")
     workspace = _workspace(args.workspace)
     thread = Thread(workspace)
+    # The demo is a copy in the lab home: say where, so it can be opened (and copied to
+    # make one's own; the copy itself is replaced when the shipped demo changes).
+    where = " (the shipped demo, copied there)" if args.workspace is None else ""
     emit(
-        f"== Message, the first of a new thread on workspace '{workspace.root.name}' "
-        f"(Super Context {'on' if thread.enabled else 'off'}, read when the thread started)"
+        f"== Message, the first of a new thread (Super Context "
+        f"{'on' if thread.enabled else 'off'}, read when the thread started) on workspace "
+        f"{workspace.root}{where}"
     )
     emit(f"  {message}")
     result = thread.send(message)
@@ -352,8 +356,10 @@ def _build_parser() -> Parser:
 
     # Imported here so that importing this module stays light (the handler imports the rest).
     from .eval import add_eval_parser
+    from .workspace import add_workspace_parser
 
     add_eval_parser(sub)
+    add_workspace_parser(sub)
     return parser
 
 

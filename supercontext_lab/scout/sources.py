@@ -15,11 +15,11 @@ extractive emission lets a model choose by number.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._facts import distinct_facts, note_sentences
 from .._text import one_line
 from ..bundle_records import Source
 from ..sources.workspace import Workspace
@@ -29,12 +29,6 @@ __all__ = ["Fact", "RunSources", "SourceText", "attribution_labels", "sentences"
 
 _FACT_CHARS = 220
 _MAX_FACTS = 40
-# Within a paragraph or list item (see _blocks), a sentence ends at . ! or ? followed by
-# a space and an upper-case letter or a digit; "e.g. the" and "2.5 mm" stay whole.
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])")
-_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
-# A list item: "- ", "* ", "• ", "1. " or "1) " at the start of a line.
-_ITEM_RE = re.compile(r"^\s{0,8}(?:[-*•]|\d{1,3}[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -77,38 +71,10 @@ def _dicts(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
-def _blocks(text: str) -> list[str]:
-    """Paragraphs and list items of ``text``, each on one line: a wrapped line joins the
-    one above it, so a sentence broken by the note's line width stays one sentence."""
-    blocks: list[list[str]] = []
-    current: list[str] = []
-    for line in text.split("\n"):
-        stripped = line.strip()
-        heading = _HEADING_RE.match(line) is not None
-        if not stripped or heading or _ITEM_RE.match(line):
-            if current:
-                blocks.append(current)
-            current = []
-            if not stripped or heading:
-                continue
-            stripped = _ITEM_RE.sub("", line, count=1).strip()
-        current.append(stripped)
-    if current:
-        blocks.append(current)
-    return [" ".join(block) for block in blocks]
-
-
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``: Markdown headings and list markers dropped, wrapped lines
-    joined, each sentence on one line and shortened to a bullet's length (linear in
-    ``text``)."""
-    out: list[str] = []
-    for block in _blocks(text):
-        for part in _SENTENCE_END_RE.split(block):
-            sentence = one_line(part, _FACT_CHARS, at_word=True)
-            if len(sentence) > 3:
-                out.append(sentence)
-    return out
+    """The sentences of ``text`` as facts (:func:`~supercontext_lab._facts.note_sentences`:
+    headings left out, wrapped lines joined), each shortened to a bullet's length."""
+    return note_sentences(text, _FACT_CHARS)
 
 
 @dataclass
@@ -218,18 +184,10 @@ class RunSources:
         return self.named.get(source)
 
     def facts(self, limit: int = _MAX_FACTS) -> list[Fact]:
-        """The run's gathered sentences, numbered from 1, repeats left out."""
-        seen: set[str] = set()
-        out: list[Fact] = []
-        for text, source in self._facts:
-            folded = text.casefold()
-            if folded in seen:
-                continue
-            seen.add(folded)
-            out.append(Fact(len(out) + 1, text, source))
-            if len(out) >= limit:
-                break
-        return out
+        """The run's gathered sentences, numbered from 1, repeats left out (compared as
+        :func:`~supercontext_lab._facts.distinct_facts` does)."""
+        unique = distinct_facts(self._facts, lambda fact: fact[0], limit)
+        return [Fact(number, text, source) for number, (text, source) in enumerate(unique, start=1)]
 
     def notes(self) -> dict[Source, SourceText]:
         """The named sources the run read, for displays (a chip shows the note's text)."""

@@ -4,6 +4,7 @@ Layout (every part optional; a missing part is an empty source)::
 
     PROFILE.md, MEMORY.md          user files injected into the scout's prompt
     memory/<namespace>/<key>.md    memory tree documents (indexed under .supercontext/)
+    memory/<key>.md                a note without a namespace folder: namespace "global"
     flavour/<facet>.md             one file per flavour facet
     skills/<dir_name>/SKILL.md     installed skills (front matter name, description, tags)
     registry.json                  the skill registry, a JSON list of entries
@@ -16,7 +17,8 @@ the memory index under ``.supercontext/`` (through :class:`MemoryTree`). A works
 often somebody else's folder, so every read is confined: a file or folder that is a link
 leading out of the workspace, a FIFO, a device or anything under /proc is not read, and
 the refusal is recorded in :attr:`Workspace.diagnostics` (the scout copies it into its
-run's problems). Links that stay inside keep working; ``workspace.allow_outside_links =
+run's problems). So is every entry the layout does not read (``Memory/``, a ``.txt`` note,
+``SKILLS/``, a skill folder without ``SKILL.md``: :mod:`.layout`), with the reason. Links that stay inside keep working; ``workspace.allow_outside_links =
 true`` in the lab's config.toml (or ``allow_outside_links=True``) follows links out too,
 but never into /proc, /sys or /dev. Reads inside ``files/`` cannot leave ``files/``. Every
 file is read up to a size limit and every TOML or JSON file is parsed with bounded depth.
@@ -46,14 +48,13 @@ from .integrations import (
     OrchestratorTool,
     ToolIn,
 )
+from .layout import IGNORED_NAMES, ignored
 from .memory import INDEX_DIR, MemoryTree
 from .memory.files import scan_memory_folder
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
 __all__ = ["IGNORED_NAMES", "MAX_LIST_DEPTH", "MAX_LIST_ENTRIES", "Workspace"]
 
-#: Names a listing of the workspace (or a copy of the demo) passes over.
-IGNORED_NAMES = frozenset({INDEX_DIR, "__pycache__", ".DS_Store", ".ipynb_checkpoints"})
 _TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
 MAX_LIST_DEPTH = 32
 """``files/`` is listed this many folders deep."""
@@ -97,7 +98,9 @@ class Workspace(ConfinedFolder):
     def diagnostics(self) -> list[str]:
         """One line per thing this workspace refused to read so far (a link out of it, a
         FIFO, a device, /proc, a file past its size limit), including the memory tree's
-        refusals once it is open. Parts are read on first use, so this grows as they are."""
+        refusals once it is open, and one per entry its layout does not read (``Memory/``
+        for ``memory/``, a ``.txt`` note, ``SKILLS/``; :func:`.layout.ignored`), with the
+        reason. Parts are read on first use, so this grows as they are."""
         if not self._surveyed:
             self._surveyed = True
             self._survey()
@@ -128,6 +131,8 @@ class Workspace(ConfinedFolder):
             # Namespace by namespace, file by file, as the scan's listing order is not.
             for rel, reason in sorted(refused, key=lambda item: item[0].split("/")):
                 self._note(_memory_refusal(rel, reason))
+        for rel, reason in ignored(self.root):
+            self._note(f"{rel} is not read: {reason}.")
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"

@@ -181,7 +181,12 @@ def test_links_that_stay_inside_the_workspace_keep_working(sandbox: Sandbox) -> 
     assert "PROFILE-INSIDE" in workspace.profile_md
     hits = workspace.memory.recall("*", "ferns", limit=10)
     assert {(h.namespace, h.key) for h in hits} == {("global", "memo"), ("shared", "memo")}
-    assert workspace.diagnostics == []
+    # No refusal; only the layout's note that notes/ itself is no part of a workspace
+    # (its files are read through the links, as memory and PROFILE.md).
+    assert workspace.diagnostics == [
+        "notes/ is not read: not a part of a workspace (memory/, flavour/, skills/, files/); "
+        "move notes into memory/<namespace>/ and other files into files/."
+    ]
 
 
 def test_outside_links_are_followed_only_when_allowed(sandbox: Sandbox) -> None:

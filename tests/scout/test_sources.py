@@ -38,3 +38,20 @@ def test_hostile_notes_give_bounded_facts() -> None:
     assert len(facts) == 2
     assert facts[0].startswith("word word") and facts[0].endswith("…")
     assert facts[1] == "\ud83d lone surrogate. \x1b[2J Clear."
+
+
+def test_a_fact_two_notes_share_is_numbered_once() -> None:
+    from supercontext_lab.bundle_records import Source
+    from supercontext_lab.scout.sources import RunSources
+    from supercontext_lab.tools.base import ToolResult
+
+    hits = [
+        {"namespace": "global", "key": "aims", "content": "# Aims\nAim 1: fit the kernels."},
+        {"namespace": "project", "key": "outline", "content": "aim 1 - Fit the kernel!"},
+    ]
+    sources = RunSources()
+    sources.add_result("memory_recall", ToolResult.success({"hits": hits}))
+    facts = sources.facts()
+    assert [(fact.number, fact.text, fact.source) for fact in facts] == [
+        (1, "Aim 1: fit the kernels.", Source("memory", "global/aims"))
+    ]

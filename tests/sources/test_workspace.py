@@ -454,3 +454,61 @@ def test_open_workspace(tmp_path: Path, lab_home: Path) -> None:
     assert open_workspace(None).root == (lab_home / "demo-workspace").resolve()
     assert open_workspace(tmp_path).root == tmp_path.resolve()
     assert open_workspace(str(tmp_path)).root == tmp_path.resolve()
+
+
+def test_a_note_straight_under_memory_is_indexed_in_global(tmp_path: Path) -> None:
+    write(tmp_path, "memory/freezer.md", "# Freezer inventory\nBox 3 holds the seed samples.\n")
+    write(tmp_path, "memory/global/other.md", "Unrelated.\n")
+    workspace = Workspace(tmp_path)
+    hits = workspace.memory.recall("global", "seed samples")
+    assert [(hit.namespace, hit.key) for hit in hits] == [("global", "freezer")]
+    assert workspace.diagnostics == []
+
+
+def test_a_loose_note_never_replaces_the_global_note_of_its_key(tmp_path: Path) -> None:
+    write(tmp_path, "memory/global/plan.md", "The folder's plan.\n")
+    write(tmp_path, "memory/plan.md", "The loose plan.\n")
+    workspace = Workspace(tmp_path)
+    assert [hit.content for hit in workspace.memory.recall("global", "plan")] == [
+        "The folder's plan."
+    ]
+    assert workspace.diagnostics == [
+        "memory/plan.md was not indexed: memory/global/plan.md has the same key; rename it."
+    ]
+
+
+def test_near_misses_of_the_layout_are_named_with_the_reason(tmp_path: Path) -> None:
+    write(tmp_path, "Memory/global/a.md", "A note in the wrong case.\n")
+    write(tmp_path, "SKILLS/x/SKILL.md", "---\nname: X\n---\n")
+    write(tmp_path, "skills/y/skill.md", "---\nname: Y\n---\n")
+    write(tmp_path, "skills/z/README.md", "No manifest.\n")
+    write(tmp_path, "memory/todo.txt", "A text note.\n")
+    write(tmp_path, "memory/global/deep/b.md", "Too deep.\n")
+    write(tmp_path, "profile.md", "Lower case.\n")
+    write(tmp_path, "notes.md", "At the top.\n")
+    write(tmp_path, "flavour/stack.txt", "Python.\n")
+    write(tmp_path, "flavour/misc.md", "Not a facet.\n")
+    write(tmp_path, "flavour/Coding-Style.md", "A facet by another spelling.\n")
+    write(tmp_path, "README.md", "For people.\n")
+    write(tmp_path, ".hidden/x.md", "Passed over.\n")
+    assert Workspace(tmp_path).diagnostics == [
+        "Memory/ is not read: only memory/ is read (the name is case-sensitive); rename it.",
+        "SKILLS/ is not read: only skills/ is read (the name is case-sensitive); rename it.",
+        "flavour/misc.md is not read: 'misc' is not a facet (communication, coding_style, "
+        "stack, workflow, environment, directives, anti_preferences); rename it.",
+        "flavour/stack.txt is not read: a facet is read from a .md file, flavour/<facet>.md.",
+        "memory/global/deep/ is not read: notes sit directly in a namespace folder "
+        "(memory/<namespace>/<key>.md); move them up.",
+        "memory/todo.txt is not read: only .md notes are indexed; rename it todo.md.",
+        "notes.md is not read: at the top of a workspace only PROFILE.md and MEMORY.md are "
+        "read; move a note into memory/ as a .md file, or into files/.",
+        "profile.md is not read: only PROFILE.md is read (the name is case-sensitive); rename it.",
+        "skills/y/skill.md is not read: only SKILL.md is read (the name is case-sensitive).",
+        "skills/z/ is not read: it holds no SKILL.md, so it is not an installed skill.",
+    ]
+
+
+def test_the_demo_copy_reads_everything_and_keeps_its_readme() -> None:
+    workspace = open_workspace(None)
+    assert (workspace.root / "README.md").is_file()
+    assert workspace.diagnostics == []

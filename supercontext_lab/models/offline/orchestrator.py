@@ -7,6 +7,7 @@ context came with the message. Everything is deterministic.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable
 
 from ..._text import one_line
@@ -16,6 +17,22 @@ from ..request import ChatRequest
 from .common import OfflineModel
 
 __all__ = ["OfflineOrchestratorModel"]
+
+REPLY_WIDTH = 88
+"""A bullet of the reply is wrapped at this many characters, its later lines indented
+under its first word: a terminal or a chat bubble that wraps a longer line would start
+the rest of the bullet at the margin, where it reads as a line of its own."""
+
+
+def _bullet(fact: str) -> str:
+    return textwrap.fill(
+        fact,
+        width=REPLY_WIDTH,
+        initial_indent="  • ",
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 class OfflineOrchestratorModel(OfflineModel):
@@ -51,14 +68,10 @@ class OfflineOrchestratorModel(OfflineModel):
         else:
             if bundle.proposed_goal:
                 lines.append(f"Goal: {bundle.proposed_goal}")
-            facts = [
-                ln.strip("- ").strip()
-                for ln in bundle.summary.splitlines()
-                if ln.strip().startswith("-")
-            ]
+            facts = [line.text for line in bundle.bullets]
             if facts:
                 lines.append("What I already know:")
-                lines.extend(f"  • {fact}" for fact in facts[:4])
+                lines.extend(_bullet(fact) for fact in facts[:4])
             if bundle.recommended_tool_calls:
                 lines.append(
                     "Next I would call: "

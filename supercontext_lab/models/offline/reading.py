@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
+from ..._facts import note_blocks
 from ..._words import keywords, overlap, stems, words
 from ...gate import GREETINGS, normalize_message
 from ..base import Message
@@ -21,9 +22,10 @@ __all__ = [
     "FACT_CHARS",
     "SUMMARY_BUDGET",
     "RequestContext",
+    "asks_preferences",
+    "facet_evidence",
     "mentioned_integrations",
     "needs_web",
-    "plain_text",
     "read_request",
     "relevant_lines",
     "request_kind",
@@ -46,9 +48,8 @@ _FACET_TRIGGERS: dict[str, frozenset[str]] = {
         "reply email emails draft message write writing tone "
         "communicate communication letter respond".split()
     ),
-    # "code" alone is not here: a "GR code" or a "zip code" is not about programming.
     "coding_style": frozenset(
-        "coding programming codebase figure figures plot plots style format formatted "
+        "code coding programming codebase figure figures plot plots style format formatted "
         "formatting script scripts function functions refactor debug".split()
     ),
     "stack": frozenset("stack library libraries package packages framework python tooling".split()),
@@ -192,16 +193,38 @@ def request_kind(request: str) -> str:
     return "work"
 
 
-def wanted_facets(context: RequestContext) -> list[str]:
+def asks_preferences(context: RequestContext) -> bool:
+    """Whether the request names the user's preferences ("like", "prefer", "usually", ...;
+    read from all its words, as "like" and "want" are stop words to a search)."""
+    return bool(set(words(f"{context.request} {context.focus}")) & _PREFERENCE_WORDS)
+
+
+def facet_evidence(context: RequestContext) -> dict[str, int]:
+    """How strongly the request points at each flavour facet: the words it shares with
+    the facet's triggers, one more when it names preferences; facets it does not point at
+    are left out.
+
+    A question is about how the user likes things done only when it says so: "What is
+    the GR code of the renewal?" asks for a fact, and its "code" is a reference number,
+    not programming. Work ("Refactor the code", "Draft a reply") is done the user's way,
+    so its words count as they stand.
+    """
+    if request_kind(context.request) == "question" and not asks_preferences(context):
+        return {}
     query = set(context.query_words)
-    ranked = [
-        (len(query & triggers), facet)
+    bonus = 1 if asks_preferences(context) else 0
+    return {
+        facet: len(query & triggers) + bonus
         for facet, triggers in _FACET_TRIGGERS.items()
         if query & triggers
-    ]
-    ranked.sort(key=lambda pair: (-pair[0], list(_FACET_TRIGGERS).index(pair[1])))
-    facets = [facet for _, facet in ranked[:2]]
-    if query & _PREFERENCE_WORDS and facets and "anti_preferences" not in facets:
+    }
+
+
+def wanted_facets(context: RequestContext) -> list[str]:
+    evidence = facet_evidence(context)
+    order = list(_FACET_TRIGGERS)
+    facets = sorted(evidence, key=lambda facet: (-evidence[facet], order.index(facet)))[:2]
+    if asks_preferences(context) and facets and "anti_preferences" not in facets:
         facets.append("anti_preferences")
     return facets
 
@@ -235,44 +258,12 @@ def needs_web(context: RequestContext) -> bool:
     return bool(set(context.query_words) & _WEB_WORDS)
 
 
-_HEADING = re.compile(r"^#{1,6}\s+")
-_LIST_MARK = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
-
-
-def plain_text(markdown: str) -> str:
-    """A note's Markdown as one line of prose: a heading becomes a lead-in ("Freezer
-    inventory: …"), list markers and ``**`` emphasis go, so a fact quoted from a note
-    never shows Markdown syntax in a bullet of its own."""
-    parts: list[str] = []
-    for raw in markdown.splitlines():
-        line = raw.strip().replace("**", "")
-        if not line:
-            continue
-        heading = _HEADING.match(line)
-        if heading:
-            title = line[heading.end() :].strip().rstrip(":")
-            if title:
-                parts.append(title + ":")
-            continue
-        parts.append(_LIST_MARK.sub("", line))
-    return " ".join(parts)
-
-
 def relevant_lines(text: str, query: set[str], limit: int) -> list[str]:
-    """Bullet or sentence lines of a user file that share words with the request."""
-    # Re-join wrapped bullets: an indented line that does not start a new bullet continues
-    # the previous one, so a fact is never cut in the middle of its sentence.
-    items: list[str] = []
-    for raw in text.splitlines():
-        starts_item = not raw[:1].isspace() or raw.lstrip().startswith(("-", "*"))
-        if items and raw.strip() and not starts_item:
-            items[-1] += " " + raw.strip()
-        else:
-            items.append(raw)
+    """Items or paragraphs of a user file (cut as every note is,
+    :func:`~supercontext_lab._facts.note_blocks`) that share words with the request."""
     scored = []
-    for position, raw in enumerate(items):
-        line = raw.strip().lstrip("-*0123456789. ").strip().replace("**", "")
-        if not line or line.startswith("#") or len(line) < 12:
+    for position, line in enumerate(note_blocks(text)):
+        if len(line) < 12:
             continue
         score = overlap(query, line)
         if score:

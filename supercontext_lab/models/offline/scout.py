@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
+from ..._facts import distinct_facts, note_blocks, note_prose
 from ..._text import goal_line, one_line
 from ..._words import overlap
 from ...bundle_render import write_envelope
@@ -33,9 +34,10 @@ from .reading import (
     FACT_CHARS,
     SUMMARY_BUDGET,
     RequestContext,
+    asks_preferences,
+    facet_evidence,
     mentioned_integrations,
     needs_web,
-    plain_text,
     read_request,
     relevant_lines,
     request_kind,
@@ -104,7 +106,7 @@ class OfflineScoutModel(OfflineModel):
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _memory_facts(self, context: RequestContext) -> list[str]:
+    def _memory_facts(self, context: RequestContext) -> list[_Fact]:
         hits = [
             hit
             for result in context.results.get("memory_recall", [])
@@ -119,7 +121,7 @@ class OfflineScoutModel(OfflineModel):
         seen: set[str] = set()
         boosted = wanted_categories(context)
         for hit in hits:
-            content = plain_text(str(hit.get("content", "")))
+            content = note_prose(str(hit.get("content", "")))
             score = float(hit.get("score", 0.0))
             # A question about a decision, a deadline or a person prefers memories of that
             # category: the words differ ("decide" vs "Decision") but the intent matches.
@@ -136,10 +138,7 @@ class OfflineScoutModel(OfflineModel):
             chosen.append((rank, content, note))
         chosen.sort(key=lambda item: -item[0])
         # Each fact names the note it came from, so the check and the reader can find it.
-        return [
-            f"{one_line(content, FACT_CHARS, at_word=True)} (memory: {note})"
-            for _, content, note in chosen[:5]
-        ]
+        return [_fact(content, f"memory: {note}") for _, content, note in chosen[:5]]
 
     def _skills(
         self, context: RequestContext
@@ -197,8 +196,14 @@ class OfflineScoutModel(OfflineModel):
                 summary="A greeting or thanks; no background is needed to reply.",
                 summary_on_key_line=True,
             )
-        facts = self._memory_facts(context) + _memory_md_facts(context)
-        profile = _profile_facts(context)
+        # One fact from two places (a note and MEMORY.md, MEMORY.md and PROFILE.md) is
+        # listed once, by the note that says the most.
+        gathered = distinct_facts(
+            [*self._memory_facts(context), *_memory_md_facts(context), *_profile_facts(context)],
+            lambda fact: fact.text,
+        )
+        facts = [fact.bullet for fact in gathered if not fact.profile]
+        profile = [fact.bullet for fact in gathered if fact.profile]
         integration_lines, tool_calls, missing = _integration_parts(context)
         installed, registry = self._skills(context)
         if installed and "run_workflow" in context.orchestrator_tools:
@@ -241,31 +246,43 @@ class OfflineScoutModel(OfflineModel):
 _Call = tuple[str, dict[str, Any], str]
 
 
-def _memory_md_facts(context: RequestContext) -> list[str]:
+class _Fact(NamedTuple):
+    """One summary fact: what it says (compared for repeats) and its bullet, cited."""
+
+    text: str
+    bullet: str
+    profile: bool
+
+
+def _fact(text: str, attribution: str, lead: str = "") -> _Fact:
+    cut = one_line(text, FACT_CHARS, at_word=True)
+    return _Fact(cut, f"{lead}{cut} ({attribution})", attribution == "profile")
+
+
+def _memory_md_facts(context: RequestContext) -> list[_Fact]:
     """MEMORY.md lines on the request's topic, cited (memory)."""
     return [
-        f"{one_line(line, FACT_CHARS, at_word=True)} (memory)"
-        for line in relevant_lines(context.memory_md, context.query_stems, 3)
+        _fact(line, "memory") for line in relevant_lines(context.memory_md, context.query_stems, 3)
     ]
 
 
-def _profile_facts(context: RequestContext) -> list[str]:
+def _profile_facts(context: RequestContext) -> list[_Fact]:
     """PROFILE.md lines on the topic, then the flavour facets read, cited (profile)."""
     query = context.query_stems
-    profile = [
-        f"{one_line(line, FACT_CHARS, at_word=True)} (profile)"
-        for line in relevant_lines(context.profile, query, 3)
-    ]
+    profile = [_fact(line, "profile") for line in relevant_lines(context.profile, query, 3)]
+    evidence = facet_evidence(context)
     for result in context.results.get("memory_flavour", []):
         content = str(result.get("content", "")).strip()
         if content:
-            facet = str(result.get("facet", "preferences")).replace("_", " ")
-            lines = [ln.strip("- ").strip() for ln in content.splitlines() if ln.strip()]
-            best = relevant_lines(content, query, 2) or lines[:2]
-            profile.extend(
-                f"{facet.capitalize()}: {one_line(ln, FACT_CHARS, at_word=True)} (profile)"
-                for ln in best
-            )
+            facet = str(result.get("facet", "preferences"))
+            best = relevant_lines(content, query, 2)
+            # A facet one word of the request points at gives only its lines on the
+            # request's topic; one the request is about (two words, or "prefer") also
+            # gives its leading lines when none shares a word with it.
+            if not best and (evidence.get(facet, 0) >= 2 or asks_preferences(context)):
+                best = note_blocks(content)[:2]
+            lead = facet.replace("_", " ").capitalize() + ": "
+            profile.extend(_fact(line, "profile", lead) for line in best)
     return profile
 
 

@@ -1,6 +1,9 @@
 """The memory files: ``memory/<namespace>/<key>.md`` in a tree's folder, found and read.
 
-A file's optional front matter gives ``category``, ``key`` (overriding the file name)
+A note put straight under ``memory/`` (``memory/<key>.md``, no namespace folder) belongs
+to :data:`ROOT_NAMESPACE`, ``global``, the namespace ``memory_recall`` searches by
+default; when ``memory/global/<key>.md`` also exists, that file wins and the loose one is
+reported as refused. A file's optional front matter gives ``category``, ``key`` (overriding the file name)
 and ``created``; its body is the content. Unreadable files are skipped with a warning,
 and larger files are indexed up to :data:`MAX_FILE_BYTES`.
 """
@@ -20,12 +23,15 @@ from .index import DocRow, doc_row
 __all__ = [
     "DEFAULT_CATEGORY",
     "MAX_FILE_BYTES",
+    "ROOT_NAMESPACE",
     "FileEntry",
     "read_memory_file",
     "scan_memory_folder",
 ]
 
 DEFAULT_CATEGORY = "note"
+ROOT_NAMESPACE = "global"
+"""The namespace of a note put straight under ``memory/`` (no namespace folder)."""
 #: Larger memory files are indexed up to this size.
 MAX_FILE_BYTES = 1 << 20
 
@@ -67,8 +73,12 @@ def scan_memory_folder(
         raise MemoryIndexError(
             f"Cannot list the memory folder {memory} ({exc.strerror or exc}); fix its permissions."
         ) from exc
+    loose: list[os.DirEntry[str]] = []
     for folder in namespaces:
-        if folder.name.startswith(".") or folder.name == "*" or not folder.is_dir():
+        if folder.name.startswith(".") or folder.name == "*":
+            continue
+        if not _is_folder(folder):
+            loose.append(folder)
             continue
         if folder.is_symlink() and _refused(
             resolved, Path(folder.path), folder.name, refused, allow_outside_links
@@ -81,33 +91,62 @@ def scan_memory_folder(
             unlisted.add(folder.name)
             continue
         for entry in entries:
-            name = entry.name
-            if name.startswith(".") or not name.lower().endswith(".md") or len(name) <= 3:
-                continue
-            rel = f"{folder.name}/{name}"
-            try:
-                if entry.is_symlink() and _refused(
-                    resolved, Path(entry.path), rel, refused, allow_outside_links
-                ):
-                    continue
-                if entry.is_dir():
-                    continue
-                if not entry.is_file():
-                    refused.append((rel, "it is not a regular file"))
-                    continue
-                stat = entry.stat()
-            except OSError:
-                continue
-            files[rel] = FileEntry(
-                Path(entry.path),
-                stat.st_mtime_ns,
-                stat.st_size,
-                folder.name,
-                name[:-3],
-                resolved,
-                allow_outside_links,
+            rel = f"{folder.name}/{entry.name}"
+            _add_note(files, refused, entry, folder.name, rel, resolved, allow_outside_links)
+    for entry in loose:
+        # A loose note of the same key as a file in memory/global/ would replace it in
+        # the index: the namespace folder wins, and the loose note is reported.
+        if f"{ROOT_NAMESPACE}/{entry.name}" in files:
+            refused.append(
+                (entry.name, f"memory/{ROOT_NAMESPACE}/{entry.name} has the same key; rename it")
             )
+            continue
+        _add_note(files, refused, entry, ROOT_NAMESPACE, entry.name, resolved, allow_outside_links)
     return files, unlisted, refused
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _add_note(
+    files: dict[str, FileEntry],
+    refused: list[tuple[str, str]],
+    entry: os.DirEntry[str],
+    namespace: str,
+    rel: str,
+    root: Path,
+    allow_outside_links: bool = False,
+) -> None:
+    """Record ``entry`` as the note ``rel`` of ``namespace`` when it is one."""
+    name = entry.name
+    if name.startswith(".") or not name.lower().endswith(".md") or len(name) <= 3:
+        return
+    try:
+        if entry.is_symlink() and _refused(
+            root, Path(entry.path), rel, refused, allow_outside_links
+        ):
+            return
+        if entry.is_dir():
+            return
+        if not entry.is_file():
+            refused.append((rel, "it is not a regular file"))
+            return
+        stat = entry.stat()
+    except OSError:
+        return
+    files[rel] = FileEntry(
+        Path(entry.path),
+        stat.st_mtime_ns,
+        stat.st_size,
+        namespace,
+        name[:-3],
+        root,
+        allow_outside_links,
+    )
 
 
 def _refused(

@@ -172,10 +172,21 @@ def test_a_notes_markdown_never_shows_in_a_bullet(tmp_path: Path) -> None:
     )
     bundle = _bundle(_scout(Workspace(tmp_path), "Where are the seed samples of site 12 stored?"))
     bullet = next(line for line in bundle.summary.splitlines() if "Box 3" in line)
+    # The heading is the note's title, not a fact: it is not quoted, not even as a lead-in.
     assert bullet == (
-        "- Freezer inventory: Box 3 holds the seed samples of site 12. Box 4 holds the soil "
-        "cores. (memory: global/freezer)"
+        "- Box 3 holds the seed samples of site 12. Box 4 holds the soil cores. "
+        "(memory: global/freezer)"
     )
+    assert "Freezer inventory" not in bundle.summary
+
+
+def test_a_fact_in_a_note_and_in_memory_md_is_listed_once(demo: Workspace) -> None:
+    # MEMORY.md lists the three aims on one line; the aims-outline note says the same at
+    # length: one bullet, the note's.
+    bundle = _bundle(_scout(demo, "What are the aims of the grant?"))
+    aims = [line for line in bundle.summary.splitlines() if "Aim 1" in line]
+    assert len(aims) == 1
+    assert aims[0].endswith("(memory: project-grant/aims-outline)")
 
 
 def test_a_question_about_a_code_that_is_not_software_reads_no_coding_style(
@@ -186,6 +197,28 @@ def test_a_question_about_a_code_that_is_not_software_reads_no_coding_style(
     assert "GR-7731" in bundle.summary
     assert "Coding style" not in bundle.summary
     assert not any(step.tool == "memory_flavour" for step in run.trace)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What is the format of the GR code?",  # a question asks for a fact, not a style
+        "What GR code style does the Research Office use?",
+        "Add the GR code to the budget email",  # one word points at coding; no line fits
+    ],
+)
+def test_a_word_shared_with_a_facet_does_not_pull_it_into_the_summary(
+    demo: Workspace, message: str
+) -> None:
+    bundle = _bundle(_scout(demo, message))
+    assert "GR-7731" in bundle.summary
+    assert "Coding style" not in bundle.summary
+
+
+def test_work_on_code_still_reads_the_coding_style(demo: Workspace) -> None:
+    run = _scout(demo, "Refactor the code of the kernel fits")
+    assert any(step.tool == "memory_flavour" for step in run.trace)
+    assert "Coding style: Python: type hints" in _bundle(run).summary
 
 
 def test_a_registry_skill_must_fit_what_installed_skills_leave_open(demo: Workspace) -> None:

@@ -299,10 +299,20 @@ def test_ignored_files(tmp_path: Path) -> None:
     write(tmp_path, "global/.hidden.md", "marker in a hidden file")
     write(tmp_path, ".hidden-ns/a.md", "marker in a hidden namespace")
     write(tmp_path, "global/deeper/nested.md", "marker in a nested folder")
-    (tmp_path / "memory" / "top-level.md").write_text("marker at the top", encoding="utf-8")
     with MemoryTree(tmp_path) as tree:
         assert keys(tree.recall("*", "marker")) == ["kept"]
         assert tree.last_sync == SyncReport(added=1)
+
+
+def test_a_note_straight_under_memory_belongs_to_global(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "top-level.md").write_text("marker at the top", encoding="utf-8")
+    with MemoryTree(tmp_path) as tree:
+        hits = tree.recall("global", "marker")
+        assert [(hit.namespace, hit.key) for hit in hits] == [("global", "top-level")]
+        assert tree.last_sync == SyncReport(added=1)
+        (tmp_path / "memory" / "top-level.md").unlink()
+        assert tree.sync() == SyncReport(removed=1)
 
 
 def test_non_utf8_files_are_read_with_replacement_characters(tmp_path: Path) -> None:

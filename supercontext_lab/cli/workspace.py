@@ -1,0 +1,166 @@
+"""``supercontext-lab workspace check DIR``: what a workspace folder holds, and what it does not read.
+
+    supercontext-lab workspace check ~/my-workspace [--json]
+
+Prints one line per kind of thing found (memory notes by namespace, PROFILE.md, MEMORY.md,
+flavour facets, skills, registry entries, integrations, the orchestrator's tools, files
+under ``files/``), one line per entry the workspace does not read and why
+(``Memory/`` for ``memory/``, a ``.txt`` note, ``SKILLS/``, a link out of the folder: the
+same lines as ``Workspace.diagnostics`` and the panel's Problems tab), and one line per
+part that cannot be used (a malformed ``registry.json``). Nothing is written: the memory
+notes are counted, not indexed. Exit status: 0 when the workspace is usable (every part
+found can be read), 1 when a part cannot be used, 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .common import PROG, UsageProblem, emit, emit_json
+
+if TYPE_CHECKING:
+    from ..sources.workspace import Workspace
+
+__all__ = ["add_workspace_parser"]
+
+
+def add_workspace_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``workspace`` command (``workspace check``) to the CLI's subparsers."""
+    parser: argparse.ArgumentParser = sub.add_parser("workspace", help="inspect a workspace folder")
+    inner = parser.add_subparsers(
+        dest="workspace_command", required=True, parser_class=type(parser)
+    )
+    check = inner.add_parser(
+        "check",
+        help="say what a workspace holds, what it does not read and why",
+        description="Count what the workspace folder holds, kind by kind, and name every "
+        "entry it does not read (wrong case, a .txt note, a skill without SKILL.md, a link "
+        "out of the folder) with the reason. Exit 0 when usable, 1 when a part cannot be "
+        "used, 2 for bad input.",
+    )
+    check.add_argument("folder", help="the workspace folder")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.set_defaults(handler=_cmd_check)
+    return parser
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ..errors import WorkspaceError
+    from ..sources.workspace import Workspace
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise UsageProblem(f"{PROG}: workspace folder not found: {args.folder}")
+    try:
+        workspace = Workspace(folder)
+    except WorkspaceError as exc:
+        raise UsageProblem(f"{PROG}: {exc}") from None
+    found, problems = _found(workspace)
+    not_read = workspace.diagnostics
+    usable = not problems
+    if args.json:
+        emit_json(
+            {
+                "workspace": str(workspace.root),
+                "usable": usable,
+                "found": found,
+                "not_read": not_read,
+                "problems": problems,
+            }
+        )
+        return 0 if usable else 1
+    emit(f"workspace: {workspace.root}")
+    for line in _found_lines(found, workspace.root):
+        emit(f"found: {line}")
+    for line in not_read:
+        emit(f"not read: {line}")
+    for line in problems:
+        emit(f"problem: {line}")
+    verdict = "usable" if usable else "not usable: fix the problems above"
+    counted = (
+        f"{len(not_read)} not read, {len(problems)} problem{'' if len(problems) == 1 else 's'}"
+    )
+    emit(f"{verdict} ({counted})")
+    return 0 if usable else 1
+
+
+def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
+    """What each part holds, counted (``None``: the part is absent or cannot be used), and
+    one line per part that cannot be used."""
+    from ..errors import SupercontextError
+    from ..sources.memory.files import scan_memory_folder
+
+    problems: list[str] = []
+
+    def count(part: Callable[[], int]) -> int | None:
+        try:
+            return part()
+        except SupercontextError as exc:
+            problems.append(str(exc))
+            return None
+
+    try:
+        notes, _, _ = scan_memory_folder(
+            workspace.root, allow_outside_links=workspace.allow_outside_links
+        )
+    except SupercontextError as exc:
+        notes = {}
+        problems.append(str(exc))
+    root = workspace.root
+    found: dict[str, Any] = {
+        "memory_notes": dict(sorted(Counter(e.namespace for e in notes.values()).items())),
+        "profile_md": (root / "PROFILE.md").is_file(),
+        "memory_md": (root / "MEMORY.md").is_file(),
+        "flavour_facets": count(lambda: len(workspace.flavour)),
+        "skills": count(lambda: len(workspace.skills)),
+    }
+    parts: tuple[tuple[str, str, Callable[[], int]], ...] = (
+        ("registry_entries", "registry.json", lambda: len(workspace.registry)),
+        ("integrations", "integrations.toml", lambda: len(workspace.integrations)),
+        (
+            "orchestrator_tools",
+            "orchestrator_tools.toml",
+            lambda: len(workspace.orchestrator_tools),
+        ),
+    )
+    for key, file_name, part in parts:
+        found[key] = count(part) if (root / file_name).exists() else None
+    found["files"] = count(lambda: len(workspace.list_files()))
+    return found, problems
+
+
+_COUNTED = (
+    ("flavour_facets", "flavour facet", "flavour facets", "flavour/<facet>.md"),
+    ("skills", "installed skill", "installed skills", "skills/<name>/SKILL.md"),
+    ("registry_entries", "registry entry", "registry entries", "registry.json"),
+    ("integrations", "integration", "integrations", "integrations.toml"),
+    ("orchestrator_tools", "orchestrator tool", "orchestrator tools", "orchestrator_tools.toml"),
+    ("files", "file", "files", "files/"),
+)
+
+
+def _found_lines(found: dict[str, Any], root: Path) -> list[str]:
+    """One line per kind of part, in the layout's order (an absent part said so)."""
+    notes: dict[str, int] = found["memory_notes"]
+    total = sum(notes.values())
+    per = ", ".join(f"{namespace} {n}" for namespace, n in notes.items())
+    lines = [
+        f"{total} memory note{'' if total == 1 else 's'}"
+        + (f" in memory/ ({per})" if notes else " (memory/<namespace>/<key>.md)"),
+        "PROFILE.md" if found["profile_md"] else "no PROFILE.md",
+        "MEMORY.md" if found["memory_md"] else "no MEMORY.md",
+    ]
+    for key, one, many, where in _COUNTED:
+        value = found[key]
+        if value is None and (root / where.split("/")[0]).exists():
+            lines.append(f"{where} cannot be used (see the problem below)")
+        elif value is None:
+            default = " (the built-in catalogue is used)" if key == "orchestrator_tools" else ""
+            lines.append(f"no {where}{default}")
+        else:
+            lines.append(f"{value} {one if value == 1 else many} ({where})")
+    return lines

@@ -1,0 +1,109 @@
+"""``supercontext-lab workspace check``: what a folder holds, what it does not read, why."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "supercontext_lab", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _near_misses(root: Path) -> Path:
+    _write(root, "memory/freezer.md", "Box 3 holds the seed samples.\n")
+    _write(root, "memory/global/a.md", "A note.\n")
+    _write(root, "memory/todo.txt", "A text note.\n")
+    _write(root, "Memory/global/b.md", "Wrong case.\n")
+    _write(root, "SKILLS/x/SKILL.md", "---\nname: X\n---\n")
+    _write(root, "PROFILE.md", "# Me\n- I study seeds.\n")
+    _write(root, "evil\x1b[2J.md", "A name with an escape.\n")
+    return root
+
+
+def test_check_counts_what_is_read_and_names_what_is_not(tmp_path: Path) -> None:
+    out = _run("workspace", "check", str(_near_misses(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"workspace: {tmp_path.resolve()}"
+    assert "found: 2 memory notes in memory/ (global 2)" in lines
+    assert "found: PROFILE.md" in lines
+    assert "found: no MEMORY.md" in lines
+    assert "found: 0 installed skills (skills/<name>/SKILL.md)" in lines
+    assert "found: no registry.json" in lines
+    assert "found: no orchestrator_tools.toml (the built-in catalogue is used)" in lines
+    not_read = [line for line in lines if line.startswith("not read: ")]
+    assert not_read == [
+        "not read: Memory/ is not read: only memory/ is read (the name is case-sensitive); "
+        "rename it.",
+        "not read: SKILLS/ is not read: only skills/ is read (the name is case-sensitive); "
+        "rename it.",
+        "not read: evil\\x1b[2J.md is not read: at the top of a workspace only PROFILE.md and "
+        "MEMORY.md are read; move a note into memory/ as a .md file, or into files/.",
+        "not read: memory/todo.txt is not read: only .md notes are indexed; rename it todo.md.",
+    ]
+    assert "\x1b" not in out.stdout
+    assert lines[-1] == "usable (4 not read, 0 problems)"
+    # Nothing is written: the notes are counted, not indexed.
+    assert not (tmp_path / ".supercontext").exists()
+
+
+def test_check_json_gives_the_same_findings(tmp_path: Path) -> None:
+    out = _run("workspace", "check", "--json", str(_near_misses(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["usable"] is True
+    assert report["found"]["memory_notes"] == {"global": 2}
+    assert report["found"]["registry_entries"] is None
+    assert len(report["not_read"]) == 4
+    assert report["not_read"][2].startswith("evil\x1b[2J.md is not read")
+    assert "\x1b" not in out.stdout  # JSON escapes it
+    assert report["problems"] == []
+
+
+def test_a_part_that_cannot_be_used_makes_the_workspace_unusable(tmp_path: Path) -> None:
+    _write(tmp_path, "registry.json", "{not json")
+    out = _run("workspace", "check", str(tmp_path))
+    assert out.returncode == 1
+    lines = out.stdout.splitlines()
+    assert "found: registry.json cannot be used (see the problem below)" in lines
+    assert any(line.startswith("problem: registry.json is not valid JSON") for line in lines)
+    assert (
+        out.stdout.splitlines()[-1] == "not usable: fix the problems above (0 not read, 1 problem)"
+    )
+
+
+def test_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    out = _run("workspace", "check", str(tmp_path / "nope"))
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert (
+        out.stderr.strip() == f"supercontext-lab: workspace folder not found: {tmp_path / 'nope'}"
+    )
+
+
+def test_demo_says_where_it_copied_its_workspace() -> None:
+    out = _run("demo")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.endswith(" (the shipped demo, copied there)")
+    copied = Path(
+        first.split(" on workspace ", 1)[1].removesuffix(" (the shipped demo, copied there)")
+    )
+    assert copied.is_absolute()
+    assert (copied / "memory").is_dir() and (copied / "README.md").is_file()

@@ -1,0 +1,20 @@
+"""The layout's near-misses: bounded, and silent on a workspace that is all read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from supercontext_lab.sources.layout import MAX_IGNORED, ignored
+
+
+def test_a_flood_of_unread_entries_is_named_up_to_a_bound(tmp_path: Path) -> None:
+    for number in range(MAX_IGNORED + 25):
+        (tmp_path / f"stray-{number:04d}.csv").write_text("x", encoding="utf-8")
+    found = ignored(tmp_path)
+    assert len(found) == MAX_IGNORED + 1
+    assert found[-1] == ("…", "25 more entries are not read either")
+
+
+def test_a_control_character_in_a_name_stays_data(tmp_path: Path) -> None:
+    (tmp_path / "evil\x1b[2J.md").write_text("x", encoding="utf-8")
+    assert [path for path, _ in ignored(tmp_path)] == ["evil\x1b[2J.md"]

@@ -1,0 +1,58 @@
+"""Facts cut from notes: headings are titles, never facts; a fact is listed once."""
+
+from __future__ import annotations
+
+from supercontext_lab._facts import distinct_facts, note_blocks, note_prose, note_sentences
+
+
+def test_a_heading_is_never_part_of_a_fact() -> None:
+    note = (
+        "# Freezer inventory\n"
+        "## Box 3\n"
+        "#\n"
+        "- **Box 3** holds the seed samples of site 12.\n"
+        "Soil cores are in box 4.\n"
+        "#hashtag is not a heading.\n"
+    )
+    assert note_blocks(note) == [
+        "Box 3 holds the seed samples of site 12. Soil cores are in box 4. "
+        "#hashtag is not a heading."
+    ]
+    assert "Freezer" not in note_prose(note)
+    assert note_sentences(note, 220) == [
+        "Box 3 holds the seed samples of site 12.",
+        "Soil cores are in box 4. #hashtag is not a heading.",
+    ]
+
+
+def test_facts_are_compared_after_normalising() -> None:
+    facts = [
+        "Aim 1: fit dispersal kernels across 40 sites.",
+        "aim 1 — Fit the dispersal kernel across 40 sites",  # case, punctuation, plural
+        "The budget is EUR 1.18 million.",
+    ]
+    assert distinct_facts(facts, str) == [facts[0], facts[2]]
+
+
+def test_a_fact_that_says_more_takes_the_place_of_the_one_it_covers() -> None:
+    short = "Aim 1: fit dispersal kernels across 40 forest-fragment sites."
+    other = "The renewal is due 2026-12-15."
+    longer = (
+        "Aim 1: fit dispersal kernels across 40 forest-fragment sites (Jonas's thesis, "
+        "mostly done). Aim 2: landscape connectivity."
+    )
+    assert distinct_facts([short, other, longer], str) == [longer, other]
+
+
+def test_facts_that_share_words_but_say_different_things_both_stay() -> None:
+    facts = [
+        "The budget approval is due 2026-12-08.",
+        "The grant renewal is due 2026-12-15.",
+        "Weekly one-to-one with Jonas on Tuesdays.",
+    ]
+    assert distinct_facts(facts, str) == facts
+
+
+def test_a_limit_bounds_the_work_on_a_huge_note() -> None:
+    facts = [f"Sample {n} is in box {n}." for n in range(100_000)]
+    assert distinct_facts(facts, str, limit=40) == facts[:40]
