@@ -184,6 +184,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         self.skills_html = widgets.HTML()
         self.envelope_text = widgets.HTML()
         self.problems_html = widgets.HTML()
+        self.problems_html.add_class("scl-problems")
         self.trace = TraceTimeline()
         bundle_tab = widgets.VBox([self.summary_html, self.tools_html, self.skills_html])
         self.tabs = widgets.Tab(

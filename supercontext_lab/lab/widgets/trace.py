@@ -133,6 +133,7 @@ class TraceTimeline(widgets.VBox):  # type: ignore[misc]
         self.html = widgets.HTML()
         self.steps: list[TraceStep] = []
         super().__init__(children=[self.html])
+        self.add_class("scl-trace")
         self.update(steps)
 
     def update(self, steps: Sequence[TraceStep]) -> None:
