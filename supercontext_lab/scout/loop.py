@@ -424,6 +424,7 @@ class _Run:
                 text_preview=_preview(message.content),
                 tool_calls=tuple(call.name for call in message.tool_calls),
                 grace=grace,
+                attempts=reply.attempts,
             )
         )
 

@@ -59,6 +59,9 @@ def _model_cells(step: TraceStep) -> list[str]:
         # The error is the step's text: the model's failure, as the client worded it.
         label += f" {badge('error', 'error')} {escape(_attempts(step))}"
         return [label, f'<span style="color:#8e1b1b;">{escape(step.text_preview)}</span>']
+    if step.attempts > 1:
+        # It answered, but only after retries: a slow or overloaded server shows here.
+        label += " " + badge(_attempts(step), "warn")
     details = [f"{step.prompt_tokens} + {step.completion_tokens} = {step.tokens} tokens"]
     if step.finish_reason:
         details.append(f"finish: {escape(step.finish_reason)}")

@@ -433,6 +433,24 @@ def test_a_failed_model_call_has_an_error_badge_a_red_bar_and_its_attempts() -> 
     assert panel.problems_html.value.count(escape(run.reason)) == 1
 
 
+def test_a_call_that_succeeded_after_retries_counts_its_attempts() -> None:
+    answers = [
+        ScriptedResponse.error(503, "busy"),
+        ScriptedResponse.reply(envelope(summary="- The 2Dt kernel was chosen (memory)")),
+    ]
+    with OpenAITestServer(answers) as server:
+        route = parse_model_id("ollama:qwen2.5", base_url=server.base_url)
+        model = OpenAICompatibleModel.from_route(route, sleep=lambda _: None)
+        run = run_scout(BUDGET, workspace=supercontext_lab.open_workspace(None), model=model)
+        model.close()
+    assert [(step.kind, step.ok, step.attempts) for step in run.trace[:1]] == [("model", True, 2)]
+    text = TraceTimeline(run.trace).html.value
+    assert "2 attempts" in text
+    assert "scl-badge-warn" in text
+    assert "scl-bar-failed" not in text
+    assert "failed model call" not in text
+
+
 def test_a_successful_model_call_has_no_error_badge(tmp_path: Path) -> None:
     run = scripted_run(Workspace(tmp_path), envelope(summary="done (memory)"))
     text = TraceTimeline(run.trace).html.value
