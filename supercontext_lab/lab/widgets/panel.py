@@ -387,7 +387,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         parts = []
         if view.bundle is None:
             # The code and its explanation; the detail is the list below, each line once.
-            said = describe_cold_start(view.cold_code) if view.cold_code else view.why
+            said = describe_cold_start(view.cold_code) if view.cold_code is not None else view.why
             parts.append(note(said, "warn", strong="Cold start:"))
         if items:
             parts.append(
