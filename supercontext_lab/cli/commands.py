@@ -11,7 +11,7 @@ import argparse
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import SupercontextError
@@ -66,7 +66,7 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
         report = {"valid": True, "accepted": accepted, "warnings": warnings}
         if args.workspace is not None:
             report["names"] = [item.to_dict() for item in unknown]
-        emit_json({**report, "bundle": bundle.to_dict()})
+        emit_json({**report, "bundle": _checked_bundle_json(bundle)})
         return 0 if accepted else 1
     for item in unknown:
         emit(f"unknown name: {item.kind} {item.item!r}: {item.why}")
@@ -82,6 +82,18 @@ def _cmd_bundle_check(args: argparse.Namespace) -> int:
         emit(f"warning: {warning}")
     emit(render_plain(bundle))
     return 0 if accepted else 1
+
+
+def _checked_bundle_json(bundle: ContextBundle) -> dict[str, Any]:
+    """The bundle as ``bundle check --json`` prints it: a tool call's ``args`` is the JSON
+    object the envelope wrote (a sketch that is not a JSON object stays its text)."""
+    data = bundle.to_dict()
+    for call, shown in zip(
+        bundle.recommended_tool_calls, data["recommended_tool_calls"], strict=True
+    ):
+        if call.args_json is not None:
+            shown["args"] = call.args_json
+    return data
 
 
 def _name_check(bundle: ContextBundle, workspace: str | None) -> list[Dropped]:
@@ -304,7 +316,19 @@ def _build_parser() -> Parser:
     bundle = sub.add_parser("bundle", help="work with [context_bundle] envelopes")
     bundle_sub = bundle.add_subparsers(dest="bundle_command", required=True, parser_class=Parser)
     check = bundle_sub.add_parser(
-        "check", help="parse a model output and say whether its envelope would be accepted"
+        "check",
+        help="parse a model output and say whether its envelope would be accepted",
+        description="Parse a model output as the harness does and say whether its envelope "
+        "would be accepted. Two verdicts (the --json keys): valid means the output holds "
+        "exactly one well-formed [context_bundle] envelope the harness can read; an output "
+        "that is not valid is always rejected. accepted means valid and not refused by the "
+        "options: --strict refuses an envelope with warnings (unknown keys, unreadable "
+        "values, a missing summary), which the harness itself would read in part, and "
+        "--workspace refuses recommended tools or skills the workspace lacks. So "
+        '"valid": true, "accepted": false says the harness would use the envelope but the '
+        "stricter check did not pass. In --json output a tool call's args is the JSON "
+        "object the envelope wrote (a sketch that is not JSON stays text). Exit status: 0 "
+        "when accepted, 1 otherwise.",
     )
     check.add_argument("file", help="a file holding the model output, or - for stdin")
     check.add_argument("--json", action="store_true", help="print one JSON object")

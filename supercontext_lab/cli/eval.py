@@ -3,7 +3,8 @@
     supercontext-lab eval --dataset cases.jsonl --agent v2=variants/v2/agent.toml --json
 
 The shipped definition always runs as ``baseline``; each ``--agent NAME=PATH`` (or
-``PATH``, named after its folder) adds a variant. Prints a metrics table, or with
+``PATH``, named after its folder) adds a variant. Prints a metrics table, the latency of
+one run per variant (p50 and p95) and what ran and what came from the cache, or with
 ``--json`` one object ``{"variants": [{"name", "metrics"}], "cases": [{"id", "variant",
 "envelope", "problems", "scores"}]}``. Exit status: 0 when the evaluation ran, 1 when no
 run produced a valid envelope, 2 for bad input.
@@ -186,9 +187,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
         emit_json(_json_output(report))
     else:
         emit(report.to_text())
-        emit(
-            f"{len(report.results)} runs in {report.wall_s:.2f} s ({args.executor}); "
-            f"response cache: {report.cache_hits} hits, {report.cache_misses} misses; "
-            f"{report.reused_runs} results reused without a run"
-        )
+        emit("")
+        emit(report.latency_text())
+        emit("")
+        emit(report.footer())
     return 0 if any(result.ok for result in report.results) else 1

@@ -59,6 +59,21 @@ CASE_COLUMNS = (
 )
 
 
+def _text_table(rows: Sequence[Sequence[str]]) -> str:
+    """Aligned plain-text columns: the first left-aligned, the others right-aligned, a
+    rule under the header row."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for number, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [
+            cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if number == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
 def format_value(value: float | int | None) -> str:
     """Integers as they are, rates and means with three decimals, ``None`` as ``-``."""
     if value is None:
@@ -263,25 +278,42 @@ class EvalReport:
 
     def to_text(self) -> str:
         """A stable plain-text table (no timings, no cache counts)."""
-        rows = self.metrics_table(timings=False)
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        lines = [self.title()]
-        for number, row in enumerate(rows):
-            cells = [row[0].ljust(widths[0])] + [
-                cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)
-            ]
-            lines.append("  ".join(cells).rstrip())
-            if number == 0:
-                lines.append("  ".join("-" * width for width in widths))
-        return "\n".join(lines)
+        return "\n".join([self.title(), _text_table(self.metrics_table(timings=False))])
+
+    def latency_text(self) -> str:
+        """The latency of one run, per variant: p50 and p95 in milliseconds (a result
+        reused from the cache keeps the latency of the run that made it)."""
+        rows = [["latency", "runs", "p50 ms", "p95 ms"]]
+        for variant in self.variants:
+            runs = sum(1 for result in self.results if result.variant == variant.name)
+            p50, p95 = variant.metrics["latency_p50_ms"], variant.metrics["latency_p95_ms"]
+            rows.append([variant.name, str(runs), f"{p50:.1f}", f"{p95:.1f}"])
+        return _text_table(rows)
+
+    @property
+    def replies_sent(self) -> int:
+        """Model replies the runs of this evaluation asked the model for (none for a result
+        reused whole, none for a reply the response cache served)."""
+        return sum(
+            max(0, result.model_calls - result.cache_hits)
+            for result in self.results
+            if not result.from_cache
+        )
 
     def footer(self) -> str:
-        """Runs, wall time, executor and cache counts: what varies between reruns."""
+        """What ran and what came from the cache, the wall time and the executor: what
+        varies between reruns."""
+        runs = len(self.results)
+        reused = self.reused_runs
+        mode = self.settings.get("cache", "?")
+        cache = {"readwrite": "", "off": ", cache off", "replay": ", replaying the cache"}.get(
+            mode, f", cache {mode}"
+        )
         return (
-            f"{len(self.results)} runs in {self.wall_s:.2f} s with the "
-            f"{self.settings.get('executor', '?')} executor; response cache "
-            f"{self.settings.get('cache', '?')}: {self.cache_hits} hits, "
-            f"{self.cache_misses} misses; {self.reused_runs} results reused without a run"
+            f"{runs} runs in {self.wall_s:.2f} s ({self.settings.get('executor', '?')} "
+            f"executor{cache}): {runs - reused} ran the scout, {reused} reused from the "
+            f"cache; model replies: {self.replies_sent} from the model, {self.cache_hits} "
+            "from the cache"
         )
 
     def to_html(self) -> str:

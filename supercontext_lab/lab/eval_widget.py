@@ -8,7 +8,9 @@
 * **Cases**: pick a case and two variants; every variant's envelope is shown in its own
   column, with the scores and misses above it, and the field-by-field differences between
   the two picked variants are marked (:func:`~supercontext_lab.lab.widgets.bundle_diff_html`);
-* **Export**: buttons writing the per-run CSV, the per-variant metrics CSV and the JSON.
+* **Export**: buttons writing the per-run CSV, the per-variant metrics CSV and the JSON
+  into a folder the user chooses (default: ``exports/`` in the lab home), each file
+  shown by its whole path.
 
 All text that came from a workspace or a model is escaped before it becomes HTML. The
 widget's ``repr`` is the report's stable text table, which is what nbval compares.
@@ -25,6 +27,7 @@ import ipywidgets as widgets
 
 from .._text import one_line
 from ..bundle import ContextBundle, parse_context_bundle
+from ..config import lab_home
 from ..eval.dataset import EvalCase
 from ..eval.metrics import RATE_METRICS
 from ..eval.report import EvalReport
@@ -32,7 +35,7 @@ from ..eval.results import CaseResult
 from .widgets import bundle_diff_html
 from .widgets.html import badge, escape, note, pre, section, table
 
-__all__ = ["CHART_METRICS", "EvalComparison", "chart_png"]
+__all__ = ["CHART_METRICS", "EvalComparison", "chart_png", "default_export_folder"]
 
 CHART_METRICS: tuple[str, ...] = RATE_METRICS
 """The metrics drawn in the chart: all rates between 0 and 1."""
@@ -42,6 +45,12 @@ _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#
 _TAB_TITLES = ("Metrics", "Cases", "Export")
 _LABEL = {"description_width": "70px"}
 _PICK = widgets.Layout(width="280px")
+
+
+def default_export_folder() -> Path:
+    """Where exports go unless the user picks another folder: ``exports/`` in the lab
+    home (not the kernel's working folder, which may be anywhere)."""
+    return lab_home() / "exports"
 
 
 def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> bytes:
@@ -203,10 +212,17 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
             ]
         )
         # -- export
+        self.export_folder = widgets.Text(
+            value=str(default_export_folder()),
+            description="folder",
+            placeholder="the folder the files go into (created when missing)",
+            style=_LABEL,
+            layout=widgets.Layout(width="100%", max_width="640px"),
+        )
         self.export_base = widgets.Text(
             value="scout_eval",
             description="file name",
-            placeholder="folder/name (the files get _cases.csv, _metrics.csv, .json)",
+            placeholder="name (the files get _cases.csv, _metrics.csv, .json)",
             style=_LABEL,
             layout=widgets.Layout(width="100%", max_width="640px"),
         )
@@ -217,6 +233,7 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
         self.json_button.on_click(self._on_json)
         export_box = widgets.VBox(
             [
+                self.export_folder,
                 self.export_base,
                 widgets.HBox([self.csv_button, self.json_button]),
                 self.export_status,
@@ -317,11 +334,17 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
             self._updating = False
 
     def _base(self) -> Path:
-        base = self.export_base.value.strip() or "scout_eval"
-        return Path(base).expanduser()
+        """The chosen folder joined with the chosen name (an absolute name wins); the
+        chosen folder is created when missing, a folder inside the name is not."""
+        folder = Path(self.export_folder.value.strip() or default_export_folder()).expanduser()
+        base = folder / Path(self.export_base.value.strip() or "scout_eval").expanduser()
+        if base.parent == folder:
+            folder.mkdir(parents=True, exist_ok=True)
+        return base.absolute()
 
     def export_csv(self, base: str | Path | None = None) -> list[Path]:
-        """Write ``<base>_cases.csv`` (one row per run) and ``<base>_metrics.csv``."""
+        """Write ``<base>_cases.csv`` (one row per run) and ``<base>_metrics.csv``;
+        ``base`` defaults to the chosen folder and file name."""
         stem = Path(base) if base is not None else self._base()
         paths = [
             stem.with_name(stem.name + "_cases.csv"),
@@ -332,7 +355,7 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
         return paths
 
     def export_json(self, base: str | Path | None = None) -> Path:
-        """Write ``<base>.json`` (the whole report)."""
+        """Write ``<base>.json`` (the whole report); ``base`` as for :meth:`export_csv`."""
         stem = Path(base) if base is not None else self._base()
         path = stem.with_name(stem.name + ".json")
         self.report.to_json(path)
@@ -341,12 +364,13 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
     def _report_export(self, paths: Sequence[Path] | None, error: OSError | None) -> None:
         if error is not None:
             self.export_status.value = note(
-                f"could not write the file: {error}; choose another file name.", "error"
+                f"could not write the file: {error}; choose another folder or file name.",
+                "error",
             )
         else:
-            self.export_status.value = note(
-                "wrote " + ", ".join(str(path) for path in paths or ()), "ok"
-            )
+            # Whole paths, one a line: a bare name does not say where the file went.
+            written = "\n".join(str(path.absolute()) for path in paths or ())
+            self.export_status.value = note(written, "ok", strong="Wrote:")
 
     def _on_csv(self, _button: widgets.Button) -> None:
         with self.errors:

@@ -246,14 +246,23 @@ class SupercontextMagics(magic.Magics):
 
     @_magic_arguments()
     @argument("action", help="new: start a new current thread and show the composer")
-    @argument("--workspace", default=None, help="workspace folder (default: the shipped demo)")
+    @argument(
+        "--workspace",
+        default=None,
+        help="workspace folder (default: SupercontextMagics.workspace, else the shipped demo)",
+    )
     @argument("--agent", default=None, help="an agent.toml to use for the thread's scout")
     @line_magic
     @usage_errors
     def scout_thread(self, line: str) -> None:
         """Start a new current thread (the Super Context flag is read now) and show the
         composer: a message box, Send, and the Super Context toggle while the thread is new.
-        ``%%chat`` cells continue the same thread."""
+        ``%%chat`` cells continue the same thread.
+
+        The thread reads the workspace given with --workspace, else the folder set with
+        ``%config SupercontextMagics.workspace = "~/my-workspace"``, else the shipped demo;
+        its scout uses ``SupercontextMagics.model`` when set (``%config
+        SupercontextMagics`` lists every option)."""
         from .widgets import Composer
 
         args = parse_argstring(self.scout_thread, line)
@@ -310,7 +319,11 @@ class SupercontextMagics(magic.Magics):
     # -- %%scout -----------------------------------------------------------------------------
 
     @_magic_arguments()
-    @argument("--workspace", default=None, help="workspace folder (default: the shipped demo)")
+    @argument(
+        "--workspace",
+        default=None,
+        help="workspace folder (default: SupercontextMagics.workspace, else the shipped demo)",
+    )
     @argument("--focus", default=None, help="what the scout should focus on")
     @argument("--agent", default=None, help="an agent.toml to use instead of the current one")
     @argument(

@@ -120,6 +120,9 @@ class ModelReply:
     redactions: int = 0
     """How many secret values were removed from the reply at the model boundary (a server
     repeating the request's key); the scout reports them in the run's problems."""
+    attempts: int = 1
+    """Requests this reply took, retries included (an HTTP model that retried says so; the
+    scout's trace shows it)."""
 
 
 @dataclass(frozen=True)

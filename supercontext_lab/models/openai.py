@@ -349,7 +349,8 @@ class OpenAICompatibleModel:
                     raise error
                 seconds = min(self.timeout_s, remaining)
             try:
-                return self._attempt(payload, headers, wording, seconds, shown)
+                reply, streamed = self._attempt(payload, headers, wording, seconds, shown)
+                return replace(reply, attempts=retries + 1), streamed
             except AttemptFailure as failure:
                 if not failure.retryable or retries >= self.max_retries:
                     raise failure.error(retries + 1) from failure.__cause__

@@ -420,6 +420,7 @@ class _Run:
                 text_preview=one_line(message.content or "", _PREVIEW_CHARS),
                 tool_calls=tuple(call.name for call in message.tool_calls),
                 grace=grace,
+                attempts=reply.attempts,
             )
         )
 

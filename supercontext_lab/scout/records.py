@@ -59,7 +59,8 @@ class TraceStep:
     tool_calls: tuple[str, ...] = ()
     grace: bool = False
     attempts: int = 1
-    """Requests the call made, retries included (a failed call says how many it tried)."""
+    """Requests the call made, retries included (a failed call says how many it tried, and
+    so does one that succeeded after a retry)."""
     # Tool steps.
     tool: str = ""
     arguments: str = ""

@@ -106,6 +106,28 @@ def test_bundle_check_strict_fails_on_warnings() -> None:
     ]
 
 
+def test_bundle_check_json_gives_tool_args_as_an_object_and_a_sketch_as_text() -> None:
+    output = envelope(
+        proposed_goal="Check the budget",
+        summary="x (memory)",
+        recommended_tool_calls=[
+            ("run_workflow", {"workflow": "grant-budget-check", "year": 2}, "checks it"),
+            ("delegate_gmail", "the email from Jonas", "find it"),
+        ],
+    )
+    data = json.loads(_run("bundle", "check", "--json", "--strict", "-", stdin=output).stdout)
+    calls = data["bundle"]["recommended_tool_calls"]
+    assert calls[0]["args"] == {"workflow": "grant-budget-check", "year": 2}
+    assert calls[1]["args"] == "the email from Jonas"
+
+
+def test_bundle_check_help_explains_valid_and_accepted() -> None:
+    text = " ".join(_run("bundle", "check", "--help").stdout.split())
+    assert "valid means the output holds exactly one well-formed [context_bundle] envelope" in text
+    assert "accepted means valid and not refused by the options" in text
+    assert '"valid": true, "accepted": false' in text
+
+
 @pytest.mark.parametrize(
     "args",
     [

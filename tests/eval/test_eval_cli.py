@@ -54,14 +54,38 @@ def test_text_output_and_the_cache(dataset: Path, capsys: pytest.CaptureFixture[
     assert main(["eval", "--dataset", str(dataset), "--executor", "local"]) == 0
     first = capsys.readouterr().out
     assert first.startswith("Scout evaluation: 6 cases x 1 variants\n")
-    assert "mention_rate" in first and "latency" not in first.split("runs in")[0]
-    misses = re.search(r"response cache: 0 hits, (\d+) misses", first)
-    assert misses is not None and int(misses.group(1)) >= 6
+    assert "mention_rate" in first
+    # The latency of one run, p50 and p95, as columns of their own table.
+    latency = re.search(
+        r"^latency\s+runs\s+p50 ms\s+p95 ms\n[- ]+\nbaseline\s+6\s+(\d+\.\d)\s+(\d+\.\d)$",
+        first,
+        re.MULTILINE,
+    )
+    assert latency is not None, first
+    assert 0 < float(latency.group(1)) <= float(latency.group(2))
+    ran = re.search(
+        r"6 runs in [\d.]+ s \(local executor\): 6 ran the scout, 0 reused from the cache; "
+        r"model replies: (\d+) from the model, 0 from the cache$",
+        first,
+        re.MULTILINE,
+    )
+    assert ran is not None and int(ran.group(1)) >= 6, first
     assert main(["eval", "--dataset", str(dataset), "--replay"]) == 0
-    assert " 0 misses" in capsys.readouterr().out
+    replayed = capsys.readouterr().out
+    # A replay asks the model nothing: what ran again was served by the response cache.
+    again = re.search(
+        r"\(sequential executor, replaying the cache\): (\d) ran the scout, (\d) reused from "
+        r"the cache; model replies: 0 from the model, [1-9]\d* from the cache$",
+        replayed,
+        re.MULTILINE,
+    )
+    assert again is not None, replayed
+    assert int(again.group(1)) + int(again.group(2)) == 6
     assert main(["eval", "--dataset", str(dataset), "--no-cache", "--repeats", "2"]) == 0
     text = capsys.readouterr().out
-    assert "x 2 repeats" in text and "0 hits, 0 misses" in text
+    assert "x 2 repeats" in text
+    assert "12 runs in" in text and "(sequential executor, cache off): 12 ran the scout" in text
+    assert "0 from the cache" in text
 
 
 def test_an_agent_named_after_its_folder(

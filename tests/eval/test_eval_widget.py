@@ -72,10 +72,39 @@ def test_export_buttons(report: EvalReport, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "run1.json").read_text("utf-8"))["variants"][0]["name"] == (
         "baseline"
     )
-    assert "run1.json" in widget.export_status.value
+    assert str(tmp_path / "run1.json") in widget.export_status.value
     widget.export_base.value = str(tmp_path / "missing" / "folder" / "run")
     widget.csv_button.click()
     assert "could not write the file" in widget.export_status.value
+    assert widget.errors.outputs == ()
+
+
+def test_export_goes_to_the_lab_homes_exports_folder_by_default(
+    report: EvalReport, lab_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not the kernel's working folder: that is wherever the notebook server started.
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    widget = EvalComparison(report)
+    assert widget.export_folder.value == str(lab_home / "exports")
+    widget.csv_button.click()
+    written = [
+        lab_home / "exports" / "scout_eval_cases.csv",
+        lab_home / "exports" / "scout_eval_metrics.csv",
+    ]
+    assert all(path.is_file() for path in written)
+    assert list(work.iterdir()) == []
+    # Every file by its whole path.
+    for path in written:
+        assert str(path) in widget.export_status.value
+
+    chosen = tmp_path / "my exports" / "march"
+    widget.export_folder.value = str(chosen)
+    widget.export_base.value = "grant"
+    widget.json_button.click()
+    assert (chosen / "grant.json").is_file()
+    assert str(chosen / "grant.json") in widget.export_status.value
     assert widget.errors.outputs == ()
 
 

@@ -128,7 +128,9 @@ def test_a_rerun_makes_no_model_and_no_tool_calls(
         )
         assert new.to_dict()["from_cache"] is True
     assert second.to_text() == first.to_text()
-    assert "2 results reused without a run" in second.footer()
+    assert "0 ran the scout, 2 reused from the cache" in second.footer()
+    assert "model replies: 0 from the model" in second.footer()
+    assert "2 ran the scout, 0 reused from the cache" in first.footer()
 
 
 def _definition(setup: Setup) -> None:

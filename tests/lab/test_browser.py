@@ -5,7 +5,10 @@ folder in a temp folder and ``PYTHONPATH`` pointing at this checkout, so the ser
 its kernels import the code under test. The tests open notebooks with their outputs
 cleared, *Run All*, and assert on what a reader sees afterwards: the bundle panel, the
 composer and its Super Context toggle, the ``%agent_toml`` editor and its comparison in
-notebook 04, the composers of notebook 01 and the comparison widget of notebook 07.
+notebook 04, the composers of notebook 01, the comparison widget of notebook 07, panels
+that lead with their outcome (a bundle accepted, and a cold start on a model server that
+fails every attempt, whose call has its error badge, attempts and red bar), and an editor
+that refuses to save over a file changed on disk since it opened.
 Screenshots go to ``test-artifacts/browser/`` (git-ignored) before the assertions, so a
 failure still leaves a picture of what was on screen.
 
@@ -58,6 +61,8 @@ RUN_ALL_TIMEOUT_S = 90
 # Tall enough for the longest widget: JupyterLab scrolls inside the page, so a screenshot
 # only shows what is inside the viewport.
 VIEWPORT = {"width": 1400, "height": 2200}
+SERVER_DOWN = "the model server is down for maintenance"
+STALE_FILE = "stale/agent.toml"
 
 
 def _missing(what: str, install: str) -> None:
@@ -91,6 +96,43 @@ def _write_toggle_notebook(path: Path) -> None:
         nbformat.v4.new_code_cell("%scout_thread new"),
     ]
     nbformat.write(notebook, path)
+
+
+def _write_notebook(path: Path, sources: list[str]) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    nbformat.write(notebook, path)
+
+
+# A bundle from the offline scout, then the same message against a model server that
+# answers 500 to every attempt (the client tries 4 times), named as a user would name it.
+OUTCOMES = [
+    "%load_ext supercontext_lab",
+    f"%%scout\n{MESSAGE}",
+    "from supercontext_lab.testing import OpenAITestServer, ScriptedResponse\n\n"
+    f"down = OpenAITestServer([ScriptedResponse.error(500, {SERVER_DOWN!r})] * 4)\n"
+    '%config SupercontextMagics.model = "ollama:qwen2.5"\n'
+    "%config SupercontextMagics.base_url = down.base_url",
+    f"%%scout\n{MESSAGE}",
+    'down.close()\n%config SupercontextMagics.model = ""\n%config SupercontextMagics.base_url = ""',
+]
+# An editor opened on a file, then the file saved by a later cell (as in notebook 04).
+STALE_EDITOR = [
+    "from pathlib import Path\n\n"
+    "from supercontext_lab.agents import default_agent_toml\n\n"
+    f'agent_file = Path("{STALE_FILE}")\n'
+    "agent_file.parent.mkdir(exist_ok=True)\n"
+    '_ = agent_file.write_text(default_agent_toml(), "utf-8")\n'
+    "%load_ext supercontext_lab",
+    "%agent_toml $agent_file",
+    'text = agent_file.read_text("utf-8")\n'
+    '_ = agent_file.write_text(text.replace("temperature = 0.3", "temperature = 0.7"), "utf-8")',
+]
 
 
 def _copy_cleared(source: Path, target: Path) -> None:
@@ -220,6 +262,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     tmp = tmp_path_factory.mktemp("jupyterlab")
     command, env, folders = _launch(tmp)
     _write_toggle_notebook(folders["root"] / "toggle.ipynb")
+    _write_notebook(folders["root"] / "outcomes.ipynb", OUTCOMES)
+    _write_notebook(folders["root"] / "stale_editor.ipynb", STALE_EDITOR)
     for name in ("01_quickstart", "04_editing_the_scout_live", "07_comparing_scout_variants"):
         _copy_cleared(NOTEBOOKS / f"{name}.ipynb", folders["root"] / f"{name}.ipynb")
     log = tmp / "jupyterlab.log"
@@ -550,3 +594,86 @@ def test_notebook_07_comparison_widget_fits_its_controls_and_keeps_spelling(lab:
         expect(name_field).to_be_visible()
         box = name_field.bounding_box()
         assert box is not None and box["width"] >= 400, box
+
+
+_BACKGROUND = "(node) => getComputedStyle(node).backgroundColor"
+
+
+def _top(locator: Any) -> float:
+    box = locator.bounding_box()
+    assert box is not None
+    return float(box["y"])
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(150)
+def test_panels_lead_with_the_outcome_and_a_failed_call_has_its_badge(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    with lab.ran_all("outcomes.ipynb") as page:
+        accepted = _cell(page, 1).locator(".scl-bundle-panel")
+        failed = _cell(page, 3).locator(".scl-bundle-panel")
+        expect(accepted.locator(".scl-outcome")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(failed.locator(".scl-outcome")).to_be_visible(timeout=TIMEOUT_MS)
+        _shot(_cell(page, 1).locator(".jp-Cell-outputArea"), "outcome_accepted.png")
+        _shot(_cell(page, 3).locator(".jp-Cell-outputArea"), "outcome_cold_start.png")
+
+        # A bundle: "bundle accepted" and "grounded N of M" come first, then the status,
+        # all above the goal.
+        outcome = accepted.locator(".scl-outcome")
+        expect(outcome).to_have_text(
+            re.compile(r"^\s*bundle accepted\s+grounded (\d+) of \1\s+scout completed\s*$")
+        )
+        assert _top(outcome) < _top(accepted.locator(".scl-goal"))
+        assert "status" not in accepted.inner_text().split("Goal")[0]
+
+        # A failed model: the cold start and its reason lead, then "scout failed"; the
+        # model is named as the user named it.
+        outcome = failed.locator(".scl-outcome")
+        expect(outcome).to_have_text(re.compile(r"^\s*cold start: model_error\s+scout failed\s*$"))
+        expect(failed).to_contain_text("model ollama:qwen2.5")
+        expect(failed).not_to_contain_text("openai:qwen2.5")
+        assert _top(outcome) < _top(failed.get_by_text("Why:"))
+
+        failed.get_by_role("tab", name="Trace").click()
+        trace = failed.locator(".scl-trace")
+        expect(trace).to_be_visible()
+        step = trace.locator("tr").filter(has_text="model call")
+        expect(step.locator(".scl-badge-error")).to_have_text("error")
+        expect(step).to_contain_text("4 attempts")
+        expect(step).to_contain_text(SERVER_DOWN)
+        bar = step.locator(".scl-bar-failed")
+        expect(bar).to_be_visible()
+        assert bar.evaluate(_BACKGROUND) == "rgb(198, 40, 40)"
+        expect(trace).to_contain_text("1 failed model call(s) after 4 attempt(s)")
+        _shot(failed, "failed_call_trace.png")
+
+        failed.get_by_role("tab", name="Problems").click()
+        problems = failed.locator(".scl-problems")
+        expect(problems).to_be_visible()
+        expect(problems).to_contain_text("model_error: The scout's model failed.")
+        assert problems.inner_text().count(SERVER_DOWN) == 1
+        _shot(failed, "failed_call_problems.png")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(150)
+def test_save_refuses_to_overwrite_a_file_changed_on_disk_since_the_editor_opened(
+    lab: Lab,
+) -> None:
+    from playwright.sync_api import expect
+
+    agent_file = lab.root / STALE_FILE
+    with lab.ran_all("stale_editor.ipynb") as page:
+        editor = _cell(page, 1).locator(".scl-agent-editor")
+        expect(editor).to_be_visible(timeout=TIMEOUT_MS)
+        saved_by_the_later_cell = agent_file.read_text("utf-8")
+        assert "temperature = 0.7" in saved_by_the_later_cell
+        # The editor still shows the file as it was when it opened.
+        assert "temperature = 0.3" in editor.locator("textarea").first.input_value()
+
+        editor.locator("button").filter(has_text=re.compile(r"^\s*Save\s*$")).click()
+        status = editor.locator(".scl-editor-status")
+        expect(status).to_contain_text("changed on disk since you opened it", timeout=TIMEOUT_MS)
+        _shot(_cell(page, 1).locator(".jp-Cell-outputArea"), "stale_editor_refused.png")
+        assert agent_file.read_text("utf-8") == saved_by_the_later_cell

@@ -76,7 +76,11 @@ def test_the_evaluation_magic_is_registered_too(shell: InteractiveShell) -> None
     ("kind", "name", "fragments"),
     [
         ("line", "supercontext", ["%supercontext [action]", "status (default)", "environment"]),
-        ("line", "scout_thread", ["%scout_thread", "--workspace", "--agent", "composer"]),
+        (
+            "line",
+            "scout_thread",
+            ["%scout_thread", "--workspace", "--agent", "composer", "SupercontextMagics.workspace"],
+        ),
         ("cell", "chat", ["%chat", "first turn"]),
         ("cell", "scout", ["--workspace", "--focus", "--agent", "--out", "_scout"]),
         ("line", "agent_toml", ["%agent_toml [path]", "Run again"]),
@@ -95,6 +99,14 @@ def test_question_mark_help_prints_the_usage(shell: InteractiveShell) -> None:
     with capture_output() as captured:
         shell.run_cell("%supercontext?")
     assert "%supercontext [action]" in captured.stdout
+
+
+def test_scout_thread_help_names_the_workspace_option(shell: InteractiveShell) -> None:
+    with capture_output() as captured:
+        shell.run_cell("%scout_thread?")
+    text = " ".join(captured.stdout.split())
+    assert "%config SupercontextMagics.workspace" in text
+    assert "default: SupercontextMagics.workspace, else the shipped demo" in text
 
 
 # --------------------------------------------------------------------------- %supercontext

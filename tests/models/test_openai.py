@@ -322,9 +322,16 @@ def test_retries_stop_at_the_callers_budget() -> None:
 def test_retryable_statuses_then_success(status: int) -> None:
     recorder = Recorder(httpx.Response(status, text="busy"), httpx.Response(status), ok())
     model, sleeps = make(recorder)
-    assert model.complete(USER).message.content == "ok"
+    reply = model.complete(USER)
+    assert reply.message.content == "ok"
     assert len(recorder.requests) == 3
+    assert reply.attempts == 3
     assert sleeps == [0.5, 1.0]
+
+
+def test_a_reply_at_the_first_attempt_says_one_attempt() -> None:
+    model, _ = make(Recorder(ok()))
+    assert model.complete(USER).attempts == 1
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,8 @@ from .panel import BundlePanel, describe_cold_start
 __all__ = ["Composer"]
 
 _FONT = "font-family: var(--jp-ui-font-family, sans-serif); font-size:13px;"
+_PLACEHOLDER_FIRST = "Message…  (the first message of a new thread is prepared by the scout)"
+_PLACEHOLDER_LATER = "Message…  (continues this thread; only its first message was prepared)"
 
 
 def _bubble(who: str, text: str, *, colour: str) -> str:
@@ -59,7 +61,7 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         self.last_turn: TurnResult | None = None
         self.last_panel: BundlePanel | None = None
         self.message = widgets.Textarea(
-            placeholder="Message…  (the first message of a new thread is prepared by the scout)",
+            placeholder=_PLACEHOLDER_FIRST,
             rows=3,
             layout=widgets.Layout(width="100%"),
         )
@@ -135,9 +137,12 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         self.toggle.button_style = "success" if value else ""
 
     def _sync_toggle(self) -> None:
-        """Show the effective flag, and the toggle only while the thread is empty."""
+        """Show the effective flag, and the toggle only while the thread is empty; the
+        message box says the scout prepares a message only while it would be the first."""
         self._set_toggle(super_context_status().enabled)
-        self.toggle_row.layout.display = "none" if self._has_messages() else None
+        later = self._has_messages()
+        self.toggle_row.layout.display = "none" if later else None
+        self.message.placeholder = _PLACEHOLDER_LATER if later else _PLACEHOLDER_FIRST
 
     def refresh(self) -> None:
         """Catch up with turns sent to this composer's thread without it (``%%chat``):

@@ -1,10 +1,11 @@
 """The bundle panel: what one scout run or one harness turn prepared, and why.
 
-A :class:`BundlePanel` shows the goal, the ``has_enough_context`` badge, the grounding
-check's "grounded N of M" badge, the summary with its attributions as chips (a cited note
-shows its first line and, clicked, its text), the recommended tool calls and skills
-checked against the workspace, what the check dropped (struck through, with why), the raw
-envelope, the problems and the trace. It only renders what the engine
+A :class:`BundlePanel` leads with the outcome ("bundle accepted" and the grounding check's
+"grounded N of M", or "cold start: <reason>"), then the run's status. Below it: the goal,
+the ``has_enough_context`` badge, the summary with its attributions as chips (a cited
+note shows its first line and, clicked, its text), the recommended tool calls and skills
+checked against the workspace, what the check dropped (struck through, with why), the
+raw envelope, the problems (each once) and the trace. It only renders what the engine
 returned; it never re-parses or re-decides anything.
 """
 
@@ -18,8 +19,9 @@ import ipywidgets as widgets
 from ...bundle import ContextBundle, RecommendedSkill, RecommendedToolCall
 from ...gate import ColdStartReason
 from ...harness import TurnResult
+from ...harness.turn import failure_reason
 from ...scout import Dropped, ScoutRun
-from ...scout.grounding import known_names
+from ...scout.grounding import GroundingReport, known_names
 from ...sources.workspace import Workspace
 from .html import badge, escape, note, pre, render_summary_html, section, table
 from .trace import TraceTimeline
@@ -49,45 +51,94 @@ class _View:
 
     bundle: ContextBundle | None = None
     envelope: str | None = None
-    cold_reason: str | None = None
+    ran: bool = False
+    """Whether there is a run or a turn to show at all."""
+    cold_code: ColdStartReason | None = None
+    """Why there is no bundle, as the one code (``None`` with a bundle)."""
+    cold_detail: str | None = None
+    """The free text beside :attr:`cold_code`: an exception's message, the run's problems."""
+    status: str = ""
     problems: list[str] = field(default_factory=list)
     raw_output: str = ""
     meta: list[str] = field(default_factory=list)
 
+    @property
+    def why(self) -> str:
+        """Why there is no bundle, for the header: the code's explanation and the detail."""
+        if not self.ran:
+            return "Nothing has run yet."
+        if self.cold_code is None:
+            return self.cold_detail or "No bundle was produced."
+        explanation = self.cold_code.explanation
+        return f"{explanation} {self.cold_detail}" if self.cold_detail else explanation
+
+
+def _run_status(run: ScoutRun | None, turn: TurnResult | None) -> str:
+    """The run's status as the header says it, after the outcome."""
+    if run is not None:
+        return f"scout {run.status}"
+    if turn is not None and turn.reason is not None:
+        return "scout skipped" if turn.reason.skipped else "scout did not run"
+    return ""
+
 
 def _gather(run: ScoutRun | None, turn: TurnResult | None) -> _View:
-    view = _View()
+    view = _View(ran=run is not None or turn is not None, status=_run_status(run, turn))
     if turn is not None:
         view.bundle, view.envelope = turn.bundle, turn.envelope
         if not turn.prepared:
-            view.cold_reason = describe_cold_start(turn.reason, turn.reason_detail)
+            view.cold_code, view.cold_detail = turn.reason, turn.reason_detail
+            # A detail made of this very run's problems is listed with them below; any
+            # other detail (the scout's exception) is a problem of its own.
+            if turn.reason_detail and not (run is not None and turn.scout is run):
+                view.problems.append(turn.reason_detail)
     if run is not None:
         view.bundle = view.bundle or run.bundle
         view.envelope = view.envelope or run.envelope
-        # A turn that failed on this very run already says its problems in the cold-start
-        # line (its detail is made of them); otherwise each problem is listed once.
-        said = turn is not None and turn.scout is run and turn.reason_detail is not None
-        if not said:
-            view.problems.extend(dict.fromkeys(run.problems))
+        view.problems.extend(run.problems)
         if view.bundle is None:
             view.raw_output = run.output
             if turn is None:
-                view.cold_reason = "; ".join(run.problems) or run.reason or "no envelope"
+                view.cold_code = failure_reason(run)
+                view.cold_detail = "; ".join(dict.fromkeys(run.problems)) or None
         view.meta = [
             f"model {run.model_name}",
             f"{run.model_calls} model call{'' if run.model_calls == 1 else 's'}",
             f"{run.usage.total_tokens} tokens",
             f"{run.elapsed_ms:.0f} ms",
             f"definition {run.definition_hash}",
-            f"status {run.status}",
         ]
     if turn is not None and turn.orchestrator_error:
-        error = f"Orchestrator error: {turn.orchestrator_error}"
-        if error not in view.problems:
-            view.problems.append(error)
-    if run is None and turn is None:
-        view.cold_reason = "Nothing has run yet."
+        view.problems.append(f"Orchestrator error: {turn.orchestrator_error}")
+    # Each problem once: two refusals of one tool are one line, and so is a message both
+    # the run and the turn carry.
+    view.problems = list(dict.fromkeys(view.problems))
     return view
+
+
+def _outcome_html(view: _View, report: GroundingReport | None) -> str:
+    """The panel's first line: the outcome ("bundle accepted" with the grounding check's
+    "grounded N of M", or "cold start: <reason>"), then the run's status."""
+    if view.bundle is not None:
+        parts = [badge("bundle accepted", "ok")]
+        if report is not None and report.mode != "off":
+            whole = report.grounded == report.checked
+            parts.append(badge(report.badge, "ok" if whole else "warn"))
+    elif view.cold_code is not None:
+        kind = "info" if view.cold_code.skipped else "warn"
+        parts = [badge(f"cold start: {view.cold_code}", kind)]
+    elif view.ran:
+        parts = [badge("cold start: no bundle", "warn")]
+    else:
+        parts = [badge("nothing has run yet", "neutral")]
+    if view.status:
+        parts.append(
+            f'<span class="scl-run-status" style="color:#616161;">{escape(view.status)}</span>'
+        )
+    return (
+        '<div class="scl-outcome" style="display:flex; gap:8px; align-items:center; '
+        f'margin:2px 0 4px 0; font-size:13px;">{" ".join(parts)}</div>'
+    )
 
 
 def _args_html(call: RecommendedToolCall) -> str:
@@ -123,6 +174,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         self.flags: list[str] = []
         self.dropped: list[Dropped] = []
         self.title_html = widgets.HTML()
+        self.outcome_html = widgets.HTML()
         self.reason_html = widgets.HTML()
         self.goal_html = widgets.HTML()
         self.badge_html = widgets.HTML()
@@ -132,6 +184,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         self.skills_html = widgets.HTML()
         self.envelope_text = widgets.HTML()
         self.problems_html = widgets.HTML()
+        self.problems_html.add_class("scl-problems")
         self.trace = TraceTimeline()
         bundle_tab = widgets.VBox([self.summary_html, self.tools_html, self.skills_html])
         self.tabs = widgets.Tab(
@@ -143,7 +196,14 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             layout=widgets.Layout(align_items="center", justify_content="space-between"),
         )
         super().__init__(
-            children=[self.title_html, self.reason_html, header, self.meta_html, self.tabs],
+            children=[
+                self.title_html,
+                self.outcome_html,
+                self.reason_html,
+                header,
+                self.meta_html,
+                self.tabs,
+            ],
             layout=widgets.Layout(border="1px solid #e0e0e0", padding="6px"),
         )
         self.add_class("scl-bundle-panel")
@@ -171,6 +231,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             if view.meta
             else ""
         )
+        self.outcome_html.value = _outcome_html(view, report)
         self._render_header(view)
         self._render_bundle(view.bundle)
         self._render_envelope(view.envelope)
@@ -181,12 +242,10 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
     def _render_header(self, view: _View) -> None:
         bundle = view.bundle
         if bundle is None:
-            self.reason_html.value = note(
-                view.cold_reason or "No bundle was produced.",
-                "warn",
-                strong="Cold start, no bundle:",
-            )
-            self.reason_html.layout.display = None
+            # The outcome line already says "cold start: <reason>"; this says why, in words.
+            shown = view.ran
+            self.reason_html.value = note(view.why, "warn", strong="Why:") if shown else ""
+            self.reason_html.layout.display = None if shown else "none"
             self.goal_html.value = section("Goal", '<i style="color:#757575;">no bundle</i>')
             self.badge_html.value = ""
             return
@@ -206,10 +265,6 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         self.badge_html.value = (
             f'<span title="has_enough_context">has enough context: {badge(label, kind)}</span>'
         )
-        report = self.run.grounding if self.run is not None else None
-        if report is not None and report.mode != "off":
-            whole = report.grounded == report.checked
-            self.badge_html.value += " " + badge(report.badge, "ok" if whole else "warn")
 
     def _render_bundle(self, bundle: ContextBundle | None) -> None:
         if bundle is None:
@@ -328,12 +383,12 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             self.envelope_text.value = pre(envelope, max_height="420px")
 
     def _render_problems(self, view: _View) -> None:
-        items = view.problems + self.flags
+        items = list(dict.fromkeys(view.problems + self.flags))
         parts = []
         if view.bundle is None:
-            parts.append(
-                note(view.cold_reason or "No bundle was produced.", "warn", strong="Cold start:")
-            )
+            # The code and its explanation; the detail is the list below, each line once.
+            said = describe_cold_start(view.cold_code) if view.cold_code is not None else view.why
+            parts.append(note(said, "warn", strong="Cold start:"))
         if items:
             parts.append(
                 "<ul style='margin:4px 0; padding-left:20px;'>"

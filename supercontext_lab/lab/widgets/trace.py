@@ -1,5 +1,6 @@
 """A timeline of a scout run: one row per model call, tool call or grounding check, with a
-duration bar. Reads the harness made before the first model call (prefetch) say so."""
+duration bar. Reads the harness made before the first model call (prefetch) say so; a
+model call that failed has an error badge, a red bar and the number of requests it tried."""
 
 from __future__ import annotations
 
@@ -19,23 +20,32 @@ _BAR_COLOURS = {
     "tool": "#26a69a",
     "check": "#8d6e63",
     "refused": "#c62828",
+    "failed": "#c62828",
     "error": "#ef6c00",
 }
+
+
+def _attempts(step: TraceStep) -> str:
+    return f"{step.attempts} attempt{'' if step.attempts == 1 else 's'}"
 
 
 def _bar(step: TraceStep, longest: float) -> str:
     share = 0.0 if longest <= 0 else max(0.0, step.duration_ms) / longest
     # A sliver stays visible for steps too fast to measure against the longest one.
     width = max(1.0, round(share * 100.0, 1))
-    if step.kind in ("model", "check"):
+    failed = step.kind == "model" and not step.ok
+    if failed:
+        colour = _BAR_COLOURS["failed"]
+    elif step.kind in ("model", "check"):
         colour = _BAR_COLOURS[step.kind]
     elif step.refused:
         colour = _BAR_COLOURS["refused"]
     else:
         colour = _BAR_COLOURS["tool" if step.ok else "error"]
+    css = "scl-bar scl-bar-failed" if failed else "scl-bar"
     return (
         '<div style="width:160px; background:#eeeeee; border-radius:3px; height:10px;">'
-        f'<div class="scl-bar" style="width:{width}%; background:{colour}; height:10px; '
+        f'<div class="{css}" style="width:{width}%; background:{colour}; height:10px; '
         'border-radius:3px;"></div></div>'
         f'<div style="font-size:11px; color:#616161;">{step.duration_ms:.1f} ms</div>'
     )
@@ -45,6 +55,13 @@ def _model_cells(step: TraceStep) -> list[str]:
     label = f"<b>model call</b> · iteration {step.iteration}"
     if step.grace:
         label += " " + badge("grace: final call without tools", "warn")
+    if not step.ok:
+        # The error is the step's text: the model's failure, as the client worded it.
+        label += f" {badge('error', 'error')} {escape(_attempts(step))}"
+        return [label, f'<span style="color:#8e1b1b;">{escape(step.text_preview)}</span>']
+    if step.attempts > 1:
+        # It answered, but only after retries: a slow or overloaded server shows here.
+        label += " " + badge(_attempts(step), "warn")
     details = [f"{step.prompt_tokens} + {step.completion_tokens} = {step.tokens} tokens"]
     if step.finish_reason:
         details.append(f"finish: {escape(step.finish_reason)}")
@@ -91,11 +108,19 @@ def render_trace_html(steps: Sequence[TraceStep]) -> str:
         rows.append([str(number), *cells, _bar(step, longest)])
     models = [s for s in steps if s.kind == "model"]
     tools = [s for s in steps if s.kind == "tool"]
+    failures = [s for s in models if not s.ok]
+    failed = (
+        f", {len(failures)} failed model call(s) after "
+        f"{sum(s.attempts for s in failures)} attempt(s)"
+        if failures
+        else ""
+    )
     totals = (
         f'<div style="font-size:12px; color:#424242; margin-bottom:4px;">'
         f"{len(models)} model call(s), {len(tools)} tool call(s), "
         f"{sum(s.tokens for s in models)} tokens, "
-        f"{sum(1 for s in tools if s.refused)} refused</div>"
+        f"{sum(1 for s in tools if s.refused)} refused"
+        f"{failed}</div>"
     )
     return totals + table(["#", "step", "details", "duration"], rows, empty="No steps recorded.")
 
@@ -111,6 +136,7 @@ class TraceTimeline(widgets.VBox):  # type: ignore[misc]
         self.html = widgets.HTML()
         self.steps: list[TraceStep] = []
         super().__init__(children=[self.html])
+        self.add_class("scl-trace")
         self.update(steps)
 
     def update(self, steps: Sequence[TraceStep]) -> None:

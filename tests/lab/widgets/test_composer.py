@@ -46,6 +46,27 @@ def test_toggle_is_shown_only_while_the_thread_has_no_messages() -> None:
     assert composer.toggle_row.layout.display is None
 
 
+def test_the_placeholder_promises_the_scout_only_before_the_first_message() -> None:
+    composer = Composer(Thread)
+    first = composer.message.placeholder
+    assert "prepared by the scout" in first
+
+    send(composer, BUDGET)
+    assert "first message of a new thread is prepared" not in composer.message.placeholder
+    assert "continues this thread" in composer.message.placeholder
+    send(composer, "And the travel line?")
+    assert "continues this thread" in composer.message.placeholder
+
+    composer.new_thread()
+    assert composer.message.placeholder == first
+    # A thread given messages with %%chat: refresh catches up.
+    thread = Thread(super_context_enabled=True)
+    other = Composer(Thread, thread=thread)
+    thread.send(BUDGET)
+    other.refresh()
+    assert "continues this thread" in other.message.placeholder
+
+
 def test_toggle_is_hidden_for_a_thread_that_already_has_messages() -> None:
     thread = Thread(super_context_enabled=True)
     thread.send(BUDGET)

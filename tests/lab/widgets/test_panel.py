@@ -19,9 +19,12 @@ from supercontext_lab.harness import Thread
 from supercontext_lab.lab.widgets import BundlePanel, TraceTimeline
 from supercontext_lab.lab.widgets.html import badge, escape, render_summary_html, strip_bullet
 from supercontext_lab.lab.widgets.panel import TAB_TITLES, describe_cold_start
+from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.routes import parse_model_id
 from supercontext_lab.scout import ScoutRun, run_scout
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel, envelope, tool_call_message
+from supercontext_lab.testing.server import OpenAITestServer, ScriptedResponse
 
 BUDGET = "Help me prepare the grant renewal budget"
 SCRIPT = "<script>alert(1)</script>"
@@ -77,17 +80,28 @@ def test_panel_from_an_offline_demo_run() -> None:
     assert "No problems." in panel.problems_html.value
     assert "Demo" in panel.title_html.value
     assert run.definition_hash in panel.meta_html.value
+    # The header leads with the outcome, then the run's status, above everything else.
+    outcome = panel.outcome_html.value
+    assert panel.children[:2] == (panel.title_html, panel.outcome_html)
+    assert (
+        outcome.index("bundle accepted")
+        < outcome.index("grounded ")
+        < outcome.index("scout completed")
+    )
+    assert "status" not in panel.meta_html.value
 
 
 def test_update_replaces_what_the_panel_shows() -> None:
     thread = supercontext_lab.Thread(super_context_enabled=True)
     panel = BundlePanel(workspace=thread.workspace)
-    assert "Nothing has run yet." in panel.reason_html.value
+    assert "nothing has run yet" in panel.outcome_html.value
+    assert "Nothing has run yet." in panel.problems_html.value
     assert panel.tabs.selected_index == TAB_TITLES.index("Problems")
 
     panel.update(thread.run_scout(BUDGET))
 
     assert panel.reason_html.value == ""
+    assert "bundle accepted" in panel.outcome_html.value
     assert "Prepare the grant renewal budget" in panel.goal_html.value
     assert panel.tabs.selected_index == 0
 
@@ -184,7 +198,7 @@ def test_what_the_check_dropped_is_struck_through_with_why() -> None:
     assert '<del class="scl-dropped">Generic prose about budgets (memory)</del>' in (
         panel.summary_html.value
     )
-    assert "grounded 0 of 1" in panel.badge_html.value
+    assert "grounded 0 of 1" in panel.outcome_html.value
     # What the check let through was checked by the run, even without a workspace here.
     assert "in catalogue" in panel.tools_html.value
 
@@ -196,7 +210,7 @@ def test_a_cited_note_chip_shows_its_first_line_and_opens_its_text() -> None:
     html = panel.summary_html.value
     assert '<details class="scl-cited"' in html
     assert "memory: global/decision-dispersal-kernel" in html
-    assert "grounded" in panel.badge_html.value
+    assert "grounded" in panel.outcome_html.value
 
 
 # ------------------------------------------------------------------------------ escaping
@@ -285,8 +299,9 @@ def test_cold_start_panel_shows_the_reason(enabled: bool, message: str, reason: 
 
     panel = BundlePanel(turn=turn, workspace=thread.workspace)
 
-    assert reason in panel.reason_html.value
-    assert "Cold start" in panel.reason_html.value
+    assert f"cold start: {reason}" in panel.outcome_html.value
+    assert "scout skipped" in panel.outcome_html.value
+    assert ColdStartReason(reason).explanation in panel.reason_html.value
     assert panel.reason_html.layout.display is None
     assert reason in panel.problems_html.value
     assert panel.tabs.selected_index == TAB_TITLES.index("Problems")
@@ -340,13 +355,29 @@ def test_each_problem_is_listed_once_and_not_again_after_the_reason(tmp_path: Pa
         super_context_enabled=True,
         scout_model=ScriptedModel(["no envelope here"]),
     ).send(BUDGET)
-    panel = BundlePanel(turn=failed)
-    # The cold-start line says the scout's problems; the list does not repeat them.
-    assert "no valid envelope" in panel.reason_html.value
-    assert "<li>no valid envelope" not in panel.problems_html.value
-    # The same run shown on its own lists them.
-    alone = BundlePanel(failed.scout)
-    assert "<li>no valid envelope" in alone.problems_html.value
+    assert failed.scout is not None
+    problem = failed.scout.problems[0]
+    assert problem.startswith("no valid envelope")
+    # The turn's detail is made of the run's problems: the Problems tab says the code
+    # once and each problem once, whether the panel shows the turn or the run alone.
+    for panel in (BundlePanel(turn=failed), BundlePanel(failed.scout)):
+        assert "cold start: no_envelope" in panel.outcome_html.value
+        assert panel.problems_html.value.count(escape(problem)) == 1
+        assert panel.problems_html.value.count("no_envelope") == 1
+        assert escape(problem) in panel.reason_html.value
+
+
+def test_a_scout_exception_is_listed_once_beside_its_code(tmp_path: Path) -> None:
+    turn = Thread(
+        Workspace(tmp_path),
+        super_context_enabled=True,
+        scout_model=ScriptedModel([]),  # runs out of replies: the scout's model fails
+    ).send(BUDGET)
+    assert not turn.prepared
+    panel = BundlePanel(turn=turn)
+    detail = turn.reason_detail
+    assert detail
+    assert panel.problems_html.value.count(escape(detail)) == 1
 
 
 # ------------------------------------------------------------------------------ trace
@@ -371,6 +402,61 @@ def test_trace_marks_refusals_grace_and_durations(tmp_path: Path) -> None:
     assert "width:100.0%" in text  # the longest step fills its bar
     assert "2 model call(s), 1 tool call(s)" in text
     assert "1 refused" in text
+
+
+def test_a_failed_model_call_has_an_error_badge_a_red_bar_and_its_attempts() -> None:
+    # A real HTTP server answering 500 four times: the client tries 4 times (3 retries).
+    failures = [ScriptedResponse.error(500, "the server is down")] * 4
+    with OpenAITestServer(failures) as server:
+        route = parse_model_id("ollama:qwen2.5", base_url=server.base_url)
+        model = OpenAICompatibleModel.from_route(route, sleep=lambda _: None)
+        workspace = supercontext_lab.open_workspace(None)
+        run = run_scout(BUDGET, workspace=workspace, model=model)
+        model.close()
+    assert len(server.requests) == 4
+    panel = BundlePanel(run, workspace=workspace)
+
+    text = panel.trace.html.value
+    assert [(step.kind, step.ok, step.attempts) for step in run.trace] == [("model", False, 4)]
+    assert "scl-badge-error" in text
+    assert "4 attempts" in text
+    assert 'class="scl-bar scl-bar-failed"' in text
+    assert "background:#c62828" in text
+    assert "1 failed model call(s) after 4 attempt(s)" in text
+    # The route is named as the user typed it, not as the protocol it speaks.
+    assert "model ollama:qwen2.5" in panel.meta_html.value
+    assert "openai:" not in panel.meta_html.value
+    assert "cold start: model_error" in panel.outcome_html.value
+    assert "scout failed" in panel.outcome_html.value
+    # The server's error once in Problems, beside the code and its explanation.
+    assert run.reason is not None
+    assert panel.problems_html.value.count(escape(run.reason)) == 1
+
+
+def test_a_call_that_succeeded_after_retries_counts_its_attempts() -> None:
+    answers = [
+        ScriptedResponse.error(503, "busy"),
+        ScriptedResponse.reply(envelope(summary="- The 2Dt kernel was chosen (memory)")),
+    ]
+    with OpenAITestServer(answers) as server:
+        route = parse_model_id("ollama:qwen2.5", base_url=server.base_url)
+        model = OpenAICompatibleModel.from_route(route, sleep=lambda _: None)
+        run = run_scout(BUDGET, workspace=supercontext_lab.open_workspace(None), model=model)
+        model.close()
+    assert [(step.kind, step.ok, step.attempts) for step in run.trace[:1]] == [("model", True, 2)]
+    text = TraceTimeline(run.trace).html.value
+    assert "2 attempts" in text
+    assert "scl-badge-warn" in text
+    assert "scl-bar-failed" not in text
+    assert "failed model call" not in text
+
+
+def test_a_successful_model_call_has_no_error_badge(tmp_path: Path) -> None:
+    run = scripted_run(Workspace(tmp_path), envelope(summary="done (memory)"))
+    text = TraceTimeline(run.trace).html.value
+    assert "scl-bar-failed" not in text
+    assert "attempt" not in text
+    assert "failed model call" not in text
 
 
 def test_empty_trace() -> None:
