@@ -45,6 +45,7 @@ __all__ = [
     "default_agent_toml",
     "default_prompt",
     "load_agent_definition",
+    "read_agent_file",
 ]
 
 _PACKAGE_DIR = "context_scout"
@@ -259,6 +260,20 @@ def _read_file(path: Path, max_bytes: int) -> str:
         return data.decode("utf-8")
     except (PathRefusedError, OSError, UnicodeDecodeError) as exc:
         raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
+
+
+def read_agent_file(path: str | os.PathLike[str]) -> str | None:
+    """The text of the agent file ``path`` (an ``agent.toml``, or a ``prompt.md`` when so
+    named), or ``None`` when nothing is there (a dangling link or a link loop included).
+
+    Read like :func:`load_agent_definition` reads it: a regular file only, bounded, never
+    waiting on a FIFO. Raises :class:`AgentDefinitionError` naming the file and the cause.
+    """
+    file = Path(path)
+    if not file.exists():
+        return None
+    limit = _MAX_PROMPT_BYTES if file.name == "prompt.md" else 4 * MAX_TOML_CHARS
+    return _read_file(file, limit)
 
 
 def default_agent_toml() -> str:
