@@ -270,6 +270,8 @@ def read_agent_file(path: str | os.PathLike[str]) -> str | None:
     waiting on a FIFO. Raises :class:`AgentDefinitionError` naming the file and the cause.
     """
     file = Path(path)
+    if "\0" in str(file):
+        raise AgentDefinitionError(f"{str(file)!r}: not a file name (it holds a NUL).")
     if not file.exists():
         return None
     limit = _MAX_PROMPT_BYTES if file.name == "prompt.md" else 4 * MAX_TOML_CHARS

@@ -218,3 +218,15 @@ def test_opening_a_special_file_is_one_line_at_once(
         finishes(10, lambda: AgentEditor(layout.agent))
     assert "not a regular file" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_path_holding_a_nul_is_one_line(layout: Layout) -> None:
+    """A NUL in the path to open or in 'Save to': one line, nothing written"""
+    with pytest.raises(AgentDefinitionError) as caught:
+        AgentEditor(str(layout.folder) + "/agent\0.toml")
+    assert "NUL" in str(caught.value)
+    editor = AgentEditor()
+    editor.save_path.value = str(layout.folder) + "/agent\0.toml"
+    status = _save_hotter(editor)
+    assert "NUL" in status and "Saved" not in status
+    assert list(layout.folder.iterdir()) == []

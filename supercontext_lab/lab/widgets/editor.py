@@ -379,6 +379,9 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
                 "warn",
             )
             return None
+        if "\0" in raw:
+            self.status.value = note("Save refused: the path in 'Save to' holds a NUL.", "warn")
+            return None
         target = Path(raw).expanduser()
         if target.is_dir():
             target = target / "agent.toml"
