@@ -230,3 +230,23 @@ def test_a_path_holding_a_nul_is_one_line(layout: Layout) -> None:
     status = _save_hotter(editor)
     assert "NUL" in status and "Saved" not in status
     assert list(layout.folder.iterdir()) == []
+
+
+def test_an_agent_toml_linked_to_the_environment_is_never_read(
+    layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """agent.toml or prompt.md linked to /proc/self/environ: refused, the key never shown"""
+    canary = "sk-canary-agent-file-0123456789"
+    monkeypatch.setenv("SUPERCONTEXT_PROBE_KEY", canary)
+    layout.link("agent.toml", Path("/proc/self/environ"))
+    with pytest.raises(AgentDefinitionError) as caught:
+        AgentEditor(layout.agent)
+    assert "not a regular file" in str(caught.value) and canary not in str(caught.value)
+    with pytest.raises(AgentDefinitionError):
+        load_agent_definition(layout.agent)
+    layout.agent.unlink()
+    write(layout.agent, default_agent_toml())
+    layout.link("prompt.md", Path("/proc/self/environ"))
+    with pytest.raises(AgentDefinitionError) as caught:
+        AgentEditor(layout.agent)
+    assert canary not in str(caught.value)
