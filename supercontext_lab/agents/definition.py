@@ -25,11 +25,15 @@ from pydantic import (
 )
 
 from .._bounded import MAX_TOML_CHARS, InputLimitError, TOMLDecodeError, toml_loads
-from .._confine import read_limited
+from .._confine import read_confined
 from .._hashing import fingerprint
 from .._text import describe_validation_error
 from ..errors import AgentDefinitionError, PathRefusedError
 from .known_tools import KNOWN_TOOLS
+
+_ANYWHERE = Path("/")
+"""The root agent files are read under: any folder, links anywhere, but never the kernel's
+and devices' trees (see :func:`~supercontext_lab._confine.read_confined`)."""
 
 _MAX_PROMPT_BYTES = 1_000_000
 """Largest prompt.md read: a role prompt is a page or two."""
@@ -45,6 +49,7 @@ __all__ = [
     "default_agent_toml",
     "default_prompt",
     "load_agent_definition",
+    "read_agent_file",
 ]
 
 _PACKAGE_DIR = "context_scout"
@@ -249,9 +254,11 @@ def _parse_toml(text: str, *, where: str) -> dict[str, Any]:
 
 def _read_file(path: Path, max_bytes: int) -> str:
     """The UTF-8 text of ``path``: a regular file of at most ``max_bytes`` (a FIFO or a
-    device given as an agent file must not block or fill memory)."""
+    device given as an agent file must not block or fill memory), never under /proc, /sys
+    or /dev (a definition folder is often somebody else's: ``agent.toml ->
+    /proc/self/environ`` would put the environment, keys included, into the editor)."""
     try:
-        data, more = read_limited(path, max_bytes)
+        data, more = read_confined(_ANYWHERE, path, max_bytes, allow_outside=True)
         if more:
             raise AgentDefinitionError(
                 f"{path}: the file is too large (more than {max_bytes:,} bytes)."
@@ -259,6 +266,22 @@ def _read_file(path: Path, max_bytes: int) -> str:
         return data.decode("utf-8")
     except (PathRefusedError, OSError, UnicodeDecodeError) as exc:
         raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
+
+
+def read_agent_file(path: str | os.PathLike[str]) -> str | None:
+    """The text of the agent file ``path`` (an ``agent.toml``, or a ``prompt.md`` when so
+    named), or ``None`` when nothing is there (a dangling link or a link loop included).
+
+    Read like :func:`load_agent_definition` reads it: a regular file only, bounded, never
+    waiting on a FIFO. Raises :class:`AgentDefinitionError` naming the file and the cause.
+    """
+    file = Path(path)
+    if "\0" in str(file):
+        raise AgentDefinitionError(f"{str(file)!r}: not a file name (it holds a NUL).")
+    if not file.exists():
+        return None
+    limit = _MAX_PROMPT_BYTES if file.name == "prompt.md" else 4 * MAX_TOML_CHARS
+    return _read_file(file, limit)
 
 
 def default_agent_toml() -> str:

@@ -138,10 +138,15 @@ def read_text_input(source: str) -> str:
     waited on). Every problem is a :class:`UsageProblem`."""
     limit = MAX_INPUT_BYTES
     if source == "-":
+        if sys.stdin is None:  # started with stdin closed (`<&-`)
+            raise UsageProblem(f"{PROG}: stdin is closed; pipe the text in or name a file")
         stream = _binary(sys.stdin)
         if stream is None:  # a text-only stream (a test's StringIO)
             return sys.stdin.read(limit)
-        data = stream.read(limit + 1)
+        try:
+            data = stream.read(limit + 1)
+        except OSError as exc:  # a hung-up terminal, a socket reset, ...
+            raise UsageProblem(f"{PROG}: cannot read stdin: {exc.strerror or exc}") from None
         more, shown = len(data) > limit, "stdin"
     else:
         path, shown = Path(source), source

@@ -6,7 +6,9 @@ A case's key is the sha256 of the canonical JSON of everything that decides its 
 * the variant's agent definition, prompt included (``AgentDefinition.fingerprint``);
 * the model's identity: the route's kind, base URL (without credentials), model name and
   the settings that change what the server is asked (``native_tool_calling``,
-  ``stream``, the bundle format in use), and for a local route the model file itself
+  ``stream``, the bundle format in use, whether the route counts as a small model, which
+  decides whether ``prefetch = "auto"`` gathers before the first call), and for a local
+  route the model file itself
   (path, size, time and content hash) — never the API key nor the name of its variable;
 * the case's ``message`` and ``focus`` (not its id, not its expectations: scores are
   recomputed from the stored bundle, so editing expectations needs no rerun);
@@ -41,7 +43,7 @@ __all__ = [
 ]
 
 # Bumped whenever the key payload or the stored record changes shape.
-_KEY_VERSION = 3
+_KEY_VERSION = 4
 
 OUTSIDE_TOOLS = frozenset({"web_fetch", "web_search_tool"})
 """Tools whose answers come from outside the workspace: a run that called one is not
@@ -65,6 +67,9 @@ def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:
         "native_tool_calling": parsed.native_tool_calling,
         "stream": parsed.stream,
         "bundle_format": parsed.resolved_bundle_format(),
+        # With prefetch = "auto" a small model gets a gathering round before its first
+        # call: another conversation, so another run.
+        "small_model": parsed.counts_as_small(),
     }
     if parsed.kind == "local":
         identity["file"] = file_identity(resolve_gguf(parsed.model))

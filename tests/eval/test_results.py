@@ -280,6 +280,7 @@ def test_a_model_file_replaced_at_its_path_gets_a_new_identity(tmp_path: Path) -
         "native_tool_calling": True,
         "stream": False,
         "bundle_format": "extractive",
+        "small_model": True,
     }
 
 
@@ -464,6 +465,7 @@ def test_the_model_identity_never_holds_the_key_variable() -> None:
         "native_tool_calling": True,
         "stream": False,
         "bundle_format": "text",
+        "small_model": False,
     }
     assert model_identity(ModelRoute().model_dump()) == {"kind": "offline"}
 

@@ -47,6 +47,8 @@ GROUPS = [
             "test_terminal_output",
             "test_dataset_boundaries",
             "test_bounded_walks",
+            "test_agent_files",
+            "test_cache_identity",
         ],
     ),
 ]
@@ -182,7 +184,8 @@ def build_table() -> str:
         f"- hostile inputs tried (injection corpus, URLs, paths, echoes, markup, linked "
         f"and special workspace files, parser bombs, REST bodies, quadratic markup, "
         f"lying and compressed bodies, odd charsets, terminal escapes, undecodable "
-        f"input, check/open races, datasets naming other folders): "
+        f"input, check/open races, datasets naming other folders, linked and special "
+        f"agent files): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

@@ -149,6 +149,22 @@ def test_undecodable_stdin_is_one_line_and_exit_2(
     assert_one_line_exit_2(done, "stdin is not UTF-8 text", "0xff")
 
 
+@pytest.mark.parametrize(
+    "args", [("bundle", "check", "-"), ("scout", "-")], ids=["bundle-check", "scout"]
+)
+def test_a_closed_stdin_is_one_line_and_exit_2(args: tuple[str, ...]) -> None:
+    """bundle check - and scout - started with stdin closed (<&-): one line, exit 2"""
+    done = subprocess.run(
+        [sys.executable, "-m", "supercontext_lab", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        preexec_fn=lambda: os.close(0),  # the child starts with no stdin at all
+    )
+    assert_one_line_exit_2(done, "stdin is closed")
+
+
 def test_undecodable_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     """bundle check of a file that is not UTF-8: one line naming it, exit 2"""
     path = write(tmp_path / "latin1.txt", NOT_UTF8)

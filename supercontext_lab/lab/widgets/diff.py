@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from ...bundle import ContextBundle, RecommendedSkill, RecommendedToolCall
 from .html import badge, escape, render_attributions, strip_bullet
 
-__all__ = ["FIELDS", "bundle_diff_html", "changed_fields"]
+__all__ = ["FIELDS", "bundle_diff_html", "changed_fields", "text_diff_html"]
 
 FIELDS: tuple[str, ...] = (
     "has_enough_context",
@@ -103,6 +103,25 @@ def _line_diff(old: Sequence[str], new: Sequence[str], render: Callable[[str], s
         out.extend(f"{_DEL}{render(line)}</del>" for line in old[a0:a1])
         out.extend(f"{_INS}{render(line)}</ins>" for line in new[b0:b1])
     return "".join(out) or '<div style="color:#757575; font-style:italic;">empty</div>'
+
+
+def text_diff_html(old: str, new: str, *, title: str, context: int = 2) -> str:
+    """HTML marking, line by line, what ``new`` added (``<ins>``) to or removed (``<del>``)
+    from ``old`` (two versions of one file, ``title``), with ``context`` unchanged lines
+    around each change; every line is escaped."""
+    before, after = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    hunks = [
+        _line_diff(before[group[0][1] : group[-1][2]], after[group[0][3] : group[-1][4]], escape)
+        for group in matcher.get_grouped_opcodes(context)
+    ]
+    gap = '<div class="scl-same" style="color:#9e9e9e; padding:0 4px;">…</div>'
+    return (
+        f'<div class="scl-text-diff" data-file="{escape(title)}" style="margin:6px 0;">'
+        f'<div style="font-weight:600; margin-bottom:2px;">{escape(title)}</div>'
+        '<div style="font-family:monospace; font-size:12px; white-space:pre-wrap; '
+        f'line-height:1.4;">{gap.join(hunks)}</div></div>'
+    )
 
 
 def _summary_line_html(line: str) -> str:

@@ -9,7 +9,15 @@ Run again refuse, and the loader's one-line message is shown.
 Saving: the file opened is saved in place; the shipped definition (``path=None``) is
 read-only, so Save writes to the path typed in :attr:`AgentEditor.save_path` (a "save
 as" that then becomes the file being edited). The package's own ``context_scout`` folder
-is never written. Saves are atomic and keep a ``.bak`` of the replaced file.
+is never written. Saves are atomic and keep a ``.bak`` of the replaced file; a file that is
+a link is written through to its target when that stays inside the definition's folder or
+the workspace, and refused with the cause otherwise (see
+:func:`~supercontext_lab.agents.toml_edit.write_target`).
+
+Files are read bounded and without blocking (a FIFO given as agent.toml is refused, not
+waited on). The editor remembers what the file held when it was opened (or last saved or
+reverted): a Save over a file that somebody else has saved since is refused, and Revert
+then loads the file and shows what changed on disk.
 """
 
 from __future__ import annotations
@@ -27,13 +35,21 @@ from ...agents.definition import (
     default_agent_toml,
     default_prompt,
     load_agent_definition,
+    read_agent_file,
 )
-from ...agents.toml_edit import backup_path, edit_agent_toml, save_agent_files, set_tool_enabled
+from ...agents.toml_edit import (
+    backup_path,
+    edit_agent_toml,
+    save_agent_files,
+    set_tool_enabled,
+    write_target,
+)
 from ...errors import AgentDefinitionError
 from ...scout import ScoutRun
 from ...sources.workspace import Workspace
 from .agent_form import OMIT_FIELDS, AgentForm
 from .comparison import BundleComparison
+from .diff import text_diff_html
 from .guard import guarded
 from .html import note
 from .panel import BundlePanel
@@ -43,18 +59,19 @@ __all__ = ["OMIT_FIELDS", "AgentEditor"]
 _SHIPPED_DIR = Path(definition_module.__file__).resolve().parent / "context_scout"
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentDefinitionError(f"{path}: cannot read the file ({exc}).") from None
+_OnDisk = tuple[str | None, str | None]
+"""What an agent.toml and the prompt.md beside it hold on disk (``None``: no file)."""
+
+
+def _on_disk(toml_path: Path) -> _OnDisk:
+    return read_agent_file(toml_path), read_agent_file(toml_path.with_name("prompt.md"))
 
 
 def _prompt_for(toml_path: Path) -> str:
     """The prompt a definition saved at ``toml_path`` would load: prompt.md beside it, else
     the shipped one."""
-    beside = toml_path.with_name("prompt.md")
-    return _read_text(beside) if beside.is_file() else default_prompt()
+    beside = read_agent_file(toml_path.with_name("prompt.md"))
+    return default_prompt() if beside is None else beside
 
 
 class AgentEditor(widgets.VBox):  # type: ignore[misc]
@@ -85,11 +102,16 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         opening_note = (
             "Editing the shipped definition (read-only): type a path in 'Save to' to save a copy."
         )
+        # What the file held when it was opened, saved or reverted (see _check_unchanged).
+        self._disk: _OnDisk = (None, None)
+        # Where each unticked tool stood in [tools] named, so re-ticking puts it back there.
+        self._tool_orders: dict[str, list[str]] = {}
         if path is not None:
             target = Path(path).expanduser()
             self.source_path = target / "agent.toml" if target.is_dir() else target
-            if self.source_path.exists():
-                text, prompt = _read_text(self.source_path), _prompt_for(self.source_path)
+            self._disk = _on_disk(self.source_path)
+            if self._disk[0] is not None:
+                text, prompt = self._disk[0], _prompt_for(self.source_path)
                 opening_note = f"Editing {self.source_path}."
             else:
                 text, prompt = default_agent_toml(), default_prompt()
@@ -153,6 +175,9 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         )
         self.status = widgets.HTML()
         self.status.add_class("scl-editor-status")
+        # What changed on disk, shown by a Revert of a file somebody else saved.
+        self.disk_changes = widgets.HTML()
+        self.disk_changes.add_class("scl-editor-disk-changes")
         # The latest Run again, a new BundleComparison each time (see comparison.py).
         self.comparison: BundleComparison | None = None
         self.comparison_box = widgets.VBox(layout=widgets.Layout(width="100%"))
@@ -167,6 +192,7 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
                 buttons,
                 self.save_path,
                 self.status,
+                self.disk_changes,
                 self.comparison_box,
                 self.output,
             ]
@@ -303,8 +329,13 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         def handle(change: dict[str, Any]) -> None:
             if self._syncing:
                 return
+            enabled = bool(change["new"])
+            definition = self.current
+            if not enabled and definition is not None:
+                self._tool_orders[tool] = list(definition.tools.named)
+            order = self._tool_orders.get(tool) if enabled else None
             try:
-                self._write_text(set_tool_enabled(self.toml_text.value, tool, bool(change["new"])))
+                self._write_text(set_tool_enabled(self.toml_text.value, tool, enabled, order=order))
             except AgentDefinitionError as exc:
                 self._refuse_form_change(exc)
 
@@ -339,15 +370,37 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
                 "warn",
             )
             return None
+        if "\0" in raw:
+            self.status.value = note("Save refused: the path in 'Save to' holds a NUL.", "warn")
+            return None
         target = Path(raw).expanduser()
         if target.is_dir():
             target = target / "agent.toml"
-        if target.resolve().parent == _SHIPPED_DIR:
+        # realpath, not resolve: a link loop must reach the save's own refusal.
+        if Path(os.path.realpath(target)).parent == _SHIPPED_DIR:
             self.status.value = note(
                 "Save refused: the shipped definition is read-only; choose another path.", "warn"
             )
             return None
         return target
+
+    def _allowed(self) -> list[Path]:
+        """Folders a linked agent file may lead into besides its own: the workspace."""
+        return [self.workspace.root] if self.workspace is not None else []
+
+    def _check_unchanged(self, target: Path) -> bool:
+        """Whether ``target`` still holds what this editor last saw there; when it does
+        not, Save is refused with the status saying so."""
+        if self.source_path is None or os.path.abspath(target) != os.path.abspath(self.source_path):
+            return True  # a first save to a new path: Save to names a file on purpose
+        if _on_disk(target) == self._disk:
+            return True
+        self.status.value = note(
+            f"Save refused: {target} changed on disk since you opened it; nothing was "
+            "written. Revert loads it and shows what changed.",
+            "error",
+        )
+        return False
 
     def _on_save(self, _button: Any = None) -> None:
         definition = self._validate()
@@ -355,27 +408,48 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
             self._refused("Save")
             return
         target = self._save_target()
-        if target is None:
+        if target is None or not self._check_unchanged(target):
             return
         text, prompt = self.toml_text.value, self.prompt_text.value
         # Write prompt.md only when it differs from what the saved TOML would load.
         prompt_arg = None if prompt == _prompt_for(target) else prompt
-        existed = target.exists()
+        real = write_target(target, allowed=self._allowed())
+        existed = real.exists()
         try:
-            save_agent_files(target, text, prompt=prompt_arg)
+            save_agent_files(target, text, prompt=prompt_arg, allowed=self._allowed())
         except OSError as exc:
             self.status.value = note(f"Save failed: {target}: {exc}", "error")
             return
         self.source_path = target
         self._saved_text, self._saved_prompt = text, prompt
-        kept = f" (previous version kept in {backup_path(target).name})" if existed else ""
+        self._disk = _on_disk(target)
+        self.disk_changes.value = ""
+        if self._disk[0] != text:
+            # Saved, then replaced at once by another save: "Saved" would be untrue. What
+            # this editor wrote stays its base, so Save refuses and Revert shows theirs.
+            self._disk = (text, self._disk[1])
+            self.status.value = note(
+                f"Save of {target} was overwritten at once: it holds other text now. "
+                "Revert loads it.",
+                "error",
+            )
+            return
+        through = f" (through the link to {real})" if real != target else ""
+        kept = f" (previous version kept in {backup_path(real).name})" if existed else ""
         also = " and prompt.md" if prompt_arg is not None else ""
-        self.status.value = note(f"Saved {target}{also}{kept}.", "ok")
+        self.status.value = note(f"Saved {target}{through}{also}{kept}.", "ok")
 
     def _on_revert(self, _button: Any = None) -> None:
+        changes = ""
         if self.source_path is not None and self.source_path.exists():
-            text, prompt = _read_text(self.source_path), _prompt_for(self.source_path)
+            disk = _on_disk(self.source_path)
+            text = disk[0] or ""
+            prompt = default_prompt() if disk[1] is None else disk[1]
             where = str(self.source_path)
+            if disk != self._disk:
+                changes = self._disk_changes_html(disk)
+                where += ", which changed on disk since you opened it (changes below)"
+            self._disk = disk
         else:
             text, prompt = self._saved_text, self._saved_prompt
             where = "the text it was opened with"
@@ -386,7 +460,18 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         finally:
             self._syncing = False
         self._validate()
+        self._saved_text, self._saved_prompt = text, prompt
+        self.disk_changes.value = changes
         self.status.value = note(f"Reverted to {where}.", "info")
+
+    def _disk_changes_html(self, disk: _OnDisk) -> str:
+        """The differences between what the editor last saw on disk and ``disk``."""
+        names = ("agent.toml", "prompt.md")
+        return "".join(
+            text_diff_html(before or "", after or "", title=name)
+            for name, before, after in zip(names, self._disk, disk, strict=True)
+            if before != after
+        )
 
     def _on_rerun(self, _button: Any = None) -> None:
         if self.rerun is None:

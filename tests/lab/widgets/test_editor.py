@@ -124,6 +124,38 @@ def test_tool_boxes_edit_tools_named(
     assert "# Read-only on purpose." in editor.toml_text.value
 
 
+SHIPPED_TOOLS = load_agent_definition(default_agent_toml()).tools.named
+
+
+@pytest.mark.parametrize("tool", [SHIPPED_TOOLS[0], SHIPPED_TOOLS[2], SHIPPED_TOOLS[-1]])
+def test_unticking_and_reticking_a_tool_gives_back_the_same_definition(
+    agent_file: Path, tool: str
+) -> None:
+    editor = AgentEditor(agent_file)
+    original, digest = editor.toml_text.value, editor.current
+    assert digest is not None
+
+    editor.tool_boxes[tool].value = False
+    assert tool not in load_agent_definition(editor.toml_text.value).tools.named
+    editor.tool_boxes[tool].value = True
+
+    assert editor.toml_text.value == original  # the tool is back in its place, layout kept
+    assert editor.current is not None
+    assert editor.current.definition_hash() == digest.definition_hash()
+
+
+def test_reticking_puts_a_tool_back_after_the_tools_that_preceded_it(agent_file: Path) -> None:
+    editor = AgentEditor(agent_file)
+    first, second, third = SHIPPED_TOOLS[:3]
+    editor.tool_boxes[second].value = False
+    editor.tool_boxes[first].value = False
+    editor.tool_boxes[second].value = True  # its predecessor is gone: it goes first
+
+    assert load_agent_definition(editor.toml_text.value).tools.named[:2] == [second, third]
+    editor.tool_boxes[first].value = True
+    assert load_agent_definition(editor.toml_text.value).tools.named == SHIPPED_TOOLS
+
+
 def test_empty_model_hint_is_refused_and_the_form_snaps_back(agent_file: Path) -> None:
     editor = AgentEditor(agent_file)
     before = editor.toml_text.value
@@ -262,6 +294,89 @@ def test_revert_restores_the_file_on_disk(agent_file: Path) -> None:
     assert editor.max_iterations.value == 8
     assert editor.temperature.value == 1.5
     assert "Reverted" in editor.status.value
+
+
+STALE = "changed on disk since you opened it"
+
+
+def _someone_else_saves(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("which", ["agent.toml", "prompt.md"])
+def test_save_over_a_file_changed_on_disk_is_refused(agent_file: Path, which: str) -> None:
+    editor = AgentEditor(agent_file)
+    editor.temperature.value = 0.9
+    theirs = agent_file.with_name(which)
+    their_text = (
+        default_agent_toml().replace("max_iterations = 8", "max_iterations = 3")
+        if which == "agent.toml"
+        else "Their own prompt.\n"
+    )
+    _someone_else_saves(theirs, their_text)
+    files_before = sorted(p.name for p in agent_file.parent.iterdir())
+
+    editor.save_button.click()
+
+    assert STALE in editor.status.value
+    assert "Saved" not in editor.status.value
+    assert theirs.read_text("utf-8") == their_text
+    assert sorted(p.name for p in agent_file.parent.iterdir()) == files_before  # no .bak
+
+
+def test_save_over_a_file_created_since_the_editor_opened_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "agent.toml"
+    editor = AgentEditor(path)
+    path.parent.mkdir()
+    _someone_else_saves(path, default_agent_toml())
+    editor.temperature.value = 0.9
+    editor.save_button.click()
+    assert STALE in editor.status.value
+    assert path.read_text("utf-8") == default_agent_toml()
+
+
+def test_revert_after_a_change_on_disk_loads_it_and_shows_what_changed(agent_file: Path) -> None:
+    editor = AgentEditor(agent_file)
+    editor.temperature.value = 0.9
+    theirs = default_agent_toml().replace("max_iterations = 8", "max_iterations = 3")
+    _someone_else_saves(agent_file, theirs)
+    editor.save_button.click()
+    assert STALE in editor.status.value
+
+    editor.revert_button.click()
+
+    assert editor.toml_text.value == theirs
+    assert editor.max_iterations.value == 3
+    assert STALE in editor.status.value and "Reverted" in editor.status.value
+    changes = editor.disk_changes.value
+    assert "<del" in changes and "max_iterations = 8" in changes
+    assert "<ins" in changes and "max_iterations = 3" in changes
+    assert "temperature = 0.9" not in changes  # the diff is theirs, not the discarded edit
+    assert "[tools]" not in changes  # only the lines around the change
+    # Reverted, the editor knows the new version: a save goes through and the diff goes.
+    editor.temperature.value = 0.7
+    editor.save_button.click()
+    assert "Saved" in editor.status.value
+    assert "temperature = 0.7" in agent_file.read_text("utf-8")
+    assert "max_iterations = 3" in agent_file.read_text("utf-8")
+    assert editor.disk_changes.value == ""
+
+
+def test_saving_twice_is_not_taken_for_a_change_by_someone_else(agent_file: Path) -> None:
+    editor = AgentEditor(agent_file)
+    for value in (0.9, 0.8):
+        editor.temperature.value = value
+        editor.save_button.click()
+        assert "Saved" in editor.status.value
+    assert "temperature = 0.8" in agent_file.read_text("utf-8")
+
+
+def test_revert_without_a_change_on_disk_shows_no_diff(agent_file: Path) -> None:
+    editor = AgentEditor(agent_file)
+    editor.temperature.value = 0.9
+    editor.revert_button.click()
+    assert editor.disk_changes.value == ""
+    assert STALE not in editor.status.value
 
 
 def test_revert_leaves_an_invalid_state(agent_file: Path) -> None:
