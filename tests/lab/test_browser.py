@@ -293,9 +293,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 def _cell_index(notebook: Path, startswith: str) -> int:
-    """The index of the first cell whose source starts with ``startswith``."""
+    """The index of the first cell with a line that starts with ``startswith``.
+
+    A line, not the whole source: a magic may follow ``%config`` lines that read the
+    notebook's parameters.
+    """
     cells = nbformat.read(notebook, as_version=4).cells
-    return next(i for i, cell in enumerate(cells) if cell.source.startswith(startswith))
+    return next(
+        i
+        for i, cell in enumerate(cells)
+        if any(line.startswith(startswith) for line in cell.source.splitlines())
+    )
 
 
 def _cell(page: Any, index: int) -> Any:
