@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from supercontext_lab.testing import build_workspace, write_file
+
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -19,21 +21,19 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def _near_misses(root: Path) -> Path:
-    _write(root, "memory/freezer.md", "Box 3 holds the seed samples.\n")
-    _write(root, "memory/global/a.md", "A note.\n")
-    _write(root, "memory/todo.txt", "A text note.\n")
-    _write(root, "Memory/global/b.md", "Wrong case.\n")
-    _write(root, "SKILLS/x/SKILL.md", "---\nname: X\n---\n")
-    _write(root, "PROFILE.md", "# Me\n- I study seeds.\n")
-    _write(root, "evil\x1b[2J.md", "A name with an escape.\n")
-    return root
+    return build_workspace(
+        root,
+        {
+            "memory/freezer.md": "Box 3 holds the seed samples.\n",
+            "memory/global/a.md": "A note.\n",
+            "memory/todo.txt": "A text note.\n",
+            "Memory/global/b.md": "Wrong case.\n",
+            "SKILLS/x/SKILL.md": "---\nname: X\n---\n",
+            "PROFILE.md": "# Me\n- I study seeds.\n",
+            "evil\x1b[2J.md": "A name with an escape.\n",
+        },
+    )
 
 
 def test_check_counts_what_is_read_and_names_what_is_not(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ def test_check_json_gives_the_same_findings(tmp_path: Path) -> None:
 
 
 def test_a_part_that_cannot_be_used_makes_the_workspace_unusable(tmp_path: Path) -> None:
-    _write(tmp_path, "registry.json", "{not json")
+    write_file(tmp_path / "registry.json", "{not json")
     out = _run("workspace", "check", str(tmp_path))
     assert out.returncode == 1
     lines = out.stdout.splitlines()
