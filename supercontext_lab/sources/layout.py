@@ -11,14 +11,19 @@ names every entry the workspace does not read, with the reason and the fix, and
 Only names are looked at (a few listings, no file is read), the top level of the
 workspace, ``memory/`` and its namespace folders, ``skills/`` and ``flavour/``; hidden
 entries and the lab's own (``.supercontext/``) are passed over, and at most
-:data:`MAX_IGNORED` entries are named.
+:data:`MAX_IGNORED` entries are named. A folder reached through a link that leads out of
+the workspace is not listed (unless links out are allowed): even its names are someone
+else's, and the workspace's own reads report the link.
 """
 
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 
+from .._confine import confined_path
+from ..errors import PathRefusedError
 from .flavour import FLAVOUR_FACETS, normalise_facet
 from .memory import INDEX_DIR
 
@@ -55,15 +60,22 @@ Finding = tuple[str, str]
 """``(path inside the workspace, why it is not read)``; a folder's path ends in ``/``."""
 
 
+# The resolved workspace root of the scan under way, and whether links may lead out of it.
+_SCAN: ContextVar[tuple[Path, bool]] = ContextVar("layout_scan")
+
+
 def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    root, allow_outside = _SCAN.get()
     try:
+        confined_path(root, folder, allow_outside=allow_outside)
         with os.scandir(folder) as entries:
             return sorted(
                 (e for e in entries if not e.name.startswith(".") and e.name not in IGNORED_NAMES),
                 key=lambda entry: entry.name,
             )
-    except OSError:
-        return []  # absent or unreadable: the part is empty, reported where it is read
+    except (OSError, PathRefusedError):
+        # Absent, unreadable or leading out: the part is empty, reported where it is read.
+        return []
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -73,8 +85,16 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def ignored(root: Path) -> list[Finding]:
+def ignored(root: Path, *, allow_outside_links: bool = False) -> list[Finding]:
     """Every entry of the workspace at ``root`` that is not read, with the reason."""
+    token = _SCAN.set((root.resolve(), allow_outside_links))
+    try:
+        return _ignored(root)
+    finally:
+        _SCAN.reset(token)
+
+
+def _ignored(root: Path) -> list[Finding]:
     found: list[Finding] = []
     for entry in _listing(root):
         if _is_dir(entry):

@@ -131,7 +131,7 @@ class Workspace(ConfinedFolder):
             # Namespace by namespace, file by file, as the scan's listing order is not.
             for rel, reason in sorted(refused, key=lambda item: item[0].split("/")):
                 self._note(_memory_refusal(rel, reason))
-        for rel, reason in ignored(self.root):
+        for rel, reason in ignored(self.root, allow_outside_links=self.allow_outside_links):
             self._note(f"{rel} is not read: {reason}.")
 
     def __repr__(self) -> str:
