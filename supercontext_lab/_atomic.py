@@ -17,7 +17,14 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+from ._confine import read_limited
+from .errors import PathRefusedError
+
+__all__ = ["MAX_BACKUP_BYTES", "write_atomic"]
+
+MAX_BACKUP_BYTES = 64 * 1024 * 1024
+"""Largest previous file :func:`write_atomic` copies to a backup: the files it backs up
+(agent definitions, prompts) are far smaller; a larger one is refused, not read whole."""
 
 _FOLDER_FSYNC_UNSUPPORTED = frozenset(
     {errno.EINVAL, errno.EBADF, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EACCES}
@@ -48,6 +55,41 @@ def _mode_for(path: Path) -> int:
         return _NEW_FILE_MODE & ~_current_umask()
 
 
+def _refuse_special(target: Path) -> None:
+    """Raise ``OSError`` when ``target`` (or what its link leads to) exists and is not a
+    regular file: replacing a FIFO, a device or a folder the user named is never what a
+    save meant, and reading one for a backup would block or never end."""
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        return  # a new file, or a dangling link the rename replaces
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, "it is a link loop", str(target)) from None
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a special file (FIFO, device, socket)"
+        raise OSError(errno.EINVAL, f"it is {kind}, not a regular file", str(target))
+
+
+def _previous(target: Path) -> bytes | None:
+    """The bytes of the file ``write_atomic`` replaces, for its backup; ``None`` when there
+    is none. Read without blocking and to a bound (``OSError`` past it)."""
+    try:
+        previous, more = read_limited(target, MAX_BACKUP_BYTES)
+    except FileNotFoundError:
+        return None
+    except PathRefusedError as exc:  # it became a special file since it was checked
+        raise OSError(errno.EINVAL, str(exc), str(target)) from None
+    if more:
+        raise OSError(
+            errno.EFBIG,
+            f"it is larger than {MAX_BACKUP_BYTES >> 20} MiB, too large to back up",
+            str(target),
+        )
+    return previous
+
+
 def write_atomic(
     path: str | os.PathLike[str],
     data: str | bytes,
@@ -64,16 +106,17 @@ def write_atomic(
     ``open()`` would give a new file. Raises ``OSError``; the target is then unchanged,
     except when the last step, the folder's fsync after the rename, fails: the new file is
     in place but may not survive a power cut, and the error is raised (or handed to
-    ``on_folder_sync_error`` when given).
+    ``on_folder_sync_error`` when given). An existing ``path`` that is not a regular file
+    (a FIFO, a device, a folder, or a link to one) is refused with ``OSError`` before
+    anything is written, and so is a previous file larger than :data:`MAX_BACKUP_BYTES`
+    when a backup is asked for.
     """
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    _refuse_special(target)
     bits = _mode_for(target) if mode is None else mode
     if backup is not None:
-        try:
-            previous = target.read_bytes()
-        except FileNotFoundError:
-            previous = None
+        previous = _previous(target)
         if previous is not None:
             write_atomic(backup, previous, mode=bits)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

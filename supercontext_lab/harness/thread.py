@@ -21,11 +21,13 @@ from typing import Any
 
 from .._atomic import write_atomic
 from .._bounded import json_loads
+from .._confine import read_limited
+from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..bundle import ContextBundle, parse_context_bundle
 from ..bundle_grammar import neutralise_envelope
 from ..config import get_super_context_enabled
-from ..errors import ModelError, SupercontextError, WorkspaceError
+from ..errors import ModelError, PathRefusedError, SupercontextError, WorkspaceError
 from ..gate import (
     ColdStartReason,
     has_prior_conversation,
@@ -53,6 +55,10 @@ _ORCHESTRATOR_PROMPT = (
     "When a prepared context bundle is present, ground your reply in it."
 )
 _MAX_ORCHESTRATOR_ROUNDS = 4
+
+MAX_SAVED_THREAD_BYTES = 64 * 1024 * 1024
+"""Largest saved thread :meth:`Thread.load` reads: a transcript of long tool results is a
+few megabytes; anything past this is refused rather than read into memory."""
 _FREE_ARGS: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 _log = logging.getLogger(__name__)
@@ -334,12 +340,27 @@ class Thread:
     @classmethod
     def load(cls, path: str | os.PathLike[str], **overrides: Any) -> Thread:
         """Resume a saved thread. A transcript with any assistant message is prior
-        conversation, so the resumed thread does not scout again."""
+        conversation, so the resumed thread does not scout again.
+
+        ``path`` must be a regular file of at most :data:`MAX_SAVED_THREAD_BYTES`; a FIFO,
+        a device, a folder, a larger file or one that is not UTF-8 JSON raises
+        :class:`~supercontext_lab.errors.WorkspaceError` naming the file and the cause.
+        """
         source = Path(path)
         try:
-            data = json_loads(source.read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise WorkspaceError(f"{source}: cannot read the saved thread ({exc}).") from None
+            # A regular file only, opened without blocking and read to a bound: a FIFO, a
+            # device or a huge file given as a saved thread is refused, never waited on.
+            raw, more = read_limited(source, MAX_SAVED_THREAD_BYTES)
+            if more:
+                raise WorkspaceError(
+                    f"{source}: cannot read the saved thread (it is larger than "
+                    f"{MAX_SAVED_THREAD_BYTES >> 20} MiB)."
+                )
+            data = json_loads(raw.decode("utf-8"))
+        except (PathRefusedError, OSError, ValueError) as exc:
+            raise WorkspaceError(
+                one_line(f"{source}: cannot read the saved thread ({exc}).")
+            ) from None
         # A saved thread is a file a user may edit or receive: check its shape here, so a
         # damaged one fails with a message naming it instead of an AttributeError or a
         # KeyError at the next turn.

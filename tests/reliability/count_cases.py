@@ -49,6 +49,7 @@ GROUPS = [
             "test_bounded_walks",
             "test_agent_files",
             "test_cache_identity",
+            "test_special_files",
         ],
     ),
 ]

@@ -9,6 +9,11 @@ size takes in the same process. The parsers run in a child process with a time l
 a quadratic parser fails the test instead of holding the suite for minutes. The ratio
 itself, the 2x target, is measured by ``python -m benchmarks parsers``.
 
+The look-alike rule (``bundle_grammar.neutralise``, which every envelope written or sent
+goes through) gets a megabyte of each class built against it (look-alike and near-miss
+tags, marks or brackets before long invisible runs, heading and rule lines, runs never
+closed, look-alikes beyond the first plane) under the same bounds.
+
 Then the two paths users met: a 2 MB hostile reply through ``Thread.send`` within the
 scout's 10 s budget, and ``supercontext-lab bundle check`` on a hostile megabyte.
 """
@@ -120,3 +125,61 @@ def test_bundle_check_on_a_hostile_megabyte(tmp_path: Path) -> None:
     assert "is not true or false" in done.stdout
     assert done.returncode in (0, 1), done.stderr
     assert elapsed < 10.0, f"bundle check took {elapsed:.1f} s"
+
+
+#: Text built to make the look-alike rule rescan: each class a megabyte.
+HOSTILE_LOOKALIKES = {
+    "look-alike tags": "[/\u0441ontext_bundle]",
+    "near-miss tags": "[\u0441ontext_bundl [/c\u03bfntext bundle\u0301 \u3010context ",
+    "a bracket before invisible characters": "[" + "\u200b" * 4096,
+    "marks before invisible characters": "## " + "\u200b" * 4096 + "x\n",
+    "heading lines": "## Prepared context (super context)\n",
+    "a title before endless blanks": "## Prepared context (super context)" + " " * 4096 + "x\n",
+    "an underline never ended": "Prepared context (super context)\n=" + "= " * 2048 + "x\n",
+    "rule lines": "---\n",
+    "a rule never ended": "-" + " -" * 2048 + " x\n",
+    "dash lines": "\u2014\u2014\n",
+    "look-alikes beyond the first plane": "[\U0001d41c\U0001d428\U0001d427\U0001d42d\U0001d41e"
+    "\U0001d431\U0001d42d_bundle] \U0001f600",
+}
+
+_NEUTRALISE_CHILD = """
+import json, sys, time
+from benchmarks.envelope_parsers import harmless
+from supercontext_lab.bundle_grammar import neutralise
+unit, size = json.loads(sys.argv[1]), int(sys.argv[2])
+bad, good = (unit * (size // len(unit) + 1))[:size], harmless(size)
+neutralise("x")  # the look-alike classes are built on first use
+times = []
+for text in (bad, good):
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        neutralise(text)
+        best = min(best, time.perf_counter() - started)
+    times.append(best)
+print(json.dumps(times))
+"""
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_LOOKALIKES))
+def test_neutralising_a_hostile_megabyte_is_linear(name: str) -> None:
+    """The look-alike rule on a hostile megabyte: under 2 s, near a harmless envelope"""
+    unit = HOSTILE_LOOKALIKES[name]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _NEUTRALISE_CHILD, json.dumps(unit), str(SIZE)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            cwd=REPO,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name}: neutralise took more than 90 s on {SIZE:,} characters")
+    hostile_s, harmless_s = json.loads(done.stdout)
+    assert hostile_s < ABSOLUTE_S, f"{name}: neutralise took {hostile_s:.2f} s"
+    assert hostile_s < max(RELATIVE * harmless_s, 0.05), (
+        f"{name}: neutralise took {hostile_s * 1e3:.1f} ms, "
+        f"a harmless envelope {harmless_s * 1e3:.1f} ms"
+    )
