@@ -65,15 +65,13 @@ def _join_structural(
     pattern: re.Pattern[str],
     *,
     keep_first: bool,
-    over_blank: bool = False,
 ) -> tuple[str, list[str]]:
     """Split ``lines`` (joined by ``"\\n"``) into the lines of a field's continuation.
 
     A line ``pattern`` reads as structure would start a new field when re-parsed, so it
     is joined, trimmed, to the line above (or to ``head``); with ``keep_first``, one that
-    comes before any other line is kept as a line. With ``over_blank`` the blank lines
-    above it go, so it joins a line that has text (joined to a blank line it would start
-    that line). Only the structural lines are visited one by one, so the cost is linear
+    comes before any other line is kept as a line. The blank lines above it go, so it
+    joins a line that has text (joined to a blank line it would start that line). Only the structural lines are visited one by one, so the cost is linear
     in the length of ``lines``.
     """
     out: list[str] = []  # groups of lines; the last one may still take joined text
@@ -87,7 +85,7 @@ def _join_structural(
         if start > position:
             out.append(lines[position : start - 1])
         structural = lines[start:end]
-        if over_blank and out:
+        if out:
             out[-1] = out[-1].rstrip()
             if not out[-1]:
                 out.pop()
@@ -167,7 +165,7 @@ def _summary_layout(summary: str) -> tuple[str, str]:
     A line that would be read as a top-level key or the truncation marker is joined to
     the line above, or put on the key line when it comes first, so it stays summary text.
     """
-    inline, groups = _join_structural(summary, "", FIELD_LINE_RE, keep_first=False, over_blank=True)
+    inline, groups = _join_structural(summary, "", FIELD_LINE_RE, keep_first=False)
     return inline.strip(), "\n".join(groups)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from supercontext_lab.bundle import extract_context_bundle, parse_context_bundle
@@ -86,6 +86,8 @@ words = st.lists(
 
 
 @given(words, words, words)
+# A structural line after a blank one, in a field's continuation, once started a line.
+@example(summary="", args="a\n\n- tool:", why="")
 def test_what_is_written_parses_back(summary: str, args: str, why: str) -> None:
     text = write_envelope(
         has_enough_context=True,
