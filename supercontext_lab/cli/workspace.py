@@ -111,10 +111,17 @@ def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
         notes = {}
         problems.append(str(exc))
     root = workspace.root
+
+    def readable(file_name: str, read: Callable[[], str]) -> bool | None:
+        """Whether the file is there (``None``: there, but it cannot be read)."""
+        if not (root / file_name).is_file():
+            return False
+        return None if count(lambda: len(read())) is None else True
+
     found: dict[str, Any] = {
         "memory_notes": dict(sorted(Counter(e.namespace for e in notes.values()).items())),
-        "profile_md": (root / "PROFILE.md").is_file(),
-        "memory_md": (root / "MEMORY.md").is_file(),
+        "profile_md": readable("PROFILE.md", lambda: workspace.profile_md),
+        "memory_md": readable("MEMORY.md", lambda: workspace.memory_md),
         "flavour_facets": count(lambda: len(workspace.flavour)),
         "skills": count(lambda: len(workspace.skills)),
     }
@@ -143,6 +150,15 @@ _COUNTED = (
 )
 
 
+_FILES = (("profile_md", "PROFILE.md"), ("memory_md", "MEMORY.md"))
+
+
+def _file_line(value: bool | None, name: str) -> str:
+    if value is None:
+        return f"{name} cannot be used (see the problem below)"
+    return name if value else f"no {name}"
+
+
 def _found_lines(found: dict[str, Any], root: Path) -> list[str]:
     """One line per kind of part, in the layout's order (an absent part said so)."""
     notes: dict[str, int] = found["memory_notes"]
@@ -151,8 +167,7 @@ def _found_lines(found: dict[str, Any], root: Path) -> list[str]:
     lines = [
         f"{total} memory note{'' if total == 1 else 's'}"
         + (f" in memory/ ({per})" if notes else " (memory/<namespace>/<key>.md)"),
-        "PROFILE.md" if found["profile_md"] else "no PROFILE.md",
-        "MEMORY.md" if found["memory_md"] else "no MEMORY.md",
+        *(_file_line(found[key], name) for key, name in _FILES),
     ]
     for key, one, many, where in _COUNTED:
         value = found[key]

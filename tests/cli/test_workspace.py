@@ -88,6 +88,17 @@ def test_a_part_that_cannot_be_used_makes_the_workspace_unusable(tmp_path: Path)
     )
 
 
+def test_a_profile_the_scout_cannot_read_makes_the_workspace_unusable(tmp_path: Path) -> None:
+    write_file(tmp_path / "PROFILE.md", b"Caf\xe9: I study seeds.\n")  # Latin-1, not UTF-8
+    out = _run("workspace", "check", str(tmp_path))
+    assert out.returncode == 1
+    lines = out.stdout.splitlines()
+    assert "found: PROFILE.md cannot be used (see the problem below)" in lines
+    assert any(line.startswith("problem: PROFILE.md") and "UTF-8" in line for line in lines)
+    report = json.loads(_run("workspace", "check", "--json", str(tmp_path)).stdout)
+    assert (report["usable"], report["found"]["profile_md"]) == (False, None)
+
+
 def test_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
     out = _run("workspace", "check", str(tmp_path / "nope"))
     assert out.returncode == 2
