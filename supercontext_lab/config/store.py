@@ -254,7 +254,10 @@ def update_config(mutate: Callable[[tomlkit.TOMLDocument], None]) -> None:
         try:
             # The new file is in place once renamed; a folder fsync failing after that is
             # logged rather than reported as a failed save.
-            write_atomic(path, new_text, on_folder_sync_error=_log_folder_sync_error)
+            # A linked config.toml (a dotfiles setup) is written where its link leads:
+            # replacing the link with a plain file would cut it from the user's copy.
+            target = path.resolve() if path.is_symlink() else path
+            write_atomic(target, new_text, on_folder_sync_error=_log_folder_sync_error)
         except OSError as exc:
             raise ConfigError(
                 f"Cannot write {path} ({one_line(exc.strerror or exc)}); "

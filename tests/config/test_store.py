@@ -205,6 +205,22 @@ def test_existing_file_mode_is_kept() -> None:
     assert path.stat().st_mode & 0o777 == 0o600
 
 
+def test_a_linked_config_is_written_through_its_link(tmp_path: Path) -> None:
+    # A dotfiles setup: config.toml is a link into the user's dotfiles repository.
+    dotfile = tmp_path / "dotfiles" / "supercontext.toml"
+    dotfile.parent.mkdir()
+    dotfile.write_text("# mine\n[context]\nsuper_context_enabled = true\n", encoding="utf-8")
+    dotfile.chmod(0o640)
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(dotfile)
+    set_super_context_enabled(False)
+    assert path.is_symlink() and path.resolve() == dotfile
+    assert dotfile.read_text(encoding="utf-8").startswith("# mine\n")
+    assert get_super_context_enabled() is False
+    assert dotfile.stat().st_mode & 0o777 == 0o640
+
+
 CORRUPT_FILES = [
     ("syntax", b"[context\nsuper_context_enabled = true\n", "TOML syntax error"),
     (
