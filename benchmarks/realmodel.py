@@ -123,8 +123,10 @@ def _rows(results: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
 def llama_speed(gguf: Path) -> dict[str, float]:
     """llama.cpp's own speed for ``gguf`` on this machine, in tokens per second: a
     512-token prompt read at once, then 64 tokens decoded one at a time, with the thread
-    counts the local server uses (generation on half the cores, prompt reading on all)."""
+    counts and micro-batch the local server uses."""
     from llama_cpp import Llama
+
+    from supercontext_lab.models.local_server import cpu_has_amx
 
     cores = max(os.cpu_count() or 1, 1)
     llm = Llama(
@@ -132,6 +134,8 @@ def llama_speed(gguf: Path) -> dict[str, float]:
         n_ctx=1024,
         n_threads=max(cores // 2, 1),
         n_threads_batch=cores,
+        # As the server does on a CPU with AMX (see local_server).
+        n_ubatch=1 if cpu_has_amx() else 512,
         verbose=False,
     )
     try:
