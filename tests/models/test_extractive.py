@@ -111,11 +111,11 @@ def test_the_grammar_admits_only_offered_picks_in_order_each_once_and_three_fact
     grammar = extractive_grammar(CHOICES)
     tools = "TOOLS: delegate_gmail\nSKILLS: kernel-fit-report"
     assert admits(grammar, f"FACTS: 1, 2, 3\n{tools}")
-    assert admits(grammar, "FACTS: 1, 2, 3\nTOOLS: none\nSKILLS: none")
     for reply in [
+        "FACTS: 1, 2, 3\nTOOLS: none\nSKILLS: none",  # a list that is not empty: one pick
         f"FACTS: 1, 1, 3\n{tools}",  # a repeated number
         f"FACTS: 3, 2, 1\n{tools}",  # out of the offered order
-        f"FACTS: 1, 2\n{tools}",  # fewer than three
+        f"FACTS: 1, 2\n{tools}",  # fewer than all three gathered
         f"FACTS: 1, 2, 4\n{tools}",  # a fact that was not gathered
         "FACTS: 1, 2, 3\nTOOLS: delegate_gmail, delegate_gmail\nSKILLS: none",
         "FACTS: 1, 2, 3\nTOOLS: memory_recall\nSKILLS: none",  # exists, not offered
@@ -140,6 +140,9 @@ def test_the_grammar_of_sixteen_facts_stays_small_and_admits_six_increasing_pick
     assert admits(grammar, "FACTS: 2, 5, 9, 11, 15, 16\nTOOLS: none\nSKILLS: none")
     assert not admits(grammar, "FACTS: 2, 5, 9, 11, 15, 16, 1\nTOOLS: none\nSKILLS: none")
     assert not admits(grammar, "FACTS: 15, 16\nTOOLS: none\nSKILLS: none")
+    # Five at least: the model cannot fall far below the ranking it was handed.
+    assert not admits(grammar, "FACTS: 1, 2, 3, 4\nTOOLS: none\nSKILLS: none")
+    assert admits(grammar, "FACTS: 1, 2, 3, 4, 5\nTOOLS: none\nSKILLS: none")
 
 
 def test_tools_and_skills_are_offered_by_fit_to_the_request_in_a_short_list() -> None:
