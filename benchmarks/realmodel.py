@@ -372,7 +372,9 @@ def write_section(path: Path, section: Section, *, seconds: float, command: str)
             "completion tokens of every model call of a run, counted by the server's "
             "tokenizer; seconds are wall time per run, and per valid bundle (all runs' time "
             "divided by the runs that produced one). `cases` is how many of the dataset's "
-            "cases a row covers: the slow variants run on the first few only.",
+            "cases a row covers: the slow variants run on the first few only. Tool and skill "
+            "precision count the cases whose expectation lists tools (skills); a variant "
+            "that recommends none there scores 1.00.",
             "",
             section.details[0],
             "",
