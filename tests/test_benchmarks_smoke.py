@@ -351,7 +351,12 @@ def test_the_realmodel_table_is_written_between_markers_and_kept_by_a_full_run(
     }
     rows = {name: dict(row) for name, _ in realmodel.VARIANTS}
     rows["smollm2-text"].update(valid_runs=0, valid_rate=0.0, seconds_per_bundle=float("nan"))
-    section = realmodel._section(rows, cases=2)
+    rows["smollm2-grammar"].update(runs=1)
+    extra = {
+        "session": {"server_start_s": 3.0, "cold_s": 7.5, "second_s": 2.5},
+        "speed": {"prompt_tps": 270.0, "generation_tps": 120.0},
+    }
+    section = realmodel._section(rows, cases=2, extra=extra)
     doc = tmp_path / "performance.md"
     doc.write_text("# Performance\n\nother tables\n", "utf-8")
     realmodel.write_section(doc, section, seconds=120.0, command="python -m benchmarks realmodel")
@@ -361,6 +366,11 @@ def test_the_realmodel_table_is_written_between_markers_and_kept_by_a_full_run(
     assert "other tables" in text
     assert "| `smollm2-grammar` |" in text and "3,210" in text
     assert "| 0% |" in text and "| — |" in text  # no valid bundle: no seconds per bundle
+    # How many cases each row covers, the session's times, llama.cpp's speed, the targets.
+    assert "| `smollm2-grammar` | SmolLM2-135M, GBNF grammar of the envelope | 1 |" in text
+    assert "same request again in that session takes 2.5 s" in text
+    assert "270 prompt tokens/s and 120 generated tokens/s" in text
+    assert "| time to the first bundle of a session | 7.5 s | ≤ 8 s |" in text
     write_performance_doc(
         doc, "| new | table |\n", command="python -m benchmarks all", plot_name="s.png"
     )

@@ -11,9 +11,17 @@ the run gathered, numbered, and a GBNF grammar lets the reply be nothing but::
 
 where every number is a gathered fact and every name is in the orchestrator's catalogue,
 the installed skills or the registry hits the run saw (:class:`~.choices.BundleChoices`).
-:func:`envelope_from_picks` then writes the envelope with the one envelope writer: each
-chosen fact verbatim with its attribution, the goal from the request, ``installed`` from
-the workspace. The model calls no tools in this format; it chooses from what was gathered
+Numbers and names are written in the order they were offered, each at most once (the
+grammar admits only increasing picks: a small model cannot repeat one): five or six facts
+(all of them when fewer were gathered), and one tool and one skill from their lists when
+the lists are not empty. The tools and
+skills offered are a short list ranked by the relevance the offline scout uses (a
+``delegate_<toolkit>`` tool for an integration the request names, ``run_workflow`` when an
+installed skill fits, word overlap otherwise); one that nothing in the request points at
+is not offered. :func:`envelope_from_picks` then writes the envelope with the one envelope
+writer: each chosen fact verbatim with its attribution, the goal from the request (none
+for a one-shot question, as the offline scout decides), ``installed`` from the
+workspace. The model calls no tools in this format; it chooses from what was gathered
 before it (the scout's prefetch), so one short call grounds the bundle.
 
 A call without choices (not the scout's) is sent as plain text.
@@ -26,15 +34,22 @@ import re
 from collections.abc import Sequence
 
 from .._text import goal_line, one_line
+from .._words import keywords, overlap, stems
 from ..bundle_render import write_envelope
 from .base import Message
-from .choices import BundleChoices, ChoiceFact
+from .bundle_format import offerable
+from .choices import BundleChoices, ChoiceFact, ChoiceSkill
+from .request_kind import integrations_named, request_kind
 
 __all__ = [
     "EXTRACTIVE_MAX_TOKENS",
+    "OFFERED_NAMES",
     "envelope_from_picks",
+    "extractive_goal",
     "extractive_grammar",
     "extractive_messages",
+    "offered_skills",
+    "offered_tools",
 ]
 
 EXTRACTIVE_MAX_TOKENS = 96
@@ -45,10 +60,19 @@ PROMPT_FACTS = 16
 prompt stays short, which is what makes one call of a CPU model take seconds."""
 
 _MAX_FACT_PICKS = 6
-# A small model left free to pick one fact picks one; asked for at least three it keeps the
-# retriever's best hits in view (docs/performance.md has the measurement).
-_MIN_FACT_PICKS = 3
-_MAX_NAME_PICKS = 2
+# A small model left free to pick one fact picks one; asked for at least three it reached
+# a 0.33 mention rate on the dataset, under the 0.62 of the retriever's own first six.
+# Asked for five or six it cannot fall far below the ranking it was handed
+# (docs/performance.md has the measurement).
+_MIN_FACT_PICKS = 5
+# Left free, SmolLM2 answered "none" or a wrong second name: the short list is already
+# what the request points at, so the model picks the one that fits best of it.
+_MIN_NAME_PICKS = 1
+_MAX_NAME_PICKS = 1
+
+OFFERED_NAMES = 4
+"""Tools, and skills, offered to the model at most: the best-ranked few, so a small
+model's pick is among the fitting ones."""
 _PICK_LINE_CHARS = 2_000
 _NUMBER_RE = re.compile(r"\d{1,4}")
 
@@ -56,9 +80,9 @@ _SYSTEM = (
     "You prepare context for an assistant before it answers. Read the user's request and "
     "the numbered facts. Choose the facts that help with the request, the tools worth "
     "calling and the skills worth loading. Reply in exactly three lines:\n"
-    "FACTS: the numbers of the helpful facts, or none\n"
-    "TOOLS: tool names from the list, or none\n"
-    "SKILLS: skill ids from the list, or none"
+    "FACTS: the numbers of the helpful facts\n"
+    "TOOLS: the tool from the list that fits best, or none when the list is empty\n"
+    "SKILLS: the skill from the list that fits best, or none when the list is empty"
 )
 
 
@@ -66,16 +90,63 @@ def _offered(choices: BundleChoices) -> list[ChoiceFact]:
     return list(choices.facts[:PROMPT_FACTS])
 
 
+def _skill_fit(query: set[str], skill: ChoiceSkill) -> int:
+    """How well a skill fits the request: shared terms with its id and description; one
+    shared term only when it is in the id ("figures" for figure-polish), as the offline
+    scout rules."""
+    score = overlap(query, f"{skill.id} {skill.description}")
+    return score if score >= 2 or overlap(query, skill.id) else 0
+
+
+def offered_skills(choices: BundleChoices) -> list[ChoiceSkill]:
+    """The skills offered to the model: those the request fits, best first (installed
+    before registry hits at equal fit), at most :data:`OFFERED_NAMES`."""
+    query = stems(keywords(choices.request))
+    ranked = []
+    for index, skill in enumerate(choices.skills):
+        fit = _skill_fit(query, skill)
+        if fit and offerable([skill.id]) and choices.skill(skill.id) is skill:
+            ranked.append((-fit, not skill.installed, index, skill))
+    return [skill for *_, skill in sorted(ranked, key=lambda row: row[:3])][:OFFERED_NAMES]
+
+
+def offered_tools(choices: BundleChoices) -> list[str]:
+    """The tools offered to the model, best first, at most :data:`OFFERED_NAMES`: the
+    delegate of an integration the request names, ``run_workflow`` when an installed
+    skill fits, then tools whose name shares a term with the request."""
+    query = stems(keywords(choices.request))
+    delegates = {f"delegate_{toolkit}" for toolkit in integrations_named(choices.request)}
+    installed_fit = any(skill.installed for skill in offered_skills(choices))
+    ranked = []
+    for index, tool in enumerate(offerable(choices.tools)):
+        score = overlap(query, tool)
+        if tool in delegates:
+            score += 3
+        if tool == "run_workflow" and installed_fit:
+            score += 2
+        if score:
+            ranked.append((-score, index, tool))
+    return [tool for *_, tool in sorted(ranked)][:OFFERED_NAMES]
+
+
+def extractive_goal(choices: BundleChoices) -> str | None:
+    """The thread goal of an extractive bundle: none for a greeting or a one-shot
+    question (as the offline scout decides), else the request as a goal line."""
+    if request_kind(choices.request) != "work":
+        return None
+    return goal_line(choices.request) or None
+
+
 def extractive_messages(choices: BundleChoices) -> list[Message]:
     """The short prompt of one extractive call."""
     facts = "\n".join(f"{fact.number}. {one_line(fact.text)}" for fact in _offered(choices))
-    tools = ", ".join(choices.tools) or "none"
+    tools = ", ".join(offered_tools(choices)) or "none"
     skills = (
         "\n".join(
             f"- {skill.id}: {one_line(skill.description, 100)}"
             if skill.description
             else f"- {skill.id}"
-            for skill in choices.skills
+            for skill in offered_skills(choices)
         )
         or "none"
     )
@@ -87,31 +158,54 @@ def extractive_messages(choices: BundleChoices) -> list[Message]:
     return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
 
 
-def _alternatives(options: Sequence[str]) -> str:
-    # GBNF string literals take JSON's escapes; ensure_ascii=False keeps non-ASCII as UTF-8.
-    return " | ".join(json.dumps(option, ensure_ascii=False) for option in options)
+def _ordered_picks(name: str, options: Sequence[str], most: int, least: int = 0) -> list[str]:
+    """The rules of a pick line: between ``least`` and ``most`` of ``options``, in the
+    order they are listed and each at most once, or ``none`` when ``least`` is 0.
 
-
-def _list_rule(
-    name: str, item: str, options: Sequence[str], most: int, least: int = 0
-) -> list[str]:
+    Rule ``{name}-{i}-{k}`` writes option ``i`` as the ``k``-th pick and goes on with a
+    later option: increasing picks are what makes a repeat impossible, in
+    ``len(options) * most`` rules rather than one per subset.
+    """
     if not options:
         return [f'{name} ::= "none"']
-    least = min(least, len(options))
-    more = f'( ", " {item} ){{{max(least - 1, 0)},{most - 1}}}'
-    none = '"none" | ' if least == 0 else ""
-    return [f"{name} ::= {none}{item} {more}", f"{item} ::= {_alternatives(options)}"]
+    count = len(options)
+    least = min(least, count)
+    rules = []
+    for k in range(1, most + 1):
+        for i in range(count):
+            # Enough options must be left after i to reach the least number of picks.
+            if count - i < least - k + 1 or i < k - 1:
+                continue
+            later = [
+                f"{name}-{j}-{k + 1}"
+                for j in range(i + 1, count)
+                if count - j >= least - k and k < most
+            ]
+            body = json.dumps(options[i], ensure_ascii=False)
+            if later:
+                more = f'", " ( {" | ".join(later)} )'
+                body += f" {more}" if k < least else f" ( {more} )?"
+            rules.append(f"{name}-{i}-{k} ::= {body}")
+    first = " | ".join(f"{name}-{i}-1" for i in range(count) if count - i >= least)
+    none = "" if least else '"none" | '
+    rules.insert(0, f"{name} ::= {none}{first}")
+    return rules
 
 
 def extractive_grammar(choices: BundleChoices) -> str:
     """The GBNF grammar of one extractive reply: fact numbers, tool names and skill ids
-    taken from ``choices``, nothing else."""
+    taken from ``choices`` (see the module docstring), in offered order, none twice."""
     numbers = [str(fact.number) for fact in _offered(choices)]
     rules = [
         'root ::= "FACTS: " facts "\\nTOOLS: " tools "\\nSKILLS: " skills',
-        *_list_rule("facts", "fact", numbers, _MAX_FACT_PICKS, _MIN_FACT_PICKS),
-        *_list_rule("tools", "tool", choices.tools, _MAX_NAME_PICKS),
-        *_list_rule("skills", "skill", [skill.id for skill in choices.skills], _MAX_NAME_PICKS),
+        *_ordered_picks("facts", numbers, _MAX_FACT_PICKS, _MIN_FACT_PICKS),
+        *_ordered_picks("tools", offered_tools(choices), _MAX_NAME_PICKS, _MIN_NAME_PICKS),
+        *_ordered_picks(
+            "skills",
+            [skill.id for skill in offered_skills(choices)],
+            _MAX_NAME_PICKS,
+            _MIN_NAME_PICKS,
+        ),
     ]
     return "\n".join(rules) + "\n"
 
@@ -154,15 +248,14 @@ def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
             picked.append(fact)
         if len(picked) >= _MAX_FACT_PICKS:
             break
-    tools = [name for name in _names(lines.get("TOOLS")) if name in choices.tools]
-    skills = [
-        skill for name in _names(lines.get("SKILLS")) if (skill := choices.skill(name)) is not None
-    ]
-    goal = goal_line(choices.request)
+    tools = [name for name in _names(lines.get("TOOLS")) if name in offered_tools(choices)]
+    fitting = {skill.id: skill for skill in offered_skills(choices)}
+    skills = [fitting[name] for name in _names(lines.get("SKILLS")) if name in fitting]
+    goal = extractive_goal(choices)
     why = f"chosen for: {goal}" if goal else "chosen for the request"
     return write_envelope(
         has_enough_context=bool(picked),
-        proposed_goal=goal or None,
+        proposed_goal=goal,
         summary="\n".join(f"- {fact.cited}" for fact in picked),
         tool_calls=[(tool, "{}", why) for tool in tools[:_MAX_NAME_PICKS]],
         skills=[

@@ -36,6 +36,7 @@ __all__ = [
     "LOCAL_CONTEXT_TOKENS",
     "STARTUP_TIMEOUT_S",
     "LocalServer",
+    "cpu_has_amx",
     "local_server",
     "missing_extra",
     "stop_local_servers",
@@ -71,6 +72,15 @@ def _last_line(path: Path) -> str:
     except OSError:
         return ""
     return lines[-1][:300] if lines else ""
+
+
+def cpu_has_amx() -> bool:
+    """Whether the CPU reports AMX tiles (Linux ``/proc/cpuinfo``; false elsewhere)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text("ascii", "replace")
+    except OSError:
+        return False
+    return " amx_tile" in text
 
 
 def _listener() -> socket.socket:
@@ -151,6 +161,11 @@ class LocalServer:
             # share the server between runs); a client that gives up disconnects instead.
             "--interrupt_requests",
             "false",
+            # llama.cpp's AMX weight buffers crash the server (SIGSEGV) on the first batch
+            # of more than one token on CPUs with AMX where the tiles are not usable (seen
+            # in a VM with llama-cpp-python 0.3.36); one token per micro-batch avoids
+            # that path at the cost of slower prompt reading.
+            *(["--n_ubatch", "1"] if cpu_has_amx() else []),
         ]
 
     def start(self, *, timeout_s: float = STARTUP_TIMEOUT_S) -> None:

@@ -302,12 +302,14 @@ class OpenAICompatibleModel:
         )
         if shown is not None:
             shown.flush()
-        reply = secrets.reply(self._requests.shape(reply, request))
         if reply.usage.total_tokens == 0 and self._usage_counter is not None:
+            # Counted on the model's own reply, before shaping: an extractive pick is a
+            # few tokens even though the envelope the harness writes from it is not.
             budget_end = math.inf if deadline is None else deadline
             reply = self._usage_counter(
                 self._client, reply, payload["messages"], request.messages, budget_end
             )
+        reply = secrets.reply(self._requests.shape(reply, request))
         if not streamed and on_text is not None and reply.message.content:
             on_text(reply.message.content)
         return reply

@@ -115,6 +115,7 @@ class RequestBuilder:
                 self.bundle_format,
                 callable_tools=request.callable_tools,
                 text_tools=not self.native_tool_calling,
+                choices=request.choices,
             )
         if self.max_tokens is not None:
             payload.setdefault("max_tokens", self.max_tokens)
@@ -141,7 +142,7 @@ class RequestBuilder:
                 reply = replace(reply, message=replace(message, content=envelope, tool_calls=()))
             return reply
         if self.bundle_format == "json_schema" and message.content and not message.tool_calls:
-            envelope = envelope_from_json(message.content)
+            envelope = envelope_from_json(message.content, request.choices)
             if envelope is not None:
                 reply = replace(reply, message=replace(message, content=envelope))
         if self.text_tools(request):

@@ -326,9 +326,12 @@ class _Run:
     def choices(self) -> BundleChoices:
         """What a constrained emission may choose from, from what exists and was read."""
         names = known_names(self.workspace, self.sources)
-        installed = [ChoiceSkill(skill, True) for skill in sorted(names.installed)]
+        described = {skill.dir_name: skill.description for skill in self.workspace.skills}
+        installed = [
+            ChoiceSkill(skill, True, described.get(skill, "")) for skill in sorted(names.installed)
+        ]
         seen = [
-            ChoiceSkill(skill, False)
+            ChoiceSkill(skill, False, self.sources.skill_description(skill))
             for skill in self.sources.skills_seen
             if skill not in names.installed
         ]

@@ -155,6 +155,11 @@ class RunSources:
         source = Source("skill", skill_id)
         self.named.setdefault(source, SourceText(source, text, name or skill_id))
 
+    def skill_description(self, skill_id: str) -> str:
+        """The description of a skill the run saw (its registry or listing entry), or ``""``."""
+        known = self.named.get(Source("skill", skill_id))
+        return known.text.partition("\n")[2].strip() if known is not None else ""
+
     def _web(self, url: str, text: str, title: str) -> None:
         if url and text.strip():
             source = Source("web", url)

@@ -2,21 +2,37 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
+import httpx
+
 from supercontext_lab.bundle import parse_context_bundle
 from supercontext_lab.models.base import Message, ModelReply, ToolSpec
 from supercontext_lab.models.choices import BundleChoices, ChoiceFact, ChoiceSkill
 from supercontext_lab.models.extractive import (
+    OFFERED_NAMES,
     PROMPT_FACTS,
     envelope_from_picks,
+    extractive_goal,
     extractive_grammar,
     extractive_messages,
+    offered_skills,
+    offered_tools,
 )
+from supercontext_lab.models.local import LocalModel
 from supercontext_lab.models.request import ChatRequest, RequestBuilder
 
+from .gbnf import admits
+
 CHOICES = BundleChoices(
-    request="Please help me finish the kernel section",
-    tools=("memory_recall", "web_search"),
-    skills=(ChoiceSkill("figure-polish", True, "Polish figures"), ChoiceSkill("lit-digest", False)),
+    request="Please help me finish the kernel section and email it to Jonas",
+    tools=("agent_prepare_context", "delegate_github", "memory_recall", "delegate_gmail"),
+    skills=(
+        ChoiceSkill("figure-polish", True, "Polish figures"),
+        ChoiceSkill("lit-digest", False, "Digest new literature"),
+        ChoiceSkill("kernel-fit-report", False, "Report on dispersal kernel fits"),
+    ),
     attributions=("memory: global/kernel", "memory"),
     facts=(
         ChoiceFact(1, "The 2Dt kernel is primary.", "memory: global/kernel"),
@@ -29,30 +45,39 @@ CHOICES = BundleChoices(
 def test_chosen_facts_are_written_verbatim_with_their_source_and_installed_comes_from_the_workspace() -> (
     None
 ):
-    envelope = envelope_from_picks("FACTS: 2, 1\nTOOLS: web_search\nSKILLS: lit-digest", CHOICES)
+    envelope = envelope_from_picks(
+        "FACTS: 2, 1\nTOOLS: delegate_gmail\nSKILLS: kernel-fit-report", CHOICES
+    )
     assert envelope is not None
     bundle = parse_context_bundle(envelope)
     assert bundle is not None
     assert bundle.has_enough_context is True
-    assert bundle.proposed_goal == "Finish the kernel section"
+    assert bundle.proposed_goal == "Finish the kernel section and email it to Jonas"
     assert bundle.summary.splitlines() == [
         "- It fits 34 of the 40 sites. (memory: global/kernel)",
         "- The 2Dt kernel is primary. (memory: global/kernel)",
     ]
-    assert [call.tool for call in bundle.recommended_tool_calls] == ["web_search"]
-    assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [("lit-digest", False)]
+    assert [call.tool for call in bundle.recommended_tool_calls] == ["delegate_gmail"]
+    assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [
+        ("kernel-fit-report", False)
+    ]
 
 
 def test_numbers_and_names_that_do_not_exist_are_left_out() -> None:
+    # memory_recall and lit-digest exist, but nothing in the request points at them:
+    # they were not offered, so they are not taken either.
     reply = (
-        "FACTS: 9, 3, 3, 0\nTOOLS: rm_rf, memory_recall\nSKILLS: evil, figure-polish, figure-polish"
+        "FACTS: 9, 3, 3, 0\nTOOLS: rm_rf, memory_recall, delegate_gmail\n"
+        "SKILLS: evil, lit-digest, kernel-fit-report, kernel-fit-report"
     )
     envelope = envelope_from_picks(reply, CHOICES)
     bundle = parse_context_bundle(envelope or "")
     assert bundle is not None
     assert bundle.summary.count("\n") == 0 and "sensitivity analysis" in bundle.summary
-    assert [call.tool for call in bundle.recommended_tool_calls] == ["memory_recall"]
-    assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [("figure-polish", True)]
+    assert [call.tool for call in bundle.recommended_tool_calls] == ["delegate_gmail"]
+    assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [
+        ("kernel-fit-report", False)
+    ]
 
 
 def test_a_reply_without_a_facts_line_is_no_envelope_and_none_means_not_enough() -> None:
@@ -72,7 +97,7 @@ def test_a_hostile_reply_is_parsed_in_one_pass_and_cannot_forge_the_envelope() -
 
 
 def test_unencodable_and_control_characters_in_a_reply_never_reach_the_envelope() -> None:
-    reply = "FACTS: 1\ud800, 2\x1b[2J\nTOOLS: web_search\x07, \ud83d\nSKILLS: \x9b31m"
+    reply = "FACTS: 1\ud800, 2\x1b[2J\nTOOLS: delegate_gmail\x07, \ud83d\nSKILLS: \x9b31m"
     envelope = envelope_from_picks(reply, CHOICES)
     assert envelope is not None
     assert envelope.encode("utf-8")
@@ -82,14 +107,100 @@ def test_unencodable_and_control_characters_in_a_reply_never_reach_the_envelope(
     assert not bundle.recommended_tool_calls and not bundle.recommended_skills
 
 
-def test_the_grammar_enumerates_only_what_exists_and_asks_for_at_least_three_facts() -> None:
+def test_the_grammar_admits_only_offered_picks_in_order_each_once_and_three_facts_or_more() -> None:
     grammar = extractive_grammar(CHOICES)
-    assert 'fact ::= "1" | "2" | "3"' in grammar
-    assert 'facts ::= fact ( ", " fact ){2,5}' in grammar
-    assert 'tool ::= "memory_recall" | "web_search"' in grammar
-    assert 'skill ::= "figure-polish" | "lit-digest"' in grammar
+    tools = "TOOLS: delegate_gmail\nSKILLS: kernel-fit-report"
+    assert admits(grammar, f"FACTS: 1, 2, 3\n{tools}")
+    for reply in [
+        "FACTS: 1, 2, 3\nTOOLS: none\nSKILLS: none",  # a list that is not empty: one pick
+        f"FACTS: 1, 1, 3\n{tools}",  # a repeated number
+        f"FACTS: 3, 2, 1\n{tools}",  # out of the offered order
+        f"FACTS: 1, 2\n{tools}",  # fewer than all three gathered
+        f"FACTS: 1, 2, 4\n{tools}",  # a fact that was not gathered
+        "FACTS: 1, 2, 3\nTOOLS: delegate_gmail, delegate_gmail\nSKILLS: none",
+        "FACTS: 1, 2, 3\nTOOLS: memory_recall\nSKILLS: none",  # exists, not offered
+        "FACTS: 1, 2, 3\nTOOLS: seedscape-pipeline\nSKILLS: none",
+        "FACTS: 1, 2, 3\nTOOLS: none\nSKILLS: lit-digest",
+    ]:
+        assert not admits(grammar, reply), reply
     empty = extractive_grammar(BundleChoices(request="hi"))
     assert 'facts ::= "none"' in empty and 'tools ::= "none"' in empty
+    assert admits(empty, "FACTS: none\nTOOLS: none\nSKILLS: none")
+
+
+def test_the_grammar_of_sixteen_facts_stays_small_and_admits_six_increasing_picks() -> None:
+    many = BundleChoices(
+        request="x",
+        facts=tuple(ChoiceFact(n, f"fact {n}", "memory") for n in range(1, PROMPT_FACTS + 1)),
+    )
+    grammar = extractive_grammar(many)
+    # One rule per (fact, place in the pick): no blow-up into one rule per subset.
+    assert grammar.count("\n") < PROMPT_FACTS * 6 + 10
+    assert all("_" not in line.split("::=")[0] for line in grammar.splitlines())
+    assert admits(grammar, "FACTS: 2, 5, 9, 11, 15, 16\nTOOLS: none\nSKILLS: none")
+    assert not admits(grammar, "FACTS: 2, 5, 9, 11, 15, 16, 1\nTOOLS: none\nSKILLS: none")
+    assert not admits(grammar, "FACTS: 15, 16\nTOOLS: none\nSKILLS: none")
+    # Five at least: the model cannot fall far below the ranking it was handed.
+    assert not admits(grammar, "FACTS: 1, 2, 3, 4\nTOOLS: none\nSKILLS: none")
+    assert admits(grammar, "FACTS: 1, 2, 3, 4, 5\nTOOLS: none\nSKILLS: none")
+
+
+def test_tools_and_skills_are_offered_by_fit_to_the_request_in_a_short_list() -> None:
+    # The model once picked agent_prepare_context and delegate_github for a writing task:
+    # those are not offered unless the request points at them.
+    assert offered_tools(CHOICES) == ["delegate_gmail"]
+    assert [skill.id for skill in offered_skills(CHOICES)] == ["kernel-fit-report"]
+    user = extractive_messages(CHOICES)[1].content or ""
+    assert "agent_prepare_context" not in user and "delegate_github" not in user
+    assert "lit-digest" not in user and "kernel-fit-report: Report on" in user
+    figures = replace(CHOICES, request="Polish the figures of the kernel paper on GitHub")
+    figures = replace(figures, tools=(*CHOICES.tools, "run_workflow"))
+    # An installed skill that fits comes first, and brings run_workflow with it; the
+    # delegate of a named integration outranks a tool that only shares a word.
+    assert [skill.id for skill in offered_skills(figures)] == ["figure-polish", "kernel-fit-report"]
+    assert offered_tools(figures) == ["delegate_github", "run_workflow"]
+    crowded = replace(
+        CHOICES,
+        request="email slack calendar github zotero",
+        tools=tuple(
+            f"delegate_{t}" for t in ("gmail", "slack", "google_calendar", "github", "zotero")
+        ),
+    )
+    assert len(offered_tools(crowded)) == OFFERED_NAMES
+
+
+def test_a_question_gets_no_goal_as_the_offline_scout_decides() -> None:
+    question = replace(CHOICES, request="What did we decide about the dispersal kernel?")
+    assert extractive_goal(question) is None
+    bundle = parse_context_bundle(envelope_from_picks("FACTS: 1, 2, 3", question) or "")
+    assert bundle is not None and bundle.proposed_goal is None
+    assert extractive_goal(CHOICES) == "Finish the kernel section and email it to Jonas"
+    assert extractive_goal(replace(CHOICES, request="thanks!")) is None
+
+
+def test_completion_tokens_are_those_of_the_models_short_reply_not_the_written_envelope() -> None:
+    counted: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if request.url.path == "/extras/tokenize/count":
+            counted.append(body["input"])
+            return httpx.Response(200, json={"count": len(body["input"])})
+        # Like llama-cpp-python's server when streaming: a reply without usage.
+        message = {"role": "assistant", "content": "FACTS: 1, 2, 3\nTOOLS: none\nSKILLS: none"}
+        return httpx.Response(200, json={"choices": [{"message": message}]})
+
+    model = LocalModel(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        native_tool_calling=False,
+        bundle_format="extractive",
+        transport=httpx.MockTransport(handle),
+    )
+    reply = model.complete([Message(role="user", content="x")], choices=CHOICES)
+    assert (reply.message.content or "").startswith("[context_bundle]")
+    assert counted[1] == "FACTS: 1, 2, 3\nTOOLS: none\nSKILLS: none"
+    assert reply.usage.completion_tokens == len(counted[1])
 
 
 def test_the_prompt_offers_a_bounded_number_of_facts() -> None:

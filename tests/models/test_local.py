@@ -513,3 +513,16 @@ def _gone_within(pid: int, seconds: float) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_on_a_cpu_with_amx_the_server_reads_prompts_one_token_per_micro_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, amx: bool
+) -> None:
+    # llama.cpp's AMX weight buffers crashed the server on the first batch of more than
+    # one token in a VM whose CPU reports AMX; elsewhere the default micro-batch stays.
+    monkeypatch.setattr(local_server_module, "cpu_has_amx", lambda: amx)
+    command = LocalServer(write_gguf(tmp_path / "tiny.gguf"))._command()
+    assert ("--n_ubatch" in command) is amx
+    if amx:
+        assert command[command.index("--n_ubatch") + 1] == "1"

@@ -15,8 +15,8 @@ from typing import Any
 from ..._bounded import json_loads
 from ..._facts import note_blocks
 from ..._words import keywords, overlap, stems, words
-from ...gate import GREETINGS, normalize_message
 from ..base import Message
+from ..request_kind import integrations_named, request_kind
 
 __all__ = [
     "FACT_CHARS",
@@ -36,12 +36,6 @@ __all__ = [
 # A fact quoted from a tool result or a user file is cut to this many characters.
 FACT_CHARS = 260
 
-_INTERROGATIVES = frozenset(
-    "what who whom whose when where why how which is are am was were do does did can could "
-    "should would will shall may might has have had cosa chi quando dove perché perche come "
-    "quale quali quanto quanti".split()
-)
-_THANKS = frozenset({"thanks", "thank you", "thx", "grazie", "cheers", "thanks a lot"})
 # Which flavour facet a request is about, by the words it uses.
 _FACET_TRIGGERS: dict[str, frozenset[str]] = {
     "communication": frozenset(
@@ -61,18 +55,6 @@ _FACET_TRIGGERS: dict[str, frozenset[str]] = {
 }
 _PREFERENCE_WORDS = frozenset("like prefer preference preferences preferred usually want".split())
 
-# Words that point at an integration even when its toolkit name is not used.
-_INTEGRATION_ALIASES: dict[str, frozenset[str]] = {
-    "gmail": frozenset("gmail email emails mail inbox reply".split()),
-    "google_calendar": frozenset("calendar meeting meetings schedule event events agenda".split()),
-    "slack": frozenset("slack channel dm".split()),
-    "github": frozenset("github repo repository pull issue issues pr commit".split()),
-    "notion": frozenset("notion".split()),
-    "google_drive": frozenset("drive gdrive".split()),
-    "zotero": frozenset("zotero library references bibliography".split()),
-    "linkedin": frozenset("linkedin".split()),
-    "whatsapp": frozenset("whatsapp".split()),
-}
 _WEB_WORDS = frozenset(
     "latest new newest recent recently news today current currently "
     "published preprint preprints papers".split()
@@ -182,17 +164,6 @@ def read_request(messages: Sequence[Message]) -> RequestContext:
     return context
 
 
-def request_kind(request: str) -> str:
-    """``greeting``, ``question`` or ``work`` (SPEC §10)."""
-    normal = normalize_message(request)
-    if not normal or normal in GREETINGS or normal in _THANKS:
-        return "greeting"
-    first = words(normal)[:1]
-    if request.strip().endswith("?") and first and first[0] in _INTERROGATIVES:
-        return "question"
-    return "work"
-
-
 def asks_preferences(context: RequestContext) -> bool:
     """Whether the request names the user's preferences ("like", "prefer", "usually", ...;
     read from all its words, as "like" and "want" are stop words to a search)."""
@@ -230,13 +201,7 @@ def wanted_facets(context: RequestContext) -> list[str]:
 
 
 def mentioned_integrations(context: RequestContext) -> list[str]:
-    said = set(words(f"{context.request} {context.focus}"))
-    found = []
-    for toolkit, aliases in _INTEGRATION_ALIASES.items():
-        # Word by word: "google_calendar" is the words "google" and "calendar".
-        if said & aliases or set(words(toolkit)) <= said:
-            found.append(toolkit)
-    return found
+    return integrations_named(f"{context.request} {context.focus}")
 
 
 _CATEGORY_CUES: dict[str, frozenset[str]] = {
