@@ -19,7 +19,7 @@ else's, and the workspace's own reads report the link.
 from __future__ import annotations
 
 import os
-from contextvars import ContextVar
+from collections.abc import Callable
 from pathlib import Path
 
 from .._confine import confined_path
@@ -60,22 +60,32 @@ Finding = tuple[str, str]
 """``(path inside the workspace, why it is not read)``; a folder's path ends in ``/``."""
 
 
-# The resolved workspace root of the scan under way, and whether links may lead out of it.
-_SCAN: ContextVar[tuple[Path, bool]] = ContextVar("layout_scan")
+_Listing = Callable[[Path], "list[os.DirEntry[str]]"]
+"""The visible entries of a folder of the workspace being scanned, sorted by name."""
 
 
-def _listing(folder: Path) -> list[os.DirEntry[str]]:
-    root, allow_outside = _SCAN.get()
-    try:
-        confined_path(root, folder, allow_outside=allow_outside)
-        with os.scandir(folder) as entries:
-            return sorted(
-                (e for e in entries if not e.name.startswith(".") and e.name not in IGNORED_NAMES),
-                key=lambda entry: entry.name,
-            )
-    except (OSError, PathRefusedError):
-        # Absent, unreadable or leading out: the part is empty, reported where it is read.
-        return []
+def _lister(root: Path, allow_outside: bool) -> _Listing:
+    """How the scan of the workspace at ``root`` lists a folder: never one a link leads
+    to outside ``root`` (unless ``allow_outside``)."""
+    real_root = root.resolve()
+
+    def listing(folder: Path) -> list[os.DirEntry[str]]:
+        try:
+            confined_path(real_root, folder, allow_outside=allow_outside)
+            with os.scandir(folder) as entries:
+                return sorted(
+                    (
+                        e
+                        for e in entries
+                        if not e.name.startswith(".") and e.name not in IGNORED_NAMES
+                    ),
+                    key=lambda entry: entry.name,
+                )
+        except (OSError, PathRefusedError):
+            # Absent, unreadable or leading out: the part is empty, reported where it is read.
+            return []
+
+    return listing
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -87,18 +97,11 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 def ignored(root: Path, *, allow_outside_links: bool = False) -> list[Finding]:
     """Every entry of the workspace at ``root`` that is not read, with the reason."""
-    token = _SCAN.set((root.resolve(), allow_outside_links))
-    try:
-        return _ignored(root)
-    finally:
-        _SCAN.reset(token)
-
-
-def _ignored(root: Path) -> list[Finding]:
+    listing = _lister(root, allow_outside_links)
     found: list[Finding] = []
-    for entry in _listing(root):
+    for entry in listing(root):
         if _is_dir(entry):
-            found.extend(_top_folder(root, entry.name))
+            found.extend(_top_folder(listing, root, entry.name))
         else:
             found.extend(_top_file(entry.name))
     if len(found) > MAX_IGNORED:
@@ -127,13 +130,13 @@ def _top_file(name: str) -> list[Finding]:
     return [(name, "not a part of a workspace; move it into files/ for the scout to list it")]
 
 
-def _top_folder(root: Path, name: str) -> list[Finding]:
+def _top_folder(listing: _Listing, root: Path, name: str) -> list[Finding]:
     if name == "memory":
-        return _memory(root / name)
+        return _memory(listing, root / name)
     if name == "skills":
-        return _skills(root / name)
+        return _skills(listing, root / name)
     if name == "flavour":
-        return _flavour(root / name)
+        return _flavour(listing, root / name)
     if name == "files":
         return []
     known = _FOLDER_SPELLINGS.get(name.lower(), name.lower())
@@ -148,11 +151,11 @@ def _top_folder(root: Path, name: str) -> list[Finding]:
     ]
 
 
-def _flavour(folder: Path) -> list[Finding]:
+def _flavour(listing: _Listing, folder: Path) -> list[Finding]:
     """The entries of ``flavour/`` that no facet is read from."""
     out: list[Finding] = []
     facets = ", ".join(FLAVOUR_FACETS)
-    for entry in _listing(folder):
+    for entry in listing(folder):
         rel = f"flavour/{entry.name}"
         if _is_dir(entry):
             out.append((f"{rel}/", "a facet is one .md file, flavour/<facet>.md"))
@@ -163,9 +166,9 @@ def _flavour(folder: Path) -> list[Finding]:
     return out
 
 
-def _memory(folder: Path) -> list[Finding]:
+def _memory(listing: _Listing, folder: Path) -> list[Finding]:
     out: list[Finding] = []
-    for entry in _listing(folder):
+    for entry in listing(folder):
         if not _is_dir(entry):
             if not entry.name.lower().endswith(".md"):
                 out.append(_not_md(f"memory/{entry.name}", entry.name))
@@ -173,7 +176,7 @@ def _memory(folder: Path) -> list[Finding]:
         if entry.name == "*":
             out.append(("memory/*/", "'*' means every namespace and cannot be one; rename it"))
             continue
-        for inner in _listing(Path(entry.path)):
+        for inner in listing(Path(entry.path)):
             rel = f"memory/{entry.name}/{inner.name}"
             if _is_dir(inner):
                 out.append(
@@ -195,14 +198,14 @@ def _not_md(rel: str, name: str) -> Finding:
     return (rel, "only .md notes are indexed")
 
 
-def _skills(folder: Path) -> list[Finding]:
+def _skills(listing: _Listing, folder: Path) -> list[Finding]:
     out: list[Finding] = []
-    for entry in _listing(folder):
+    for entry in listing(folder):
         rel = f"skills/{entry.name}"
         if not _is_dir(entry):
             out.append((rel, "a skill is a folder holding SKILL.md (skills/<name>/SKILL.md)"))
             continue
-        names = {inner.name for inner in _listing(Path(entry.path))}
+        names = {inner.name for inner in listing(Path(entry.path))}
         if "SKILL.md" in names:
             continue
         near = next((n for n in sorted(names) if n.lower() == "skill.md"), None)
