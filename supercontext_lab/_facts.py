@@ -23,7 +23,7 @@ from typing import TypeVar
 from ._text import one_line
 from ._words import content_terms
 
-__all__ = ["distinct_facts", "note_blocks", "note_prose", "note_sentences"]
+__all__ = ["MAX_FACT_CHARS", "distinct_facts", "note_blocks", "note_prose", "note_sentences"]
 
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 # A list item: "- ", "* ", "+ ", "• ", "1. " or "1) " at the start of a line.
@@ -31,6 +31,9 @@ _ITEM_RE = re.compile(r"^\s{0,8}(?:[-*+•]|\d{1,3}[.)])\s+")
 # Within a paragraph or list item, a sentence ends at . ! or ? followed by a space and an
 # upper-case letter or a digit; "e.g. the" and "2.5 mm" stay whole.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])")
+MAX_FACT_CHARS = 500
+"""The longest sentence quoted as a fact. A fact is never cut inside a sentence, so a
+longer one (a pasted table row, a paragraph with no full stop) is not quoted at all."""
 # A fact whose terms are at least this share of another's, all found there, is a repeat.
 _REPEAT_SHARE = 0.8
 
@@ -63,14 +66,14 @@ def note_prose(text: str) -> str:
     return " ".join(note_blocks(text))
 
 
-def note_sentences(text: str, limit: int) -> list[str]:
-    """The sentences of a note, each on one line and cut to ``limit`` characters at a
-    word (linear in ``text``)."""
+def note_sentences(text: str) -> list[str]:
+    """The whole sentences of a note, in order, each on one line (linear in ``text``);
+    sentences longer than :data:`MAX_FACT_CHARS` are left out, never cut."""
     out: list[str] = []
     for block in note_blocks(text):
         for part in _SENTENCE_END_RE.split(block):
-            sentence = one_line(part, limit, at_word=True)
-            if len(sentence) > 3:
+            sentence = one_line(part)
+            if 3 < len(sentence) <= MAX_FACT_CHARS:
                 out.append(sentence)
     return out
 

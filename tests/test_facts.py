@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from supercontext_lab._facts import distinct_facts, note_blocks, note_prose, note_sentences
+from supercontext_lab._facts import (
+    MAX_FACT_CHARS,
+    distinct_facts,
+    note_blocks,
+    note_prose,
+    note_sentences,
+)
 
 
 def test_a_heading_is_never_part_of_a_fact() -> None:
@@ -19,7 +25,7 @@ def test_a_heading_is_never_part_of_a_fact() -> None:
         "#hashtag is not a heading."
     ]
     assert "Freezer" not in note_prose(note)
-    assert note_sentences(note, 220) == [
+    assert note_sentences(note) == [
         "Box 3 holds the seed samples of site 12.",
         "Soil cores are in box 4. #hashtag is not a heading.",
     ]
@@ -56,3 +62,17 @@ def test_facts_that_share_words_but_say_different_things_both_stay() -> None:
 def test_a_limit_bounds_the_work_on_a_huge_note() -> None:
     facts = [f"Sample {n} is in box {n}." for n in range(100_000)]
     assert distinct_facts(facts, str, limit=40) == facts[:40]
+
+
+def test_a_sentence_is_never_cut_and_an_overlong_one_is_not_quoted() -> None:
+    long_sentence = "The committee " + "really " * 60 + "meets on Friday."
+    note = f"{long_sentence} Word " + ("word " * 120).strip() + "s end here. Short one here."
+    sentences = note_sentences(note)
+    assert long_sentence in sentences
+    assert all(len(s) <= MAX_FACT_CHARS for s in sentences)
+    assert not any(s.endswith("…") for s in sentences)
+    assert "Short one here." in sentences
+
+
+def test_a_run_on_text_longer_than_the_fact_limit_gives_no_fact() -> None:
+    assert note_sentences("word " * 200) == []

@@ -33,8 +33,9 @@ import json
 import re
 from collections.abc import Sequence
 
+from .._relevance import coverage, name_fit, named_in_notes, request_terms
 from .._text import goal_line, one_line
-from .._words import keywords, overlap, stems
+from .._words import keywords, stems
 from ..bundle_render import write_envelope
 from .base import Message
 from .bundle_format import offerable
@@ -43,11 +44,13 @@ from .request_kind import integrations_named, request_kind
 
 __all__ = [
     "EXTRACTIVE_MAX_TOKENS",
+    "FACT_PICKS",
     "OFFERED_NAMES",
     "envelope_from_picks",
     "extractive_goal",
     "extractive_grammar",
     "extractive_messages",
+    "offered_facts",
     "offered_skills",
     "offered_tools",
 ]
@@ -59,7 +62,8 @@ PROMPT_FACTS = 16
 """Facts offered to the model, in the order the run gathered them (best hits first): the
 prompt stays short, which is what makes one call of a CPU model take seconds."""
 
-_MAX_FACT_PICKS = 6
+FACT_PICKS = 6
+"""Facts an extractive reply picks at most (and the no-model baselines take)."""
 # A small model left free to pick one fact picks one; asked for at least three it reached
 # a 0.33 mention rate on the dataset, under the 0.62 of the retriever's own first six.
 # Asked for five or six it cannot fall far below the ranking it was handed
@@ -86,25 +90,27 @@ _SYSTEM = (
 )
 
 
-def _offered(choices: BundleChoices) -> list[ChoiceFact]:
+def offered_facts(choices: BundleChoices) -> list[ChoiceFact]:
+    """The facts offered to the model: the first :data:`PROMPT_FACTS`, best first."""
     return list(choices.facts[:PROMPT_FACTS])
 
 
-def _skill_fit(query: set[str], skill: ChoiceSkill) -> int:
-    """How well a skill fits the request: shared terms with its id and description; one
-    shared term only when it is in the id ("figures" for figure-polish), as the offline
-    scout rules."""
-    score = overlap(query, f"{skill.id} {skill.description}")
-    return score if score >= 2 or overlap(query, skill.id) else 0
+def _skill_fit(query: set[str], skill: ChoiceSkill, notes: list[str]) -> int:
+    """How well a skill fits the request (:func:`~supercontext_lab._relevance.name_fit`
+    over its id and description, as the offline scout rules; ``notes`` are the gathered
+    facts, which may name the skill)."""
+    named = named_in_notes(skill.id, query, notes)
+    return name_fit(query, skill.id, skill.description, in_notes=named)
 
 
 def offered_skills(choices: BundleChoices) -> list[ChoiceSkill]:
     """The skills offered to the model: those the request fits, best first (installed
     before registry hits at equal fit), at most :data:`OFFERED_NAMES`."""
     query = stems(keywords(choices.request))
+    notes = [fact.text for fact in choices.facts]
     ranked = []
     for index, skill in enumerate(choices.skills):
-        fit = _skill_fit(query, skill)
+        fit = _skill_fit(query, skill, notes)
         if fit and offerable([skill.id]) and choices.skill(skill.id) is skill:
             ranked.append((-fit, not skill.installed, index, skill))
     return [skill for *_, skill in sorted(ranked, key=lambda row: row[:3])][:OFFERED_NAMES]
@@ -113,20 +119,39 @@ def offered_skills(choices: BundleChoices) -> list[ChoiceSkill]:
 def offered_tools(choices: BundleChoices) -> list[str]:
     """The tools offered to the model, best first, at most :data:`OFFERED_NAMES`: the
     delegate of an integration the request names, ``run_workflow`` when an installed
-    skill fits, then tools whose name shares a term with the request."""
+    skill fits (and only then), then tools the request points at beyond one shared word
+    (:func:`~supercontext_lab._relevance.name_fit` over the tool's name)."""
     query = stems(keywords(choices.request))
     delegates = {f"delegate_{toolkit}" for toolkit in integrations_named(choices.request)}
-    installed_fit = any(skill.installed for skill in offered_skills(choices))
+    workflow = _workflow(choices)
     ranked = []
     for index, tool in enumerate(offerable(choices.tools)):
-        score = overlap(query, tool)
         if tool in delegates:
-            score += 3
-        if tool == "run_workflow" and installed_fit:
-            score += 2
+            score = 5
+        elif tool == "run_workflow":
+            score = 4 if workflow is not None else 0
+        else:
+            score = name_fit(query, tool.replace("_", " "))
         if score:
             ranked.append((-score, index, tool))
     return [tool for *_, tool in sorted(ranked)][:OFFERED_NAMES]
+
+
+def _workflow(choices: BundleChoices) -> str | None:
+    """The installed skill ``run_workflow`` would run: the best fitting one, if any."""
+    return next((skill.id for skill in offered_skills(choices) if skill.installed), None)
+
+
+def _tool_args(tool: str, choices: BundleChoices) -> str:
+    """The arguments written for a picked tool: ``run_workflow`` names its workflow, a
+    delegate gets the request as its task; other tools get none from a pick."""
+    if tool == "run_workflow":
+        return json.dumps({"workflow": _workflow(choices)}, ensure_ascii=False)
+    if tool.startswith("delegate_"):
+        return json.dumps(
+            {"task": one_line(choices.request, 200, at_word=True)}, ensure_ascii=False
+        )
+    return "{}"
 
 
 def extractive_goal(choices: BundleChoices) -> str | None:
@@ -139,7 +164,7 @@ def extractive_goal(choices: BundleChoices) -> str | None:
 
 def extractive_messages(choices: BundleChoices) -> list[Message]:
     """The short prompt of one extractive call."""
-    facts = "\n".join(f"{fact.number}. {one_line(fact.text)}" for fact in _offered(choices))
+    facts = "\n".join(f"{fact.number}. {one_line(fact.text)}" for fact in offered_facts(choices))
     tools = ", ".join(offered_tools(choices)) or "none"
     skills = (
         "\n".join(
@@ -195,10 +220,10 @@ def _ordered_picks(name: str, options: Sequence[str], most: int, least: int = 0)
 def extractive_grammar(choices: BundleChoices) -> str:
     """The GBNF grammar of one extractive reply: fact numbers, tool names and skill ids
     taken from ``choices`` (see the module docstring), in offered order, none twice."""
-    numbers = [str(fact.number) for fact in _offered(choices)]
+    numbers = [str(fact.number) for fact in offered_facts(choices)]
     rules = [
         'root ::= "FACTS: " facts "\\nTOOLS: " tools "\\nSKILLS: " skills',
-        *_ordered_picks("facts", numbers, _MAX_FACT_PICKS, _MIN_FACT_PICKS),
+        *_ordered_picks("facts", numbers, FACT_PICKS, _MIN_FACT_PICKS),
         *_ordered_picks("tools", offered_tools(choices), _MAX_NAME_PICKS, _MIN_NAME_PICKS),
         *_ordered_picks(
             "skills",
@@ -240,24 +265,28 @@ def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
     facts_line = lines.get("FACTS")
     if facts_line is None:
         return None
-    offered = {fact.number: fact for fact in _offered(choices)}
+    offered = {fact.number: fact for fact in offered_facts(choices)}
     picked: list[ChoiceFact] = []
     for match in _NUMBER_RE.finditer(facts_line):
         fact = offered.get(int(match.group()))
         if fact is not None and fact not in picked:
             picked.append(fact)
-        if len(picked) >= _MAX_FACT_PICKS:
+        if len(picked) >= FACT_PICKS:
             break
     tools = [name for name in _names(lines.get("TOOLS")) if name in offered_tools(choices)]
     fitting = {skill.id: skill for skill in offered_skills(choices)}
     skills = [fitting[name] for name in _names(lines.get("SKILLS")) if name in fitting]
     goal = extractive_goal(choices)
     why = f"chosen for: {goal}" if goal else "chosen for the request"
+    covered = coverage(request_terms(choices.request), [fact.cited for fact in picked])
+    summary = [f"- {fact.cited}" for fact in picked]
+    if picked and not covered.enough:
+        summary.append(f"Missing: {covered.missing_line()}.")
     return write_envelope(
-        has_enough_context=bool(picked),
+        has_enough_context=bool(picked) and covered.enough,
         proposed_goal=goal,
-        summary="\n".join(f"- {fact.cited}" for fact in picked),
-        tool_calls=[(tool, "{}", why) for tool in tools[:_MAX_NAME_PICKS]],
+        summary="\n".join(summary),
+        tool_calls=[(tool, _tool_args(tool, choices), why) for tool in tools[:_MAX_NAME_PICKS]],
         skills=[
             (skill.id, skill.installed, skill.description or why)
             for skill in skills[:_MAX_NAME_PICKS]

@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from .._relevance import request_terms
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..agents.prompt import build_scout_system_prompt, build_task_message
@@ -150,6 +151,8 @@ class _Run:
         ]
         self.system_prompt = ""
         self.task = ""
+        self.message = ""
+        self.focus = ""
         self.messages: list[Message] = []
         self.status = ScoutStatus.COMPLETED
         self.stopped: StopCause | None = None
@@ -194,6 +197,7 @@ class _Run:
         ]
         self.sources = RunSources.for_run(workspace)
         self.message = message
+        self.focus = focus or ""
 
     def prefetch(self) -> None:
         """The first gathering round, run by the harness: the reads the offline scout
@@ -342,7 +346,7 @@ class _Run:
             attributions=tuple(attribution_labels(self.sources)),
             facts=tuple(
                 ChoiceFact(fact.number, fact.text, fact.source.label)
-                for fact in self.sources.facts()
+                for fact in self.sources.facts(request_terms(self.message, self.focus))
             ),
         )
 

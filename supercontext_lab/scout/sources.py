@@ -8,9 +8,13 @@ hits, flavour facets, skills, registry entries, web results and pages). Only str
 tool results count (``ToolResult.data``), never the model's own text: a source is what
 the harness handed the model, not what the model says it saw.
 
-The same collection numbers the run's *facts* (:meth:`RunSources.facts`): the sentences
-of every memory hit and flavour facet, each with the attribution that cites it, which the
-extractive emission lets a model choose by number.
+The same collection numbers the run's *facts* (:meth:`RunSources.facts`): the passages
+of every memory hit, flavour facet, MEMORY.md and PROFILE.md that answer the request
+(:func:`~supercontext_lab._passages.passages`), each with the attribution that cites it,
+best first, which the extractive emission lets a model choose by number. A passage's
+rank is its score in its text times the weight of where it comes from: a memory hit
+weighs by its recall score against the best hit's (a note the search ranked low quotes
+its best sentence below a strong note's), user files and facets a fixed share.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._facts import distinct_facts, note_sentences
+from .._passages import SHORT_NOTE_CHARS, passages
+from .._relevance import RequestTerms
 from .._text import one_line
 from ..bundle_records import Source
 from ..sources.workspace import Workspace
@@ -27,8 +33,13 @@ from ..tools.base import ToolResult
 
 __all__ = ["Fact", "RunSources", "SourceText", "attribution_labels", "sentences", "sources_of"]
 
-_FACT_CHARS = 220
 _MAX_FACTS = 40
+# How much a passage of each kind of source weighs against a memory hit's (0.5–1.0 by its
+# recall score): the user's own files and facets are read for every request, so a word
+# they share with it says less than a note the search found.
+_FILE_WEIGHT = 0.55
+_PASSAGES_PER_NOTE = 3
+_PASSAGES_PER_FILE = 2
 
 
 @dataclass(frozen=True)
@@ -72,9 +83,10 @@ def _dicts(value: Any) -> list[Mapping[str, Any]]:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` as facts (:func:`~supercontext_lab._facts.note_sentences`:
-    headings left out, wrapped lines joined), each shortened to a bullet's length."""
-    return note_sentences(text, _FACT_CHARS)
+    """The whole sentences of ``text`` as facts
+    (:func:`~supercontext_lab._facts.note_sentences`: headings left out, wrapped lines
+    joined, never cut)."""
+    return note_sentences(text)
 
 
 @dataclass
@@ -84,16 +96,19 @@ class RunSources:
     named: dict[Source, SourceText] = field(default_factory=dict)
     """Sources cited by name: ``(memory: ns/key)``, ``(skill: id)``, ``(web: url)``."""
     memory_md: str = ""
+    profile_md: str = ""
     profile: list[str] = field(default_factory=list)
     integrations: str = ""
     skills_seen: dict[str, bool] = field(default_factory=dict)
     """Every skill id the run saw, installed or from the registry, and whether installed."""
-    _facts: list[tuple[str, Source]] = field(default_factory=list)
+    _texts: list[tuple[str, Source, float]] = field(default_factory=list)
+    """Every text facts are quoted from, with what cites it and its recall score (memory
+    hits; ``-1`` for the user's files and facets)."""
 
     @classmethod
     def for_run(cls, workspace: Workspace) -> RunSources:
         """What the system prompt gives every run: PROFILE.md, MEMORY.md, integrations."""
-        sources = cls(memory_md=workspace.memory_md)
+        sources = cls(memory_md=workspace.memory_md, profile_md=workspace.profile_md)
         if workspace.profile_md.strip():
             sources.profile.append(workspace.profile_md)
         lines = [
@@ -118,7 +133,7 @@ class RunSources:
             if content:
                 facet = _str(data.get("facet"))
                 self.profile.append(f"{facet} {facet.replace('_', ' ')}\n{content}")
-                self._facts.extend((s, Source("profile")) for s in sentences(content))
+                self._texts.append((content, Source("profile"), -1.0))
         elif tool == "list_workflows":
             for skill in _dicts(data.get("skills")):
                 self._skill(_str(skill.get("dir_name")), skill, installed=True)
@@ -142,7 +157,10 @@ class RunSources:
         if source in self.named:
             return
         self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
-        self._facts.extend((s, source) for s in sentences(content))
+        score = hit.get("score")
+        self._texts.append(
+            (content, source, float(score) if isinstance(score, int | float) else 0.0)
+        )
 
     def _skill(self, skill_id: str, item: Mapping[str, Any], *, installed: bool) -> None:
         if not skill_id:
@@ -188,11 +206,31 @@ class RunSources:
         """The named source ``source``, when the run read it."""
         return self.named.get(source)
 
-    def facts(self, limit: int = _MAX_FACTS) -> list[Fact]:
-        """The run's gathered sentences, numbered from 1, repeats left out (compared as
-        :func:`~supercontext_lab._facts.distinct_facts` does)."""
-        unique = distinct_facts(self._facts, lambda fact: fact[0], limit)
-        return [Fact(number, text, source) for number, (text, source) in enumerate(unique, start=1)]
+    def facts(self, request: RequestTerms, limit: int = _MAX_FACTS) -> list[Fact]:
+        """The run's passages that answer ``request``, best first and numbered from 1,
+        repeats left out (compared as :func:`~supercontext_lab._facts.distinct_facts`
+        does); see the module docstring for the ranking."""
+        texts = list(self._texts)
+        if self.memory_md.strip():
+            texts.append((self.memory_md, Source("memory"), -1.0))
+        if self.profile_md.strip():
+            texts.append((self.profile_md, Source("profile"), -1.0))
+        top = max((score for _, _, score in texts if score > 0), default=0.0)
+        ranked: list[tuple[float, int, str, Source]] = []
+        for order, (text, source, score) in enumerate(texts):
+            if score < 0:
+                weight, many, whole = _FILE_WEIGHT, _PASSAGES_PER_FILE, 0
+            else:
+                weight = 0.5 + 0.5 * (score / top) if top > 0 else 1.0
+                many, whole = _PASSAGES_PER_NOTE, SHORT_NOTE_CHARS
+            for passage in passages(text, request, limit=many, whole_below=whole):
+                ranked.append((-passage.score * weight, order, passage.text, source))
+        ranked.sort(key=lambda row: row[:2])
+        unique = distinct_facts(ranked, lambda row: row[2], limit)
+        return [
+            Fact(number, text, source)
+            for number, (_, _, text, source) in enumerate(unique, start=1)
+        ]
 
     def notes(self) -> dict[Source, SourceText]:
         """The named sources the run read, for displays (a chip shows the note's text)."""

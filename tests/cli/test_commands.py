@@ -284,7 +284,7 @@ def test_demo_reads_top_to_bottom_and_prints_the_bundle_once() -> None:
     )
 
 
-def test_demo_summary_lines_end_on_whole_words() -> None:
+def test_demo_summary_quotes_whole_sentences() -> None:
     from supercontext_lab import open_workspace
 
     memory = " ".join(
@@ -292,13 +292,13 @@ def test_demo_summary_lines_end_on_whole_words() -> None:
         for path in (open_workspace(None).root / "memory").rglob("*.md")
     )
     out = _run("demo")
-    cut = re.findall(r"^- (.+)… \(memory(?:: [^()]+)?\)$", out.stdout, re.MULTILINE)
-    assert cut, "the demo's long memory facts are shortened"
-    for prefix in cut:
-        at = memory.find(prefix)
-        assert at >= 0, prefix
-        # What follows the shortened text in the memory file starts a new word.
-        assert not memory[at + len(prefix)].isalnum(), prefix
+    quoted = re.findall(r"^- (.+) \(memory: [^()]+\)$", out.stdout, re.MULTILINE)
+    assert quoted, "the demo's bundle quotes memory notes"
+    for fact in quoted:
+        # Never cut: the fact is in the note as it stands and ends where a sentence does.
+        assert "…" not in fact, fact
+        assert fact in memory, fact
+        assert fact.endswith((".", "!", "?", ")")), fact
 
 
 def test_demo_prints_every_part() -> None:

@@ -26,7 +26,7 @@ from supercontext_lab.models.request import ChatRequest, RequestBuilder
 from .gbnf import admits
 
 CHOICES = BundleChoices(
-    request="Please help me finish the kernel section and email it to Jonas",
+    request="Please help me finish the kernel fit section and email it",
     tools=("agent_prepare_context", "delegate_github", "memory_recall", "delegate_gmail"),
     skills=(
         ChoiceSkill("figure-polish", True, "Polish figures"),
@@ -52,7 +52,7 @@ def test_chosen_facts_are_written_verbatim_with_their_source_and_installed_comes
     bundle = parse_context_bundle(envelope)
     assert bundle is not None
     assert bundle.has_enough_context is True
-    assert bundle.proposed_goal == "Finish the kernel section and email it to Jonas"
+    assert bundle.proposed_goal == "Finish the kernel fit section and email it"
     assert bundle.summary.splitlines() == [
         "- It fits 34 of the 40 sites. (memory: global/kernel)",
         "- The 2Dt kernel is primary. (memory: global/kernel)",
@@ -73,7 +73,11 @@ def test_numbers_and_names_that_do_not_exist_are_left_out() -> None:
     envelope = envelope_from_picks(reply, CHOICES)
     bundle = parse_context_bundle(envelope or "")
     assert bundle is not None
-    assert bundle.summary.count("\n") == 0 and "sensitivity analysis" in bundle.summary
+    bullets = [line for line in bundle.summary.splitlines() if line.startswith("- ")]
+    assert len(bullets) == 1 and "sensitivity analysis" in bullets[0]
+    # The one fact says nothing on the kernel fit: the bundle says so, and is not enough.
+    assert bundle.has_enough_context is False
+    assert bundle.summary.endswith("Missing: nothing found on kernel, fit, email.")
     assert [call.tool for call in bundle.recommended_tool_calls] == ["delegate_gmail"]
     assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [
         ("kernel-fit-report", False)
@@ -104,6 +108,7 @@ def test_unencodable_and_control_characters_in_a_reply_never_reach_the_envelope(
     assert not any(ch in envelope for ch in "\x1b\x07\x9b")
     bundle = parse_context_bundle(envelope)
     assert bundle is not None and bundle.summary.count("\n") == 1
+    assert bundle.has_enough_context is True
     assert not bundle.recommended_tool_calls and not bundle.recommended_skills
 
 
@@ -155,9 +160,9 @@ def test_tools_and_skills_are_offered_by_fit_to_the_request_in_a_short_list() ->
     assert "lit-digest" not in user and "kernel-fit-report: Report on" in user
     figures = replace(CHOICES, request="Polish the figures of the kernel paper on GitHub")
     figures = replace(figures, tools=(*CHOICES.tools, "run_workflow"))
-    # An installed skill that fits comes first, and brings run_workflow with it; the
-    # delegate of a named integration outranks a tool that only shares a word.
-    assert [skill.id for skill in offered_skills(figures)] == ["figure-polish", "kernel-fit-report"]
+    # An installed skill that fits comes first, and brings run_workflow with it; a skill
+    # that shares one word with the request ("kernel") is not offered.
+    assert [skill.id for skill in offered_skills(figures)] == ["figure-polish"]
     assert offered_tools(figures) == ["delegate_github", "run_workflow"]
     crowded = replace(
         CHOICES,
@@ -174,7 +179,7 @@ def test_a_question_gets_no_goal_as_the_offline_scout_decides() -> None:
     assert extractive_goal(question) is None
     bundle = parse_context_bundle(envelope_from_picks("FACTS: 1, 2, 3", question) or "")
     assert bundle is not None and bundle.proposed_goal is None
-    assert extractive_goal(CHOICES) == "Finish the kernel section and email it to Jonas"
+    assert extractive_goal(CHOICES) == "Finish the kernel fit section and email it"
     assert extractive_goal(replace(CHOICES, request="thanks!")) is None
 
 

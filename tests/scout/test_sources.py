@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from supercontext_lab._facts import MAX_FACT_CHARS
+from supercontext_lab._relevance import request_terms
 from supercontext_lab.scout.sources import sentences
 
 
@@ -32,12 +34,11 @@ def test_hostile_notes_give_bounded_facts() -> None:
     # One 2 MB paragraph without a sentence end, then 100,000 bare list markers.
     huge = "word " * 400_000
     facts = sentences(huge + "\n" + "- \n" * 100_000 + "\ud83d lone surrogate. \x1b[2J Clear.")
-    assert all(len(fact) <= 220 for fact in facts)
-    # The paragraph is one fact cut to a bullet's length; empty items give none; odd
-    # characters are kept as data (the envelope writer and the displays escape them).
-    assert len(facts) == 2
-    assert facts[0].startswith("word word") and facts[0].endswith("…")
-    assert facts[1] == "\ud83d lone surrogate. \x1b[2J Clear."
+    assert all(len(fact) <= MAX_FACT_CHARS for fact in facts)
+    # The paragraph is too long to quote and is never cut, so it is no fact; empty items
+    # give none; odd characters are kept as data (the envelope writer and the displays
+    # escape them).
+    assert " ".join(facts) == "\ud83d lone surrogate. \x1b[2J Clear."
 
 
 def test_a_fact_two_notes_share_is_numbered_once() -> None:
@@ -51,7 +52,27 @@ def test_a_fact_two_notes_share_is_numbered_once() -> None:
     ]
     sources = RunSources()
     sources.add_result("memory_recall", ToolResult.success({"hits": hits}))
-    facts = sources.facts()
+    facts = sources.facts(request_terms("What is aim 1 of the kernel work?"))
     assert [(fact.number, fact.text, fact.source) for fact in facts] == [
         (1, "Aim 1: fit the kernels.", Source("memory", "global/aims"))
     ]
+
+
+def test_facts_come_best_first_and_quote_the_passage_that_answers() -> None:
+    from supercontext_lab.bundle_records import Source
+    from supercontext_lab.scout.sources import RunSources
+    from supercontext_lab.tools.base import ToolResult
+
+    long_note = " ".join(f"Entry {n}: the harbour log was checked." for n in range(30))
+    long_note += " The committee meeting is on 14 March at 10.30 in Room 2.14."
+    hits = [
+        {"namespace": "phd", "key": "log", "content": long_note, "score": 4.0},
+        {"namespace": "phd", "key": "boat", "content": "The boat is booked.", "score": 1.0},
+    ]
+    sources = RunSources()
+    sources.add_result("memory_recall", ToolResult.success({"hits": hits}))
+    facts = sources.facts(request_terms("When is the committee meeting?"))
+    assert facts[0].text == "The committee meeting is on 14 March at 10.30 in Room 2.14."
+    assert facts[0].source == Source("memory", "phd/log")
+    # Nothing in the boat note is on the request: it is not offered as a fact.
+    assert all(fact.source != Source("memory", "phd/boat") for fact in facts)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
-from ..._facts import note_blocks
-from ..._words import keywords, overlap, stems, words
+from ..._relevance import RequestTerms, request_terms
+from ..._words import keywords, stems, words
 from ..base import Message
 from ..request_kind import integrations_named, request_kind
 
@@ -27,7 +27,6 @@ __all__ = [
     "mentioned_integrations",
     "needs_web",
     "read_request",
-    "relevant_lines",
     "request_kind",
     "wanted_categories",
     "wanted_facets",
@@ -113,6 +112,11 @@ class RequestContext:
     @property
     def query_stems(self) -> set[str]:
         return stems(self.query_words)
+
+    @property
+    def terms(self) -> RequestTerms:
+        """What the request asks about (:mod:`supercontext_lab._relevance`)."""
+        return request_terms(self.request, self.focus)
 
     def concepts_in(self, text: str) -> set[frozenset[str]]:
         """The request's concepts that ``text`` shares: a hyphenated compound
@@ -221,17 +225,3 @@ def wanted_categories(context: RequestContext) -> set[str]:
 
 def needs_web(context: RequestContext) -> bool:
     return bool(set(context.query_words) & _WEB_WORDS)
-
-
-def relevant_lines(text: str, query: set[str], limit: int) -> list[str]:
-    """Items or paragraphs of a user file (cut as every note is,
-    :func:`~supercontext_lab._facts.note_blocks`) that share words with the request."""
-    scored = []
-    for position, line in enumerate(note_blocks(text)):
-        if len(line) < 12:
-            continue
-        score = overlap(query, line)
-        if score:
-            scored.append((-score, position, line))
-    scored.sort()
-    return [line for _, _, line in scored[:limit]]

@@ -23,7 +23,9 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..._facts import distinct_facts, note_blocks, note_prose
+from ..._facts import distinct_facts, note_prose, note_sentences
+from ..._passages import SHORT_NOTE_CHARS, Passage, passages
+from ..._relevance import coverage, name_fit, named_in_notes
 from ..._text import goal_line, one_line
 from ..._words import overlap
 from ...bundle_render import write_envelope
@@ -31,7 +33,6 @@ from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
 from .common import OfflineModel
 from .reading import (
-    FACT_CHARS,
     SUMMARY_BUDGET,
     RequestContext,
     asks_preferences,
@@ -39,13 +40,18 @@ from .reading import (
     mentioned_integrations,
     needs_web,
     read_request,
-    relevant_lines,
     request_kind,
     wanted_categories,
     wanted_facets,
 )
 
 __all__ = ["OfflineScoutModel"]
+
+# Facts from memory hits at most, and memory facts in a summary at most (so a MEMORY.md
+# passage on the topic keeps a place), and passages quoted from one note at most.
+_HIT_FACTS = 5
+_MEMORY_FACTS = 6
+_PASSAGES_PER_NOTE = 2
 
 
 def _ordered_calls(specs: list[tuple[str, dict[str, Any]]]) -> Message:
@@ -117,44 +123,68 @@ class OfflineScoutModel(OfflineModel):
             return []
         top = max(float(hit.get("score", 0.0)) for hit in hits)
         query = context.query_stems
-        chosen: list[tuple[float, str, str]] = []
+        terms = context.terms
+        chosen: list[tuple[float, int, _Fact]] = []
         seen: set[str] = set()
         boosted = wanted_categories(context)
-        for hit in hits:
-            content = note_prose(str(hit.get("content", "")))
+        for order, hit in enumerate(hits):
+            content = str(hit.get("content", ""))
             score = float(hit.get("score", 0.0))
             # A question about a decision, a deadline or a person prefers memories of that
             # category: the words differ ("decide" vs "Decision") but the intent matches.
-            rank = score * (1.6 if str(hit.get("category", "")) in boosted else 1.0)
+            boost = 1.6 if str(hit.get("category", "")) in boosted else 1.0
             # Relevant beats exhaustive: weak hits and hits sharing a single generic word
             # with a long request stay out of the summary.
-            shared = overlap(query, content + " " + str(hit.get("key", "")))
+            shared = overlap(query, note_prose(content) + " " + str(hit.get("key", "")))
             needed = 1 if len(query) <= 3 else 2
             # In a tiny corpus every BM25 score is near zero; only compare when they differ.
             if (top > 0 and score < 0.35 * top) or shared < needed or content in seen:
                 continue
             seen.add(content)
+            weight = (0.5 + 0.5 * score / top if top > 0 else 1.0) * boost
             note = f"{hit.get('namespace', '')}/{hit.get('key', '')}"
-            chosen.append((rank, content, note))
-        chosen.sort(key=lambda item: -item[0])
+            found = passages(content, terms, limit=_PASSAGES_PER_NOTE, whole_below=SHORT_NOTE_CHARS)
+            if not found:
+                # The search matched the note's name, not a sentence: its first one says
+                # what the note is.
+                found = [Passage(text, 0.0, 0) for text in note_sentences(content)[:1]]
+            for passage in found:
+                fact = _fact(passage.text, f"memory: {note}")
+                chosen.append((-(passage.score + 0.01) * weight, order, fact))
+        chosen.sort(key=lambda item: item[:2])
         # Each fact names the note it came from, so the check and the reader can find it.
-        return [_fact(content, f"memory: {note}") for _, content, note in chosen[:5]]
+        return [fact for *_, fact in chosen[:_HIT_FACTS]]
 
     def _skills(
         self, context: RequestContext
     ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         query = context.query_stems
+        notes = [
+            context.memory_md,
+            *(
+                str(hit.get("content", ""))
+                for result in context.results.get("memory_recall", [])
+                for hit in result.get("hits", [])
+                if isinstance(hit, dict)
+            ),
+        ]
         installed: list[tuple[int, str, str, str]] = []
         for result in context.results.get("list_workflows", []):
             for skill in result.get("skills", []):
                 title = str(skill.get("name", ""))
                 tags = " ".join(map(str, skill.get("tags", [])))
-                text = f"{title} {skill.get('dir_name', '')} {tags} {skill.get('description', '')}"
-                score = overlap(query, text)
-                # One shared word fits only when it names the skill itself ("figures" for
-                # the figure polisher); a word only in a description ("grant") does not.
-                if score >= 2 or (score == 1 and overlap(query, title)):
-                    dir_name = str(skill.get("dir_name", ""))
+                named = f"{title} {skill.get('dir_name', '')} {tags}"
+                text = f"{named} {skill.get('description', '')}"
+                # The request must point at the skill beyond one shared word, one of them
+                # naming it (SPEC §14): "dives" alone does not ask for a dive-log tidier.
+                dir_name = str(skill.get("dir_name", ""))
+                score = name_fit(
+                    query,
+                    named,
+                    str(skill.get("description", "")),
+                    in_notes=named_in_notes(dir_name, query, notes),
+                )
+                if score:
                     installed.append((score, dir_name, str(skill.get("description", "")), text))
         installed.sort(key=lambda item: (-item[0], item[1]))
         installed = installed[:2]
@@ -218,16 +248,20 @@ class OfflineScoutModel(OfflineModel):
         if needs_web(context):
             _web_parts(context, facts, tool_calls, missing)
         _file_call(context, tool_calls)
-        found = bool(facts or profile or integration_lines)
-        if not found:
+        lines = _fitted(facts[:_MEMORY_FACTS] + profile[:4] + integration_lines)
+        covered = coverage(context.terms, lines)
+        if not lines:
             missing.insert(
                 0, "no stored memory, profile or integration context matched this request"
             )
+        elif not covered.enough:
+            # Something was found, but not on what the request asks about (SPEC §14).
+            missing.insert(0, covered.missing_line())
         skills = [(i, True, d) for i, d in installed] + [(i, False, d) for i, d in registry]
         return write_envelope(
-            has_enough_context=found and not missing,
+            has_enough_context=bool(lines) and covered.enough and not missing,
             proposed_goal=None if kind == "question" else goal_line(context.request),
-            summary=_summary(facts[:6] + profile[:4] + integration_lines, missing),
+            summary=_summary(lines, missing),
             tool_calls=[
                 (name, json.dumps(args, ensure_ascii=False), why) for name, args, why in tool_calls
             ],
@@ -255,32 +289,35 @@ class _Fact(NamedTuple):
 
 
 def _fact(text: str, attribution: str, lead: str = "") -> _Fact:
-    cut = one_line(text, FACT_CHARS, at_word=True)
-    return _Fact(cut, f"{lead}{cut} ({attribution})", attribution == "profile")
+    # A fact is a whole sentence (or two): never cut, so never ending in "…".
+    flat = one_line(text)
+    return _Fact(flat, f"{lead}{flat} ({attribution})", attribution == "profile")
+
+
+def _file_passages(text: str, context: RequestContext, limit: int) -> list[str]:
+    """The passages of a user file or facet on the request's topic, best first."""
+    return [passage.text for passage in passages(text, context.terms, limit=limit)]
 
 
 def _memory_md_facts(context: RequestContext) -> list[_Fact]:
-    """MEMORY.md lines on the request's topic, cited (memory)."""
-    return [
-        _fact(line, "memory") for line in relevant_lines(context.memory_md, context.query_stems, 3)
-    ]
+    """MEMORY.md passages on the request's topic, cited (memory)."""
+    return [_fact(text, "memory") for text in _file_passages(context.memory_md, context, 3)]
 
 
 def _profile_facts(context: RequestContext) -> list[_Fact]:
-    """PROFILE.md lines on the topic, then the flavour facets read, cited (profile)."""
-    query = context.query_stems
-    profile = [_fact(line, "profile") for line in relevant_lines(context.profile, query, 3)]
+    """PROFILE.md passages on the topic, then the flavour facets read, cited (profile)."""
+    profile = [_fact(text, "profile") for text in _file_passages(context.profile, context, 3)]
     evidence = facet_evidence(context)
     for result in context.results.get("memory_flavour", []):
         content = str(result.get("content", "")).strip()
         if content:
             facet = str(result.get("facet", "preferences"))
-            best = relevant_lines(content, query, 2)
-            # A facet one word of the request points at gives only its lines on the
+            best = _file_passages(content, context, 2)
+            # A facet one word of the request points at gives only its passages on the
             # request's topic; one the request is about (two words, or "prefer") also
-            # gives its leading lines when none shares a word with it.
+            # gives its leading sentences when none shares a word with it.
             if not best and (evidence.get(facet, 0) >= 2 or asks_preferences(context)):
-                best = note_blocks(content)[:2]
+                best = note_sentences(content)[:2]
             lead = facet.replace("_", " ").capitalize() + ": "
             profile.extend(_fact(line, "profile", lead) for line in best)
     return profile
@@ -342,7 +379,9 @@ def _file_call(context: RequestContext, tool_calls: list[_Call]) -> None:
     """A file_read of the first workspace file on the request's topic, if there is room."""
     for path in context.files:
         if (
-            overlap(context.query_stems, path.replace("/", " ").replace("-", " ").replace("_", " "))
+            name_fit(
+                context.query_stems, path.replace("/", " ").replace("-", " ").replace("_", " ")
+            )
             and "file_read" in context.orchestrator_tools
             and len(tool_calls) < 4
         ):
@@ -352,15 +391,23 @@ def _file_call(context: RequestContext, tool_calls: list[_Call]) -> None:
             break
 
 
-def _summary(lines: list[str], missing: list[str]) -> str:
-    """The bulleted facts that fit :data:`SUMMARY_BUDGET`, then one ``Missing:`` line."""
-    summary_lines = []
+def _fitted(lines: list[str]) -> list[str]:
+    """The facts that fit :data:`SUMMARY_BUDGET`, in order. ``lines`` come best first; a
+    fact that does not fit is left out whole (a shorter, less relevant one after it may
+    still fit), never cut."""
+    kept = []
     used = 0
     for line in lines:
-        if used + len(line) > SUMMARY_BUDGET:
-            break
-        summary_lines.append(f"- {line}")
+        if used + len(line) + 3 > SUMMARY_BUDGET:
+            continue
+        kept.append(line)
         used += len(line) + 3
+    return kept
+
+
+def _summary(lines: list[str], missing: list[str]) -> str:
+    """The facts as bullets, then one ``Missing:`` line."""
+    summary_lines = [f"- {line}" for line in lines]
     if missing:
         summary_lines.append("Missing: " + "; ".join(missing) + ".")
     return "\n".join(summary_lines) or "Nothing relevant was found."

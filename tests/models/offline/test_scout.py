@@ -84,7 +84,16 @@ def test_preference_question_reads_the_flavour_facet(demo: Workspace) -> None:
     assert ("memory_flavour", '{"flavour": "coding_style"}') in called
     assert "Okabe-Ito" in bundle.summary
     assert bundle.proposed_goal is None
+    # A question on how the user likes figures shares one word ("figures") with the
+    # figure polisher: that is no request for it.
+    assert [s.skill for s in bundle.recommended_skills if s.installed] == []
+
+
+def test_a_request_for_the_work_recommends_the_skill_that_does_it(demo: Workspace) -> None:
+    bundle = _bundle(_scout(demo, "Polish the figures of the kernel paper"))
     assert [s.skill for s in bundle.recommended_skills if s.installed] == ["figure-polish"]
+    calls = {call.tool: call.args_json for call in bundle.recommended_tool_calls}
+    assert calls["run_workflow"] == {"workflow": "figure-polish"}
 
 
 def test_fresh_outside_facts_are_reported_missing_honestly(demo: Workspace) -> None:

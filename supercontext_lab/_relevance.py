@@ -1,0 +1,205 @@
+"""What a request asks about, and whether a bundle's facts cover it (SPEC §14).
+
+One rule, used by every route (the offline scout, the extractive writer, the no-model
+baselines and the grounding check), so that ``has_enough_context`` means the same thing
+wherever a bundle comes from:
+
+* The request's **key terms** are its content words (the one analyzer,
+  :func:`~supercontext_lab._words.keywords`, stemmed) less the words that say what to *do*
+  rather than what it is about (:data:`TASK_WORDS`: "draft", "finish", "section",
+  "remind", …). "Help me finish the sensitivity analysis section for the grant renewal"
+  is about ``sensitiv``, ``analysi``, ``grant`` and ``renewal``.
+* The facts **cover** a key term when one fact's text, or the note it cites, holds it.
+* ``has_enough_context`` is true only when the facts cover **more than half** of the key
+  terms (one of one, two of two, two of three, three of four, three of five, …). One
+  shared word is never enough for a request that names two things: a bundle of boat
+  permits does not answer a question about the grant's sensitivity analysis.
+* The key terms left uncovered are what is **missing**, named in the bundle's
+  ``Missing:`` line.
+
+A request whose words are all task words or stop words ("Summarise this") has no key
+terms; any supported fact is then enough.
+
+A tool, skill or file is **recommended** only when the request points at it beyond one
+shared word (:func:`name_fit`): at least two of the request's terms are in its name, tags
+or description. "How do I book the boat for the October dives?" shares only "dive" with
+a dive-log tidier, so the tidier is not recommended; "Tidy the dive log" shares "tidy",
+"dive" and "log". One shared word is enough only for a skill that a note on the request's topic names
+(:func:`named_in_notes`: "Run the grant-budget-check skill before sending it" in the note
+on the budget a request to e-mail the budget is about): the note is the second sign.
+
+The same module reads the request's **answer shape** (:class:`RequestTerms.shapes`): a
+"when" question wants a date or time, "how many" a number, "who" a person, "where" a
+place. Passages (:mod:`supercontext_lab._passages`) prefer sentences of that shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._words import keywords, stems, words
+
+__all__ = [
+    "TASK_WORDS",
+    "Coverage",
+    "RequestTerms",
+    "coverage",
+    "name_fit",
+    "named_in_notes",
+    "request_terms",
+    "sentence_shapes",
+]
+
+TASK_WORDS = frozenset(
+    """
+    draft drafts drafting write writing written wrote rewrite finish finishing complete prepare preparing
+    plan planning summarise summarize summary update review check send reply create start
+    continue improve edit fix section sections paragraph paragraphs part parts remind
+    reminder book booking put add list note notes document file files latest new current
+    next last today tomorrow yesterday soon quick quickly short brief draft look
+    """.split()
+)
+"""Words that say what to do with a topic, not what the topic is; they are never key
+terms (stemmed before comparing)."""
+
+_TASK_STEMS = frozenset(stems(TASK_WORDS))
+
+# Which answer shape a question word asks for.
+_SHAPE_CUES: dict[str, tuple[str, ...]] = {
+    "date": ("when", "date", "day", "deadline", "due", "time", "schedule", "scheduled"),
+    "number": ("many", "much", "cost", "costs", "price", "budget", "long", "number", "amount"),
+    "person": ("who", "whom", "whose"),
+    "place": ("where",),
+}
+
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun"
+_DATE_WORDS = frozenset([*_MONTHS, *_DAYS.split(), "today", "tomorrow", "yesterday", "noon"])
+_NUMBER_WORDS = frozenset(
+    """
+    one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
+    eighty ninety hundred thousand million billion dozen half twice
+    """.split()
+)
+_PLACE_WORDS = frozenset("room building floor street office hall lab campus at in".split())
+_PERSON_TITLES = frozenset("dr prof mr mrs ms mx".split())
+_TIME_RE = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)", re.I)
+_ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b")
+_DIGIT_RE = re.compile(r"\d")
+# A capitalised word after the sentence's first word: a name, a place, an organisation.
+_INNER_CAPITAL_RE = re.compile(r"(?<=[\s(,;:])[A-Z][a-z]+")
+
+
+@dataclass(frozen=True)
+class RequestTerms:
+    """What a request asks about (see the module docstring)."""
+
+    terms: frozenset[str]
+    """The stemmed content words of the request and its focus."""
+    key: tuple[str, ...]
+    """The key terms, in the order the request says them (task words left out)."""
+    shapes: frozenset[str]
+    """The answer shapes the request asks for: ``date``, ``number``, ``person``, ``place``."""
+    words: tuple[str, ...] = ()
+    """The key terms as the request wrote them (for the ``Missing:`` line)."""
+
+
+def request_terms(request: str, focus: str = "") -> RequestTerms:
+    """The :class:`RequestTerms` of a request (and its focus, which counts as request)."""
+    text = f"{request} {focus}".strip()
+    content = keywords(text)
+    terms = stems(content)
+    key: dict[str, str] = {}
+    for word in content:
+        term = next(iter(stems([word])), "")
+        if term and term not in _TASK_STEMS and term not in key:
+            key[term] = word
+    said = set(words(text))
+    shapes = frozenset(shape for shape, cues in _SHAPE_CUES.items() if said.intersection(cues))
+    return RequestTerms(frozenset(terms), tuple(key), shapes, tuple(key.values()))
+
+
+def sentence_shapes(text: str) -> frozenset[str]:
+    """The answer shapes a sentence holds: a date or time, a number, a person, a place."""
+    said = words(text)
+    found: set[str] = set()
+    if _TIME_RE.search(text) or _ISO_DATE_RE.search(text) or _DATE_WORDS.intersection(said):
+        found.add("date")
+    if _DIGIT_RE.search(text) or _NUMBER_WORDS.intersection(said):
+        found.add("number")
+    inner = _INNER_CAPITAL_RE.findall(text)
+    if _PERSON_TITLES.intersection(said) or any(name.lower() not in _DATE_WORDS for name in inner):
+        found.add("person")
+    if _PLACE_WORDS.intersection(said) and inner:
+        found.add("place")
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which of a request's key terms a bundle's facts hold."""
+
+    key: tuple[str, ...]
+    covered: tuple[str, ...]
+    missing_words: tuple[str, ...]
+    """The uncovered key terms as the request wrote them."""
+
+    @property
+    def enough(self) -> bool:
+        """More than half of the key terms covered (any covered fact when there are none)."""
+        if not self.key:
+            return True
+        return 2 * len(self.covered) > len(self.key)
+
+    def missing_line(self) -> str:
+        """What the facts do not say, for the bundle's ``Missing:`` line."""
+        if not self.missing_words:
+            return ""
+        return "nothing found on " + ", ".join(self.missing_words)
+
+
+def coverage(request: RequestTerms, facts: Iterable[str]) -> Coverage:
+    """How far ``facts`` (each a fact's text with what it cites) cover ``request``."""
+    found: set[str] = set()
+    wanted = set(request.key)
+    for fact in facts:
+        found |= stems(keywords(fact)) & wanted
+        if found == wanted:
+            break
+    covered = tuple(term for term in request.key if term in found)
+    missing = tuple(
+        word for term, word in zip(request.key, request.words, strict=True) if term not in found
+    )
+    return Coverage(request.key, covered, missing)
+
+
+def name_fit(terms: Iterable[str], name: str, about: str = "", *, in_notes: bool = False) -> int:
+    """How well a tool, skill or file fits a request whose terms are ``terms``: the
+    number of them shared with its ``name`` (with tags) and ``about`` (a description),
+    or 0 when that is a single one, unless the user's own notes name it (``in_notes``:
+    "Run the grant-budget-check skill before sending it") (see the module docstring)."""
+    wanted = set(terms)
+    shared = (stems(keywords(name)) | stems(keywords(about))) & wanted
+    needed = 1 if in_notes else 2
+    return len(shared) if len(shared) >= needed else 0
+
+
+def named_in_notes(name: str, terms: Iterable[str], notes: Iterable[str]) -> bool:
+    """Whether one of ``notes`` names ``name`` (a skill id, as written) and, apart from
+    that name, shares at least two of ``terms`` with the request: the user's notes on
+    this topic say to use it."""
+    if len(name) <= 3:
+        return False
+    wanted = set(terms)
+    lowered = name.lower()
+    for note in notes:
+        text = note.lower()
+        if lowered in text and len(stems(keywords(text.replace(lowered, " "))) & wanted) >= 2:
+            return True
+    return False

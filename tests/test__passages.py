@@ -1,0 +1,65 @@
+"""Passages: the sentence of a long note that answers the request, with its neighbour."""
+
+from __future__ import annotations
+
+from supercontext_lab._passages import passages
+from supercontext_lab._relevance import request_terms
+
+_MINUTES = (
+    "# PhD progress\n\n"
+    "Started in October 2024 on kelp forest recovery after marine heatwaves. "
+    "Chapter 1 is drafted and was sent to the supervisor in May. "
+    "The dive season runs from April to October. "
+    "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira (external). "
+    "The next committee meeting is on 14 March at 10.30 in Room 2.14. "
+    "Logger T2 was lost in the January storm. "
+    "Methods still to write: the transect design, the logger calibration and the GLMM."
+)
+
+
+def test_the_sentence_that_answers_comes_first_not_the_notes_first_lines() -> None:
+    found = passages(_MINUTES, request_terms("When is my committee meeting?"))
+    assert found[0].text == "The next committee meeting is on 14 March at 10.30 in Room 2.14."
+
+
+def test_titles_and_initials_do_not_cut_a_passage() -> None:
+    found = passages(_MINUTES, request_terms("Who is on my committee?"))
+    texts = [passage.text for passage in found]
+    assert (
+        "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira (external)."
+        in texts
+    )
+    assert not any(text.endswith(("Prof.", "Dr.")) for text in texts)
+
+
+def test_a_sentence_that_refers_back_brings_the_one_before() -> None:
+    conversation = (
+        "user: I want to service my bikes before the spring rides. "
+        "assistant: Good idea, a yearly service keeps them safe. "
+        "user: The road bike needs new tyres. "
+        "user: I've got three of them, all from the same shop. "
+        "assistant: Then book them in one go."
+    )
+    found = passages(conversation, request_terms("How many bikes do I own?"))
+    assert any("three of them" in passage.text for passage in found)
+
+
+def test_a_question_brings_its_answer() -> None:
+    note = (
+        "Notes from the call with the harbour office. "
+        "Who signs the boat booking? "
+        "Henrik signs it, and the booking costs 450 EUR a day on grant code MB-2291. "
+        "The harbour closes at 18:00."
+    )
+    found = passages(note, request_terms("Who has to approve the boat booking?"))
+    assert found[0].text.startswith("Who signs the boat booking? Henrik signs it")
+
+
+def test_a_note_without_the_request_s_terms_gives_nothing() -> None:
+    assert passages(_MINUTES, request_terms("What sourdough starter do I use?")) == []
+
+
+def test_passages_are_linear_on_a_huge_note() -> None:
+    note = "The logger sat on the reef. " * 50_000
+    found = passages(note, request_terms("Where is the logger?"), limit=2)
+    assert len(found) == 2

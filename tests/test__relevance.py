@@ -1,0 +1,89 @@
+"""The relevance rule: what a request asks about, when facts cover it, what fits it."""
+
+from __future__ import annotations
+
+import pytest
+
+from supercontext_lab._relevance import coverage, name_fit, request_terms, sentence_shapes
+from supercontext_lab._words import keywords, stems
+
+
+def test_task_words_are_not_what_a_request_is_about() -> None:
+    terms = request_terms("Help me finish the sensitivity analysis section for the grant renewal")
+    assert set(terms.key) == stems(["sensitivity", "analysis", "grant", "renewal"])
+    assert "finish" not in terms.words and "section" not in terms.words
+
+
+def test_an_off_topic_request_is_not_covered_by_one_shared_word() -> None:
+    request = request_terms("Help me finish the sensitivity analysis section for the grant renewal")
+    facts = [
+        "The dive permit for Kelp Bay was signed on 3 September (memory: global/permits)",
+        "PhD student in marine biology; analysis in R (profile)",
+    ]
+    covered = coverage(request, facts)
+    assert not covered.enough
+    assert covered.missing_line() == "nothing found on sensitivity, grant, renewal"
+
+
+def test_facts_on_the_topic_cover_the_request() -> None:
+    request = request_terms("When is my committee meeting?")
+    facts = ["The committee meeting is on 14 March at 10.30 in Room 2.14 (memory: phd/committee)"]
+    assert coverage(request, facts).enough
+
+
+@pytest.mark.parametrize(
+    ("key", "covered", "enough"),
+    [(1, 1, True), (2, 1, False), (2, 2, True), (3, 2, True), (4, 2, False), (4, 3, True)],
+)
+def test_more_than_half_of_the_key_terms_must_be_covered(
+    key: int, covered: int, enough: bool
+) -> None:
+    words = ["alpha", "bravo", "charlie", "delta"][:key]
+    request = request_terms(" ".join(words))
+    assert coverage(request, [" ".join(words[:covered])]).enough is enough
+
+
+def test_a_request_of_task_words_only_is_covered_by_any_fact() -> None:
+    assert coverage(request_terms("Summarise the latest notes"), ["anything"]).enough
+
+
+@pytest.mark.parametrize(
+    ("request_text", "shape"),
+    [
+        ("When is the budget approval due?", "date"),
+        ("How many bikes do I own?", "number"),
+        ("Who checks the kernel statistics?", "person"),
+        ("Where is the defence?", "place"),
+    ],
+)
+def test_question_words_ask_for_an_answer_shape(request_text: str, shape: str) -> None:
+    assert shape in request_terms(request_text).shapes
+
+
+@pytest.mark.parametrize(
+    ("sentence", "shape"),
+    [
+        ("The meeting is on 14 March at 10.30.", "date"),
+        ("Due 2026-12-15 at 14:00 CET.", "date"),
+        ("I've got three of them now.", "number"),
+        ("The budget is EUR 1.18 million.", "number"),
+        ("Statistics are checked by Amara Okafor.", "person"),
+        ("The defence is in Room 2.14 of the Marine Building.", "place"),
+    ],
+)
+def test_sentences_have_shapes(sentence: str, shape: str) -> None:
+    assert shape in sentence_shapes(sentence)
+
+
+def test_one_shared_word_does_not_fit_a_name() -> None:
+    query = stems(keywords("How do I book the boat for the October dives and who approves it?"))
+    assert name_fit(query, "dive-log-tidy Dive log tidy", "Tidies dive logs into a table.") == 0
+    tidy = stems(keywords("Tidy up my dive log from Saturday"))
+    assert name_fit(tidy, "dive-log-tidy Dive log tidy", "Tidies dive logs into a table.") == 3
+
+
+def test_a_skill_the_notes_name_fits_on_one_shared_word() -> None:
+    query = stems(keywords("Email Priya the renewal budget for sign-off"))
+    about = "Checks a grant budget spreadsheet against the funder's rules."
+    assert name_fit(query, "grant-budget-check", about) == 0
+    assert name_fit(query, "grant-budget-check", about, in_notes=True) == 1
