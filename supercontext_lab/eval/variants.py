@@ -20,7 +20,7 @@ import tomlkit
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
 from ..models.base import ChatModel
-from ..routes import DEFAULT_LOCAL_MODEL, ModelRoute, get_model_route
+from ..routes import BASELINES, DEFAULT_LOCAL_MODEL, ModelRoute, get_model_route
 
 __all__ = [
     "BASELINE",
@@ -29,7 +29,9 @@ __all__ = [
     "baseline",
     "check_variant_name",
     "definition_from_text",
+    "pick_baselines",
     "split_agent_option",
+    "uses_a_model",
 ]
 
 BASELINE = "baseline"
@@ -132,6 +134,10 @@ class Variant:
         """The shipped definition, named ``baseline``."""
         return cls(BASELINE, default_agent_definition(), route=route)
 
+    def renamed(self, name: str) -> Variant:
+        """The same variant under another name."""
+        return Variant(name, self.definition, self.route, self.model_factory)
+
     def resolved_route(self) -> ModelRoute:
         """The route this variant runs on now (the configured one when unset)."""
         return self.route or get_model_route(self.definition.model.hint)
@@ -145,6 +151,8 @@ class Variant:
         route = self.resolved_route()
         if route.kind == "offline":
             return "offline"
+        if route.kind == "baseline":
+            return f"baseline:{route.model} (no model)"
         if route.kind == "local":
             model = route.model or DEFAULT_LOCAL_MODEL
             return f"local:{model} ({route.resolved_bundle_format()})"
@@ -165,3 +173,23 @@ class Variant:
 def baseline(route: ModelRoute | None = None) -> Variant:
     """The shipped definition on the configured ``burst`` route, named ``baseline``."""
     return Variant.baseline(route)
+
+
+def pick_baselines(definition: AgentDefinition | None = None) -> list[Variant]:
+    """The no-model baselines of SPEC §14, ``rank`` and ``random``, on ``definition`` (the
+    shipped one by default): reported beside every model variant, so a model's picks can
+    be compared with the ranking it was handed and with chance."""
+    chosen = definition or default_agent_definition()
+    return [
+        Variant(
+            name, chosen, route=ModelRoute(kind="baseline", model=name, label=f"baseline:{name}")
+        )
+        for name in BASELINES
+    ]
+
+
+def uses_a_model(variant: Variant) -> bool:
+    """Whether ``variant`` runs a model (not the offline scout or a baseline)."""
+    if variant.model_factory is not None:
+        return True
+    return variant.resolved_route().kind not in ("offline", "baseline")

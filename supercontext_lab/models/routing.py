@@ -13,6 +13,7 @@ from typing import Literal
 
 from ..routes import ModelRoute, get_model_route
 from .base import ChatModel
+from .baseline import PickBaseline
 from .offline import OfflineOrchestratorModel, OfflineScoutModel
 from .openai import OpenAICompatibleModel
 
@@ -26,8 +27,10 @@ Role = Literal["scout", "orchestrator"]
 
 def model_for_route(route: ModelRoute, *, role: Role) -> ChatModel:
     """Build the model a route describes, for the given role."""
-    if route.kind == "offline":
+    if route.kind == "offline" or (route.kind == "baseline" and role == "orchestrator"):
         return OfflineScoutModel() if role == "scout" else OfflineOrchestratorModel()
+    if route.kind == "baseline":
+        return PickBaseline("random" if route.model == "random" else "rank")
     # Only the scout emits a bundle; the orchestrator answers in free text.
     bundle_format = route.resolved_bundle_format() if role == "scout" else "text"
     if route.kind == "local":

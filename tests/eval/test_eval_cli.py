@@ -50,6 +50,46 @@ def test_json_output_has_the_documented_shape(
     assert base > bare
 
 
+def test_model_variants_bring_the_no_model_baselines() -> None:
+    from supercontext_lab.cli.eval import _variants
+
+    names = [v.name for v in _variants([], ["ollama:qwen2.5"], baselines=True)]
+    assert names == ["baseline", "ollama-qwen2.5", "rank", "random"]
+    assert [v.name for v in _variants([], ["ollama:qwen2.5"], baselines=False)] == [
+        "baseline",
+        "ollama-qwen2.5",
+    ]
+    # The offline scout and a baseline alone run no model: nothing to compare with.
+    assert [v.name for v in _variants([], ["baseline:rank"], baselines=True)] == [
+        "baseline",
+        "baseline-rank",
+    ]
+
+
+def test_the_baselines_run_beside_the_offline_scout(
+    dataset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            str(dataset),
+            "--model",
+            "baseline:rank",
+            "--model",
+            "baseline:random",
+            "--json",
+        ]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    names = [v["name"] for v in data["variants"]]
+    assert names == ["baseline", "baseline-rank", "baseline-random"]
+    metrics = {v["name"]: v["metrics"] for v in data["variants"]}
+    assert metrics["baseline-rank"]["valid_rate"] == 1.0
+    assert metrics["baseline-rank"]["mention_rate"] >= metrics["baseline-random"]["mention_rate"]
+
+
 def test_text_output_and_the_cache(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "--dataset", str(dataset), "--executor", "local"]) == 0
     first = capsys.readouterr().out
@@ -131,6 +171,8 @@ def test_agent_options(option: str, expected: tuple[str, Path]) -> None:
         (["--dataset", "{bad}"], "line 1"),
         (["--dataset", "{ds}", "--agent", "{broken}"], "unknown key"),
         (["--dataset", "{ds}", "--replay"], "No recorded response"),
+        (["--dataset", "{ds}", "--model", "baseline:best"], "names no baseline"),
+        (["--dataset", "{ds}", "--model", "qwen"], "no provider prefix"),
         ([], "required: --dataset"),
     ],
 )
