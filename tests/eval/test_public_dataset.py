@@ -15,6 +15,7 @@ from supercontext_lab.sources.workspace import Workspace
 PUBLIC = Path(demo_dataset_path()).parent / "public"
 DATASET = PUBLIC / "dataset.jsonl"
 SOURCES = PUBLIC / "SOURCES.md"
+SAMPLE = PUBLIC / "longmemeval_sample.json"
 WORKSPACES = sorted(path for path in PUBLIC.iterdir() if (path / "memory").is_dir())
 
 
@@ -113,3 +114,29 @@ def test_sources_names_every_shipped_note_and_skill() -> None:
     assert unnamed == []
     for licence in (PUBLIC / "LICENSES").iterdir():
         assert f"`LICENSES/{licence.name}`" in sources
+
+
+def test_the_longmemeval_sample_is_in_the_official_format() -> None:
+    records = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    keys = {
+        "question_id",
+        "question_type",
+        "question",
+        "answer",
+        "question_date",
+        "haystack_dates",
+        "haystack_session_ids",
+        "haystack_sessions",
+        "answer_session_ids",
+    }
+    assert 1 <= len(records) <= 15
+    sources = SOURCES.read_text(encoding="utf-8")
+    for record in records:
+        assert set(record) == keys
+        assert f"`{record['question_id']}`" in sources
+        sessions = record["haystack_sessions"]
+        assert len(sessions) == len(record["haystack_session_ids"]) == len(record["haystack_dates"])
+        assert set(record["answer_session_ids"]) <= set(record["haystack_session_ids"])
+        for turn in (turn for session in sessions for turn in session):
+            assert turn["role"] in {"user", "assistant"}
+            assert isinstance(turn["content"], str)
