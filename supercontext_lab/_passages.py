@@ -13,12 +13,17 @@ tell them apart), plus a bonus when it has the shape the request asks for
 (:func:`~supercontext_lab._relevance.sentence_shapes`: a date for "when", a number for
 "how many", a name for "who").
 
+A request term that only the heading of a sentence's section holds counts at
+:data:`HEADING_SHARE` of its weight: the items under "## Next steps" answer "what are the
+next steps" though none of them says so.
+
 A passage is one sentence, or two when one completes the other:
 
-* the sentence after is joined when this one asks a question or ends in a colon (the
-  answer, or the list, follows), and it is not itself a question;
-* else the sentence before is joined when this one opens by referring back ("It was …",
-  "They …", "That …", "Yes, …") or is too short to stand alone.
+* the unit after is joined when it is a code block (the command the sentence explains),
+  or when this one asks a question or ends in a colon (the answer, or the list, follows)
+  and the next is not itself a question;
+* else the sentence before is joined when this one is a code block, opens by referring
+  back ("It was …", "They …", "That …", "Yes, …") or is too short to stand alone.
 
 Linear in the note: every sentence is analysed once; scores are a pass over the terms.
 """
@@ -28,11 +33,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ._facts import note_sentences
+from ._facts import NoteSentence, note_sections
 from ._relevance import RequestTerms, sentence_shapes
 from ._words import keywords, stems, words
 
-__all__ = ["SHAPE_BONUS", "SHORT_NOTE_CHARS", "Passage", "passages"]
+__all__ = ["HEADING_SHARE", "SHAPE_BONUS", "SHORT_NOTE_CHARS", "Passage", "passages"]
+
+HEADING_SHARE = 0.5
+"""How much a request term counts when only the heading of a sentence's section holds it:
+the items under "## Next steps" answer "what are the next steps", at half weight."""
 
 SHAPE_BONUS = 0.25
 """Added to a sentence's score when it holds the answer shape the request asks for."""
@@ -83,33 +92,41 @@ def passages(
     whole_below: int = 0,
 ) -> list[Passage]:
     """The best ``limit`` passages of ``text`` for ``request``, best first; a passage
-    scores above ``min_score`` and holds at least one of the request's terms. A text whose
-    sentences come to at most ``whole_below`` characters is one passage: a short note
-    is quoted whole, as its sentences explain each other ("Fix: pin GDAL 3.8" after the
-    sentence saying what failed)."""
-    sentences = note_sentences(text)[:_MAX_SENTENCES]
-    if not sentences or not request.terms:
+    scores above ``min_score`` and holds at least one of the request's terms, in its
+    sentences or its section's heading. A text whose sentences come to at most
+    ``whole_below`` characters is one passage: a short note is quoted whole, as its
+    sentences explain each other ("Fix: pin GDAL 3.8" after the sentence saying what
+    failed)."""
+    units = note_sections(text)[:_MAX_SENTENCES]
+    if not units or not request.terms:
         return []
-    terms = [stems(keywords(sentence)) & request.terms for sentence in sentences]
+    terms = [stems(keywords(unit.text)) & request.terms for unit in units]
+    headings: dict[str, set[str]] = {}
+    for unit in units:
+        if unit.heading not in headings:
+            headings[unit.heading] = stems(keywords(unit.heading)) & request.terms
     frequency: dict[str, int] = {}
     for found in terms:
         for term in found:
             frequency[term] = frequency.get(term, 0) + 1
-    count = len(sentences)
+    count = len(units)
     weight = {term: math.log(1.0 + count / frequency.get(term, count)) for term in request.terms}
     total = sum(weight.values()) or 1.0
     scored: list[tuple[float, int]] = []
     for index, found in enumerate(terms):
-        if not found:
+        titled = headings[units[index].heading] - found
+        if not found and not titled:
             continue
-        score = sum(weight[term] for term in found) / total
-        if request.shapes and request.shapes & sentence_shapes(sentences[index]):
+        score = (
+            sum(weight[term] for term in found) + HEADING_SHARE * sum(weight[t] for t in titled)
+        ) / total
+        if request.shapes and request.shapes & sentence_shapes(units[index].text):
             score += SHAPE_BONUS
         if score > min_score:
             scored.append((score, index))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    if scored and sum(len(sentence) + 1 for sentence in sentences) <= whole_below + 1:
-        return [Passage(" ".join(sentences), scored[0][0], 0)]
+    if scored and sum(len(unit.text) + 1 for unit in units) <= whole_below + 1:
+        return [Passage(" ".join(unit.text for unit in units), scored[0][0], 0)]
     chosen: list[Passage] = []
     used: set[int] = set()
     for score, index in scored:
@@ -117,21 +134,24 @@ def passages(
             break
         if index in used:
             continue
-        start, end = index, index
-        sentence = sentences[index]
-        if (
-            _asks_forward(sentence)
-            and index + 1 < count
-            and index + 1 not in used
-            and not _asks_forward(sentences[index + 1])
-        ):
-            end = index + 1
-        elif (
-            index > 0
-            and index - 1 not in used
-            and (_opens_back(sentence) or len(words(sentence)) <= _SHORT_WORDS)
-        ):
-            start = index - 1
+        start, end = _extent(units, index, used)
         used.update(range(start, end + 1))
-        chosen.append(Passage(" ".join(sentences[start : end + 1]), score, start))
+        chosen.append(Passage(" ".join(u.text for u in units[start : end + 1]), score, start))
     return chosen
+
+
+def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
+    """Where the passage around ``units[index]`` starts and ends (see the module
+    docstring)."""
+    unit = units[index]
+    after = units[index + 1] if index + 1 < len(units) and index + 1 not in used else None
+    before = units[index - 1] if index > 0 and index - 1 not in used else None
+    if after is not None and (
+        after.code or (_asks_forward(unit.text) and not _asks_forward(after.text))
+    ):
+        return index, index + 1
+    if before is not None and (
+        unit.code or _opens_back(unit.text) or len(words(unit.text)) <= _SHORT_WORDS
+    ):
+        return index - 1, index
+    return index, index

@@ -11,9 +11,12 @@ wherever a bundle comes from:
   is about ``sensitiv``, ``analysi``, ``grant`` and ``renewal``.
 * The facts **cover** a key term when one fact's text, or the note it cites, holds it.
 * ``has_enough_context`` is true only when the facts cover **more than half** of the key
-  terms (one of one, two of two, two of three, three of four, three of five, …). One
-  shared word is never enough for a request that names two things: a bundle of boat
-  permits does not answer a question about the grant's sensitivity analysis.
+  terms (one of one, two of two, two of three, three of four, three of five, …) and
+  **every name** the request gives (a word written with a capital after its first word,
+  or with a digit or an inner capital: "MySQL", "Auth0", "Aurora"). One shared word is
+  never enough for a request that names two things: a bundle of boat permits does not
+  answer a question about the grant's sensitivity analysis, and a note on Postgres does
+  not answer one about MySQL.
 * The key terms left uncovered are what is **missing**, named in the bundle's
   ``Missing:`` line.
 
@@ -30,7 +33,8 @@ on the budget a request to e-mail the budget is about): the note is the second s
 
 The same module reads the request's **answer shape** (:class:`RequestTerms.shapes`): a
 "when" question wants a date or time, "how many" a number, "who" a person, "where" a
-place. Passages (:mod:`supercontext_lab._passages`) prefer sentences of that shape.
+place, "how do I" a procedure (a command or code). Passages
+(:mod:`supercontext_lab._passages`) prefer sentences of that shape.
 """
 
 from __future__ import annotations
@@ -69,7 +73,25 @@ _TASK_STEMS = frozenset(stems(TASK_WORDS))
 # Which answer shape a question word asks for.
 _SHAPE_CUES: dict[str, tuple[str, ...]] = {
     "date": ("when", "date", "day", "deadline", "due", "time", "schedule", "scheduled"),
-    "number": ("many", "much", "cost", "costs", "price", "budget", "long", "number", "amount"),
+    "number": (
+        "many",
+        "much",
+        "cost",
+        "costs",
+        "price",
+        "budget",
+        "long",
+        "number",
+        "amount",
+        "version",
+        "size",
+        "limit",
+        "maximum",
+        "minimum",
+        "faster",
+        "slower",
+    ),
+    "procedure": ("fix", "command", "configure", "install", "setup", "shorthand", "run"),
     "person": ("who", "whom", "whose"),
     "place": ("where",),
 }
@@ -92,6 +114,7 @@ _PERSON_TITLES = frozenset("dr prof mr mrs ms mx".split())
 _TIME_RE = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)", re.I)
 _ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b")
 _DIGIT_RE = re.compile(r"\d")
+_TOKEN_RE = re.compile(r"[^\W_]+")
 # A capitalised word after the sentence's first word: a name, a place, an organisation.
 _INNER_CAPITAL_RE = re.compile(r"(?<=[\s(,;:])[A-Z][a-z]+")
 
@@ -105,9 +128,12 @@ class RequestTerms:
     key: tuple[str, ...]
     """The key terms, in the order the request says them (task words left out)."""
     shapes: frozenset[str]
-    """The answer shapes the request asks for: ``date``, ``number``, ``person``, ``place``."""
+    """The answer shapes the request asks for: ``date``, ``number``, ``person``, ``place``,
+    ``procedure``."""
     words: tuple[str, ...] = ()
     """The key terms as the request wrote them (for the ``Missing:`` line)."""
+    names: tuple[str, ...] = ()
+    """The key terms the request writes as names, which the facts must all cover."""
 
 
 def request_terms(request: str, focus: str = "") -> RequestTerms:
@@ -120,13 +146,41 @@ def request_terms(request: str, focus: str = "") -> RequestTerms:
         term = next(iter(stems([word])), "")
         if term and term not in _TASK_STEMS and term not in key:
             key[term] = word
+    written = _written_as_names(text)
+    names = tuple(term for term, word in key.items() if word in written)
     said = set(words(text))
-    shapes = frozenset(shape for shape, cues in _SHAPE_CUES.items() if said.intersection(cues))
-    return RequestTerms(frozenset(terms), tuple(key), shapes, tuple(key.values()))
+    asked = {shape for shape, cues in _SHAPE_CUES.items() if said.intersection(cues)}
+    # "How do I …" asks for a way to do something; "how many" and "how long" a number.
+    if "how" in said and not said.intersection(("many", "much", "long", "often")):
+        asked.add("procedure")
+    return RequestTerms(frozenset(terms), tuple(key), frozenset(asked), tuple(key.values()), names)
+
+
+def _written_as_names(text: str) -> set[str]:
+    """The words (lower-cased) that ``text`` writes as names at least once: with a digit
+    and a letter, an inner capital, or a capital where no sentence opens. One pass."""
+    names: set[str] = set()
+    opens = True
+    last = 0
+    for match in _TOKEN_RE.finditer(text):
+        gap = text[last : match.start()]
+        if any(mark in gap for mark in ".!?:\n"):
+            opens = True
+        word = match.group()
+        if (
+            (any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word))
+            or any(ch.isupper() for ch in word[1:])
+            or (word[:1].isupper() and not opens)
+        ):
+            names.add(word.lower())
+        opens = False
+        last = match.end()
+    return names
 
 
 def sentence_shapes(text: str) -> frozenset[str]:
-    """The answer shapes a sentence holds: a date or time, a number, a person, a place."""
+    """The answer shapes a sentence holds: a date or time, a number, a person, a place,
+    a procedure (code, a command)."""
     said = words(text)
     found: set[str] = set()
     if _TIME_RE.search(text) or _ISO_DATE_RE.search(text) or _DATE_WORDS.intersection(said):
@@ -138,6 +192,8 @@ def sentence_shapes(text: str) -> frozenset[str]:
         found.add("person")
     if _PLACE_WORDS.intersection(said) and inner:
         found.add("place")
+    if "`" in text or text.lstrip().startswith("$ "):
+        found.add("procedure")
     return frozenset(found)
 
 
@@ -150,12 +206,16 @@ class Coverage:
     missing_words: tuple[str, ...]
     """The uncovered key terms as the request wrote them."""
 
+    names: tuple[str, ...] = ()
+
     @property
     def enough(self) -> bool:
-        """More than half of the key terms covered (any covered fact when there are none)."""
+        """More than half of the key terms covered and every name (any covered fact when
+        there are no key terms)."""
         if not self.key:
             return True
-        return 2 * len(self.covered) > len(self.key)
+        named = all(name in self.covered for name in self.names)
+        return named and 2 * len(self.covered) > len(self.key)
 
     def missing_line(self) -> str:
         """What the facts do not say, for the bundle's ``Missing:`` line."""
@@ -176,7 +236,7 @@ def coverage(request: RequestTerms, facts: Iterable[str]) -> Coverage:
     missing = tuple(
         word for term, word in zip(request.key, request.words, strict=True) if term not in found
     )
-    return Coverage(request.key, covered, missing)
+    return Coverage(request.key, covered, missing, request.names)
 
 
 def name_fit(terms: Iterable[str], name: str, about: str = "", *, in_notes: bool = False) -> int:

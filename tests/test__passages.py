@@ -63,3 +63,31 @@ def test_passages_are_linear_on_a_huge_note() -> None:
     note = "The logger sat on the reef. " * 50_000
     found = passages(note, request_terms("Where is the logger?"), limit=2)
     assert len(found) == 2
+
+
+def test_the_items_under_a_heading_answer_for_it() -> None:
+    note = (
+        "# Cranelift backend\n\n"
+        "Cranelift is a code generator written in Rust for WebAssembly compilers.\n"
+        "It is developed in a separate repository.\n\n"
+        "## Next steps\n\n"
+        "A few things we would like to do now:\n\n"
+        "- Bring in the backend via git-subtree and build it in CI.\n"
+        "- Mark tests that need LLVM.\n"
+    )
+    found = passages(note, request_terms("What are the next steps?"), limit=2)
+    assert any("git-subtree" in passage.text for passage in found)
+
+
+def test_a_code_block_comes_with_the_sentence_that_explains_it() -> None:
+    note = (
+        "# Remove the delay on the escape key\n\n"
+        "By default tmux waits 500ms after the escape key.\n\n"
+        "This delay can be removed by overriding the `escape-time` option.\n\n"
+        "```\n# in ~/.tmux.conf\nset -sg escape-time 0\n```\n"
+    )
+    found = passages(note, request_terms("How do I fix the escape delay in tmux?"))
+    assert found[0].text == (
+        "This delay can be removed by overriding the `escape-time` option. "
+        "`# in ~/.tmux.conf` `set -sg escape-time 0`"
+    )

@@ -87,3 +87,26 @@ def test_a_skill_the_notes_name_fits_on_one_shared_word() -> None:
     about = "Checks a grant budget spreadsheet against the funder's rules."
     assert name_fit(query, "grant-budget-check", about) == 0
     assert name_fit(query, "grant-budget-check", about, in_notes=True) == 1
+
+
+def test_every_name_the_request_gives_must_be_covered() -> None:
+    request = request_terms("What's the maximum length of a table name in MySQL?")
+    assert request.names == tuple(stems(["mysql"]))
+    postgres = ["The maximum length of a table name in Postgres is 63 bytes (memory: pg/limits)"]
+    covered = coverage(request, postgres)
+    assert len(covered.covered) > len(covered.key) / 2
+    assert not covered.enough
+    assert covered.missing_line() == "nothing found on mysql"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Has Amara's letter arrived?", ["amara"]),
+        ("Aurora is slow. Why?", []),  # a capital that opens a sentence is no sign
+        ("Move the forms API to Auth0 and iOS", ["api", "auth0", "ios"]),
+        ("when is the grant renewal due", []),
+    ],
+)
+def test_names_are_words_written_as_names(text: str, names: list[str]) -> None:
+    assert set(request_terms(text).names) == stems(names)

@@ -7,6 +7,7 @@ from supercontext_lab._facts import (
     distinct_facts,
     note_blocks,
     note_prose,
+    note_sections,
     note_sentences,
 )
 
@@ -76,3 +77,29 @@ def test_a_sentence_is_never_cut_and_an_overlong_one_is_not_quoted() -> None:
 
 def test_a_run_on_text_longer_than_the_fact_limit_gives_no_fact() -> None:
     assert note_sentences("word " * 200) == []
+
+
+def test_code_blocks_links_and_headings() -> None:
+    note = (
+        "# Run Postgres in Docker\n"
+        "Use the [official image](https://hub.docker.com/_/postgres) like this:\n"
+        "```yaml\n"
+        "# comment, not a heading\n"
+        "image: postgres:16\n"
+        "```\n"
+        "## Data\n"
+        "Data lives in a named volume. See ![diagram](img.png).\n"
+    )
+    sections = note_sections(note)
+    assert [(s.text, s.heading, s.code) for s in sections] == [
+        ("Use the official image like this:", "Run Postgres in Docker", False),
+        ("`# comment, not a heading` `image: postgres:16`", "Run Postgres in Docker", True),
+        ("Data lives in a named volume.", "Data", False),
+        ("See diagram.", "Data", False),
+    ]
+
+
+def test_an_unclosed_fence_or_unmatched_brackets_stay_linear() -> None:
+    note = "```\n" + "code line\n" * 50_000
+    assert note_sections(note) == []
+    assert note_blocks("[" * 200_000 + "(x)") == ["[" * 200_000 + "(x)"]

@@ -51,7 +51,7 @@ __all__ = ["OfflineScoutModel"]
 # passage on the topic keeps a place), and passages quoted from one note at most.
 _HIT_FACTS = 5
 _MEMORY_FACTS = 6
-_PASSAGES_PER_NOTE = 2
+_PASSAGES_PER_NOTE = 4
 
 
 def _ordered_calls(specs: list[tuple[str, dict[str, Any]]]) -> Message:
