@@ -22,6 +22,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -209,10 +210,14 @@ def test_the_bundles_carry_facts_the_workspace_holds_cited_by_their_note(
     found = expected = 0
     for case, run in grammar_runs:
         assert run.bundle is not None and run.grounding is not None, (case, run.problems)
-        # Every summary line is a gathered sentence, written with the note it came from.
+        # Every summary bullet is a gathered passage, written with the source it came
+        # from; any other line says what is missing.
         assert run.grounding.grounded == run.grounding.checked > 0, (case, run.problems)
         for line in run.bundle.summary.splitlines():
-            assert "(memory: " in line, (case, line)
+            if line.startswith("- "):
+                assert re.search(r"\((memory(: [^()]+)?|profile)\)$", line), (case, line)
+            else:
+                assert line.startswith("Missing: "), (case, line)
         mentions = rows[case]["expect"].get("mentions", [])
         expected += len(mentions)
         found += sum(m.casefold() in (run.envelope or "").casefold() for m in mentions)

@@ -1,30 +1,31 @@
-"""The ``extractive`` emission: the model picks, the harness writes (SPEC §13).
+"""The ``extractive`` emission: the model picks, the harness writes (SPEC §13, §14).
 
 A small model asked to write the envelope, even under a grammar, writes plausible prose
-that the run never read. In the extractive format it writes only numbers and names: the
-request goes to the server as one short prompt holding the user's message and the facts
-the run gathered, numbered, and a GBNF grammar lets the reply be nothing but::
+that the run never read; asked to pick five or six of sixteen facts and a tool and a
+skill, SmolLM2-135M did worse than taking the first ones in the order the run ranked them
+(docs/performance.md). In the extractive format it is therefore asked the one question it
+answers well enough to add something: **which gathered fact answers the request best**.
+The request goes to the server as one short prompt holding the user's message and the
+facts the run gathered, best first and numbered, and a GBNF grammar lets the reply be
+nothing but::
 
-    FACTS: 3, 1, 7
-    TOOLS: calendar_lookup
-    SKILLS: none
+    FACTS: 7
 
-where every number is a gathered fact and every name is in the orchestrator's catalogue,
-the installed skills or the registry hits the run saw (:class:`~.choices.BundleChoices`).
-Numbers and names are written in the order they were offered, each at most once (the
-grammar admits only increasing picks: a small model cannot repeat one): five or six facts
-(all of them when fewer were gathered), and one tool and one skill from their lists when
-the lists are not empty. The tools and
-skills offered are a short list ranked by the relevance the offline scout uses (a
-``delegate_<toolkit>`` tool for an integration the request names, ``run_workflow`` when an
-installed skill fits, word overlap otherwise); one that nothing in the request points at
-is not offered. :func:`envelope_from_picks` then writes the envelope with the one envelope
-writer: each chosen fact verbatim with its attribution, the goal from the request (none
-for a one-shot question, as the offline scout decides), ``installed`` from the
-workspace. The model calls no tools in this format; it chooses from what was gathered
-before it (the scout's prefetch), so one short call grounds the bundle.
+where the number is a gathered fact. :func:`envelope_from_picks` then writes the
+envelope with the one envelope writer: the model's pick leads, and the harness completes
+the summary with the best-ranked facts up to :data:`FACT_PICKS` (so the bundle never
+holds less than the ranking's first five); the tool and the skill are the first of the
+short lists ranked by the relevance the offline scout uses (a ``delegate_<toolkit>`` tool
+for an integration the request names, ``run_workflow`` when an installed skill fits, a
+name the request points at beyond one shared word); ``installed`` comes from the
+workspace and the goal from the request (none for a one-shot question, as the offline
+scout decides). A reply may also name more facts and a ``TOOLS:`` and ``SKILLS:`` line
+(the no-model baselines do, :mod:`.baseline`): numbers and names that were not offered
+are left out, as the reply is untrusted even when a grammar shaped it.
 
-A call without choices (not the scout's) is sent as plain text.
+The model calls no tools in this format; it chooses from what was gathered before it (the
+scout's prefetch), so one short call grounds the bundle. A call without choices (not the
+scout's) is sent as plain text.
 """
 
 from __future__ import annotations
@@ -58,20 +59,15 @@ __all__ = [
 EXTRACTIVE_MAX_TOKENS = 96
 """``max_tokens`` of an extractive reply: the grammar's longest reply is well under it."""
 
-PROMPT_FACTS = 16
-"""Facts offered to the model, in the order the run gathered them (best hits first): the
-prompt stays short, which is what makes one call of a CPU model take seconds."""
+PROMPT_FACTS = 10
+"""Facts offered to the model, best first: the prompt stays short, which is what makes
+one call of a CPU model take seconds."""
+_PROMPT_FACT_CHARS = 220
+# A fact is shown to the model at most this long (the envelope quotes it whole).
 
 FACT_PICKS = 6
-"""Facts an extractive reply picks at most (and the no-model baselines take)."""
-# A small model left free to pick one fact picks one; asked for at least three it reached
-# a 0.33 mention rate on the dataset, under the 0.62 of the retriever's own first six.
-# Asked for five or six it cannot fall far below the ranking it was handed
-# (docs/performance.md has the measurement).
-_MIN_FACT_PICKS = 5
-# Left free, SmolLM2 answered "none" or a wrong second name: the short list is already
-# what the request points at, so the model picks the one that fits best of it.
-_MIN_NAME_PICKS = 1
+"""Facts an extractive bundle holds at most: the picks, completed in rank order (and what
+the no-model baselines take)."""
 _MAX_NAME_PICKS = 1
 
 OFFERED_NAMES = 4
@@ -82,11 +78,8 @@ _NUMBER_RE = re.compile(r"\d{1,4}")
 
 _SYSTEM = (
     "You prepare context for an assistant before it answers. Read the user's request and "
-    "the numbered facts. Choose the facts that help with the request, the tools worth "
-    "calling and the skills worth loading. Reply in exactly three lines:\n"
-    "FACTS: the numbers of the helpful facts\n"
-    "TOOLS: the tool from the list that fits best, or none when the list is empty\n"
-    "SKILLS: the skill from the list that fits best, or none when the list is empty"
+    "the numbered facts. Reply with the number of the one fact that best answers the "
+    "request, in one line:\nFACTS: the number"
 )
 
 
@@ -164,22 +157,11 @@ def extractive_goal(choices: BundleChoices) -> str | None:
 
 def extractive_messages(choices: BundleChoices) -> list[Message]:
     """The short prompt of one extractive call."""
-    facts = "\n".join(f"{fact.number}. {one_line(fact.text)}" for fact in offered_facts(choices))
-    tools = ", ".join(offered_tools(choices)) or "none"
-    skills = (
-        "\n".join(
-            f"- {skill.id}: {one_line(skill.description, 100)}"
-            if skill.description
-            else f"- {skill.id}"
-            for skill in offered_skills(choices)
-        )
-        or "none"
+    facts = "\n".join(
+        f"{fact.number}. {one_line(fact.text, _PROMPT_FACT_CHARS, at_word=True)}"
+        for fact in offered_facts(choices)
     )
-    user = (
-        f"Request: {one_line(choices.request, 400)}\n\n"
-        f"Facts:\n{facts or 'none'}\n\n"
-        f"Tools: {tools}\n\nSkills:\n{skills}"
-    )
+    user = f"Request: {one_line(choices.request, 400)}\n\nFacts:\n{facts or 'none'}"
     return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
 
 
@@ -221,17 +203,7 @@ def extractive_grammar(choices: BundleChoices) -> str:
     """The GBNF grammar of one extractive reply: fact numbers, tool names and skill ids
     taken from ``choices`` (see the module docstring), in offered order, none twice."""
     numbers = [str(fact.number) for fact in offered_facts(choices)]
-    rules = [
-        'root ::= "FACTS: " facts "\\nTOOLS: " tools "\\nSKILLS: " skills',
-        *_ordered_picks("facts", numbers, FACT_PICKS, _MIN_FACT_PICKS),
-        *_ordered_picks("tools", offered_tools(choices), _MAX_NAME_PICKS, _MIN_NAME_PICKS),
-        *_ordered_picks(
-            "skills",
-            [skill.id for skill in offered_skills(choices)],
-            _MAX_NAME_PICKS,
-            _MIN_NAME_PICKS,
-        ),
-    ]
+    rules = ['root ::= "FACTS: " facts', *_ordered_picks("facts", numbers, 1, 1)]
     return "\n".join(rules) + "\n"
 
 
@@ -257,6 +229,14 @@ def _names(line: str | None) -> list[str]:
     return list(dict.fromkeys(part.strip() for part in line.split(",") if part.strip()))
 
 
+def _chosen(line: str | None, offers: list[str]) -> list[str]:
+    """The names a pick line chooses among ``offers``; without the line, the first offer
+    (the best-ranked)."""
+    if line is None:
+        return offers[:1]
+    return [name for name in _names(line) if name in offers]
+
+
 def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
     """The envelope written from an extractive ``reply``, or ``None`` when the reply holds
     no ``FACTS:`` line. Numbers and names that ``choices`` does not hold are left out:
@@ -265,7 +245,8 @@ def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
     facts_line = lines.get("FACTS")
     if facts_line is None:
         return None
-    offered = {fact.number: fact for fact in offered_facts(choices)}
+    offers = offered_facts(choices)
+    offered = {fact.number: fact for fact in offers}
     picked: list[ChoiceFact] = []
     for match in _NUMBER_RE.finditer(facts_line):
         fact = offered.get(int(match.group()))
@@ -273,9 +254,13 @@ def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
             picked.append(fact)
         if len(picked) >= FACT_PICKS:
             break
-    tools = [name for name in _names(lines.get("TOOLS")) if name in offered_tools(choices)]
+    if picked:
+        # The picks lead; the best-ranked facts complete the summary.
+        picked += [fact for fact in offers if fact not in picked][: FACT_PICKS - len(picked)]
+    tool_offers = offered_tools(choices)
     fitting = {skill.id: skill for skill in offered_skills(choices)}
-    skills = [fitting[name] for name in _names(lines.get("SKILLS")) if name in fitting]
+    tools = _chosen(lines.get("TOOLS"), tool_offers)
+    skills = [fitting[name] for name in _chosen(lines.get("SKILLS"), list(fitting))]
     goal = extractive_goal(choices)
     why = f"chosen for: {goal}" if goal else "chosen for the request"
     covered = coverage(request_terms(choices.request), [fact.cited for fact in picked])
