@@ -26,7 +26,7 @@ from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CacheMode, ResponseCache
 from ..routes import ModelRoute
-from ..sources.demo import demo_workspace_path
+from ..sources.demo import demo_workspace_path, is_packaged, packaged_workspace_path
 from ..sources.workspace import Workspace
 from .results import ResultStore
 from .variants import VariantSpec
@@ -39,9 +39,14 @@ _SESSIONS_LOCK = threading.Lock()
 
 def open_task_workspace(path: str, demo: bool) -> Workspace:
     """The workspace of a task: ``path``, or for the demo workspace on a machine that does
-    not have the client's copy, a copy of its own (the content is the same shipped one)."""
+    not have the client's copy, a copy of its own (the content is the same shipped one);
+    a workspace inside the installed package is read from its copy in the lab home."""
     if demo and not Path(path).is_dir():
         return Workspace(demo_workspace_path())
+    if is_packaged(path):
+        # A workspace of a shipped dataset: its index is built in a copy, never in the
+        # installed package.
+        return Workspace(packaged_workspace_path(path))
     return Workspace(path)
 
 

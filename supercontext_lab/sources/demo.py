@@ -21,11 +21,13 @@ from ..errors import WorkspaceError
 from .memory import INDEX_DIR
 from .workspace import IGNORED_NAMES, Workspace
 
-__all__ = ["demo_workspace_path", "open_workspace"]
+__all__ = ["demo_workspace_path", "is_packaged", "open_workspace", "packaged_workspace_path"]
 
 _DEMO_DIR_NAME = "demo-workspace"
 _DEMO_MARKER = "demo-source.sha256"
-_SHIPPED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "workspace"
+_PACKAGE = Path(__file__).resolve().parent.parent
+_SHIPPED_DEMO = _PACKAGE / "demo" / "workspace"
+_SHIPPED_DIR_NAME = "shipped"
 
 
 def _shipped_files(source: Path) -> list[Path]:
@@ -73,16 +75,41 @@ def demo_workspace_path(refresh: bool = False) -> Path:
         raise WorkspaceError(
             f"the shipped demo workspace is missing at '{source}'; reinstall supercontext-lab."
         )
+    return _copy_of(source, lab_home() / _DEMO_DIR_NAME, refresh=refresh)
+
+
+def is_packaged(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` lies inside the installed package (a shipped workspace)."""
+    try:
+        Path(path).resolve().relative_to(_PACKAGE)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def packaged_workspace_path(path: str | os.PathLike[str], refresh: bool = False) -> Path:
+    """A workspace shipped inside the package (the evaluation sets' workspaces), copied
+    as the demo is into ``lab_home()/shipped/<its path in the package>``: an evaluation
+    indexes its memory, and the installed package is never written to."""
+    source = Path(path).resolve()
+    relative = source.relative_to(_PACKAGE)
+    if not source.is_dir():
+        raise WorkspaceError(f"the shipped workspace '{relative}' is missing; reinstall.")
+    target = lab_home() / _SHIPPED_DIR_NAME / "-".join(relative.parts)
+    return _copy_of(source, target, refresh=refresh)
+
+
+def _copy_of(source: Path, target: Path, *, refresh: bool) -> Path:
+    """``target``, made a copy of ``source`` unless it already holds one of its content."""
     expected = _tree_hash(source)
-    home = lab_home()
-    target = home / _DEMO_DIR_NAME
     if not refresh and target.is_dir() and _marker_hash(target) == expected:
         return target
+    home = target.parent
     try:
         home.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".demo-workspace-", dir=home))
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=home))
     except OSError as exc:
-        raise WorkspaceError(f"cannot create the demo workspace in '{home}' ({exc}).") from exc
+        raise WorkspaceError(f"cannot create the workspace copy in '{home}' ({exc}).") from exc
     try:
         fresh = staging / "workspace"
         for path in _shipped_files(source):
@@ -93,7 +120,7 @@ def demo_workspace_path(refresh: bool = False) -> Path:
         write_atomic(fresh / INDEX_DIR / _DEMO_MARKER, expected + "\n")
         _swap_into_place(fresh, target, staging)
     except OSError as exc:
-        raise WorkspaceError(f"cannot copy the demo workspace to '{target}' ({exc}).") from exc
+        raise WorkspaceError(f"cannot copy the workspace to '{target}' ({exc}).") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target

@@ -140,3 +140,18 @@ def test_the_longmemeval_sample_is_in_the_official_format() -> None:
         for turn in (turn for session in sessions for turn in session):
             assert turn["role"] in {"user", "assistant"}
             assert isinstance(turn["content"], str)
+
+
+def test_an_evaluation_indexes_a_copy_never_the_shipped_workspace(
+    cases: list[EvalCase], tmp_path: Path
+) -> None:
+    from supercontext_lab.config import lab_home
+    from supercontext_lab.eval import evaluate
+
+    shipped = {folder: (folder / ".supercontext").exists() for folder in WORKSPACES}
+    report = evaluate(cases[:1], cache=False, progress=False)
+    assert report.results[0].ok
+    for folder, had_index in shipped.items():
+        assert (folder / ".supercontext").exists() == had_index
+    copies = lab_home() / "shipped"
+    assert any((copy / ".supercontext").is_dir() for copy in copies.iterdir())
