@@ -8,6 +8,10 @@ extractive emission and the grounding check's sources (:mod:`supercontext_lab.sc
   says what the note is about, not something true about the user.
 * List markers and ``**`` emphasis go; a line wrapped at the note's width joins the line
   above, so a sentence broken by the editor stays one sentence.
+* A paragraph or list item breaks into sentences at
+  :func:`supercontext_lab._sentences.split_sentences`, which knows abbreviations, titles,
+  initials, numbers and the full stops of other scripts: "Committee: Prof. Henrik Aalto
+  (chair), Dr. Nkechi Obi." is one sentence, not three.
 * A fact is a repeat of another when, compared as analysed terms (folded, stemmed, stop
   words left out), nearly everything it says is in the other: MEMORY.md's "Aim 1: fit
   dispersal kernels across 40 sites; Aim 2: …" beside the note that says the same at
@@ -20,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from ._sentences import split_sentences
 from ._text import one_line
 from ._words import content_terms
 
@@ -28,9 +33,6 @@ __all__ = ["distinct_facts", "note_blocks", "note_prose", "note_sentences"]
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 # A list item: "- ", "* ", "+ ", "• ", "1. " or "1) " at the start of a line.
 _ITEM_RE = re.compile(r"^\s{0,8}(?:[-*+•]|\d{1,3}[.)])\s+")
-# Within a paragraph or list item, a sentence ends at . ! or ? followed by a space and an
-# upper-case letter or a digit; "e.g. the" and "2.5 mm" stay whole.
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])")
 # A fact whose terms are at least this share of another's, all found there, is a repeat.
 _REPEAT_SHARE = 0.8
 
@@ -68,7 +70,7 @@ def note_sentences(text: str, limit: int) -> list[str]:
     word (linear in ``text``)."""
     out: list[str] = []
     for block in note_blocks(text):
-        for part in _SENTENCE_END_RE.split(block):
+        for part in split_sentences(block):
             sentence = one_line(part, limit, at_word=True)
             if len(sentence) > 3:
                 out.append(sentence)
