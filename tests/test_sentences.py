@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reliability.support import timed_in_child
 
+from benchmarks.segmenter_cases import CORPORA
 from supercontext_lab._sentences import ABBREVIATIONS, Kind, split_sentences
 
 ONE = "one"
@@ -211,6 +212,21 @@ SPLITS = {
 
 @pytest.mark.parametrize(("text", "expected"), list(SPLITS.values()), ids=list(SPLITS))
 def test_sentences_break_where_a_reader_would(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+LABELLED = {
+    f"{corpus} {number}": case
+    for corpus, cases in CORPORA.items()
+    for number, case in enumerate(cases, 1)
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), list(LABELLED.values()), ids=list(LABELLED))
+def test_the_labelled_corpora_of_the_benchmark_are_split_as_labelled(
+    text: str, expected: list[str]
+) -> None:
+    """pySBD's Golden Rules and the notes of ``python -m benchmarks segmenter``."""
     assert split_sentences(text) == expected
 
 
