@@ -13,8 +13,12 @@ up in every bundle: "Committee: Prof." is not a fact. The rules, in the order th
   closing quotes and brackets it carries (``yes."``, ``engineer.)``), it ends in a
   terminator and the next chunk begins like a sentence: after opening quotes and
   brackets, an upper-case or title-case letter, a letter of a script without case
-  (CJK, Devanagari, Arabic…), a digit, a currency sign or ``#``. A lower-case word never
-  starts a sentence ("Yahoo! in", "'great.' she said").
+  (CJK, Devanagari, Arabic…), a digit, a currency sign, ``#`` or a web address
+  (``https://``, ``www.``). Quickly typed notes start sentences in lower case too, so
+  one of a few common openers in lower case ("i", "the", "it", "we", "what", "if"…)
+  starts a sentence after ``!``, ``?`` or the full stop of an ordinary word, with no
+  quote or bracket in between ("… what that means? where did you grow up?"); any other
+  lower-case word never does ("Yahoo! in", "'great.' she said", "Laminaria sp. were").
 * ``!``, ``?`` and their runs (``?!``, ``‼``), and the full stops of other scripts that
   put a space after them (Devanagari ``।``, Arabic ``؟`` and ``۔``, Ethiopic ``።``,
   Armenian ``։``, Myanmar ``။``, the full-width ``．``) end a sentence on that rule alone.
@@ -104,7 +108,7 @@ _CASED = _table(
         Kind.TITLE: "Dr Drs Prof Profs Mr Mrs Ms Mx Messrs Mme Mmes Mlle St Mt Ft Rev Fr "
         "Hon Gen Col Capt Lt Sgt Maj Adm Cmdr Gov Sen Rep Pres Supt Insp",
         Kind.NUMBER: f"No Nos Nr Fig Figs Eq Eqs Sec Secs Vol Vols Ch Chap Tab Art Ref Refs "
-        f"Para Pt Suppl N° Nº {_MONTHS_SHORT} {_DAYS_SHORT}",
+        f"Para Pt Suppl N° Nº Ext Tel {_MONTHS_SHORT} {_DAYS_SHORT}",
     }
 )
 
@@ -113,17 +117,19 @@ _CASED = _table(
 _LOWER = _table(
     {
         Kind.NUMBER: "no nos nr n° nº fig figs eq eqs sec secs vol vols ch chap p pp para ca c "
-        "al ref refs",
+        "al ref refs ext tel",
     }
 )
 
 #: Abbreviations in any case (keys in lower case, internal full stops kept).
 _UNCASED = _table(
     {
-        Kind.INLINE: "e.g eg i.e ie cf vs viz approx incl excl esp resp w.r.t a.k.a",
+        Kind.INLINE: "e.g eg i.e ie cf vs viz approx incl excl esp resp w.r.t a.k.a p.s ps",
         Kind.TIME: "a.m p.m",
         Kind.INITIALISM: "u.s u.k e.u u.s.a u.n n.y d.c",
-        Kind.ENDING: "etc co inc ltd corp llc plc bros dept univ jr sr esq ph.d phd ibid",
+        # sp. spp. ssp. var.: a species, several, a subspecies, a variety ("Laminaria sp.").
+        Kind.ENDING: "etc co inc ltd corp llc plc bros dept univ jr sr esq ph.d phd ibid "
+        "sp spp ssp subsp var",
     }
 )
 
@@ -145,6 +151,17 @@ _OPENERS_WORDS = frozenset(
     Tomorrow Yesterday One Another Such
     """.split()
 )
+# Words in lower case that open a new sentence in quickly typed notes and messages ("…
+# that means? where did you grow up?"), after a full stop, "!" or "?" with no quote or
+# bracket after it. Conjunctions and prepositions are left out: "etc. and", "co. at".
+_LOWER_OPENERS = frozenset(
+    """
+    i the it we they you he she this that these those there what how why where when who
+    my our your his her their please let also then now so if
+    """.split()
+)
+# A web address opens a sentence though it is written in lower case.
+_ADDRESS_STARTS = ("http://", "https://", "www.")
 # After "9 a.m." these continue the sentence: weekdays, months (time zones are checked by
 # shape: a short word in capitals).
 _CALENDAR = frozenset(
@@ -239,8 +256,8 @@ def _starts(chunk: str) -> bool:
     if first.isupper() or first.isdigit():
         return True
     if first.isalpha():
-        # Upper case, title case, or a letter of a script without case.
-        return not first.islower()
+        # Upper case, title case, or a letter of a script without case; or an address.
+        return not first.islower() or _head(chunk).startswith(_ADDRESS_STARTS)
     return first == "#" or unicodedata.category(first) == "Sc"
 
 
@@ -318,16 +335,27 @@ def _ends(chunks: list[str], index: int, core: str, before: int, dots: int, open
     last = core[-1]
     if last in _HARD:
         return True
-    following = chunks[index + 1]
-    if last in _STRONG:
-        return _starts(following)
-    if last not in _DOTS or opening or not _starts(following):
+    if last not in _STRONG and (last not in _DOTS or opening):
         return False
+    following = chunks[index + 1]
+    if _starts(following):
+        lower = False
+    elif len(core) == len(chunks[index]) and _word(following) in _LOWER_OPENERS:
+        lower = True  # "… what that means? where did you grow up?"
+    else:
+        return False
+    if last in _STRONG:
+        return True
     if dots >= 2:
-        return _after_ellipsis(chunks[index], core, following, dots)
+        return not lower and _after_ellipsis(chunks[index], core, following, dots)
     stem = core[:-1].strip(_MARKS)
     if not stem:
         return True
+    if lower:
+        # Only an ordinary word ends before a word in lower case: an abbreviation that is
+        # not in the table ("Laminaria sp. were…") is far likelier than an initial or a
+        # label ending a sentence that goes on in lower case.
+        return len(stem) > 1 and "." not in stem and _kind(stem) is None
     if before == 1 and _SECTION_NUMBER.fullmatch(stem) and _label_word(chunks[index - 1]):
         return False  # "Aim 1. Fit kernels": a label word and its number open the sentence
     kind = _kind(stem)

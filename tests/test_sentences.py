@@ -179,6 +179,28 @@ SPLITS = {
     ),
     "!!": _case("Hello!! Long time no see.", "Hello!!", "Long time no see."),
     "Yahoo! in": _case("She works at Yahoo! in the accounting department."),
+    # Sentences typed in lower case.
+    "lower-case openers": _case(
+        "you don't know what that means? where did you grow up? india? i think so. so it goes",
+        "you don't know what that means?",
+        "where did you grow up? india?",
+        "i think so.",
+        "so it goes",
+    ),
+    "no opener after a quotation": _case("'This is great.' she said, 'it works.' then left."),
+    "no opener after an abbreviation": _case("Laminaria sp. the kelp, and Mr. he said, p. it."),
+    "no opener after an ellipsis": _case("I mean . . . what I'm saying is this."),
+    "a web address starts": _case(
+        "Well worth a visit. http://example.org/blog/ www.example.org",
+        "Well worth a visit.",
+        "http://example.org/blog/ www.example.org",
+    ),
+    "P.S.": _case(
+        "P.S. I am moving back to Calgary. PS. Love the new website!",
+        "P.S. I am moving back to Calgary.",
+        "PS. Love the new website!",
+    ),
+    "ext.": _case("Call Vladi Pimenov ext. 37625 or Tel. 555 0101."),
     # Other scripts.
     "Chinese": _case("数据已上传。明天讨论！好吗？", "数据已上传。", "明天讨论！", "好吗？"),
     "Japanese quote": _case("「完了。」次は潜水。", "「完了。」", "次は潜水。"),
