@@ -2,8 +2,9 @@
 
 ``python -m benchmarks all`` runs, in one process: memory recall against rank-bm25 and
 bm25s on a docstring corpus built offline, its scaling from 10k to 200k documents, the
-harness's first-turn overhead, start-up costs and evaluation throughput against a local
-OpenAI-compatible server. It prints one table of targets and writes
+harness's first-turn overhead, start-up costs, evaluation throughput against a local
+OpenAI-compatible server, the parsers of untrusted text on hostile input and the sentence
+segmenter against pySBD and syntok. It prints one table of targets and writes
 ``benchmarks/results/latest.json`` and ``latest.md`` (see ``benchmarks/README.md``).
 """
 

@@ -24,7 +24,16 @@ __all__ = ["BENCHMARKS", "REPO_ROOT", "Options", "RunOutcome", "run_all"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Names accepted on the command line, in the order ``all`` runs them.
-BENCHMARKS = ("memory", "scaling", "harness", "envelope", "startup", "eval", "parsers")
+BENCHMARKS = (
+    "memory",
+    "scaling",
+    "harness",
+    "envelope",
+    "startup",
+    "eval",
+    "parsers",
+    "segmenter",
+)
 
 
 @dataclass
@@ -60,6 +69,11 @@ class Options:
     #: Input sizes by parser of the other untrusted-text parsers (``None``: each parser's
     #: own, 1 to 4 MB).
     parser_sizes: dict[str, tuple[int, ...]] | None = None
+    #: Repeats of the sentence segmenter's speed run, and the two sizes (characters) of
+    #: its growth measure for the peers and for ours.
+    segmenter_repeats: int = 5
+    segmenter_peer_sizes: tuple[int, int] = (4_000, 16_000)
+    segmenter_own_sizes: tuple[int, int] = (250_000, 1_000_000)
     results_dir: Path = field(default_factory=lambda: REPO_ROOT / "benchmarks" / "results")
     #: Where the corpus is cached (kept apart from the results so ``--results`` reuses it).
     cache_dir: Path = field(default_factory=lambda: REPO_ROOT / "benchmarks" / "results" / "cache")
@@ -97,6 +111,8 @@ class Options:
                 ),
                 (200_000,),
             ),
+            segmenter_repeats=3,
+            segmenter_own_sizes=(50_000, 200_000),
             docs_dir=None,
             command="python -m benchmarks all --quick",
         )
@@ -224,6 +240,17 @@ def _parsers(options: Options, shared: _Shared, log: Callable[[str], None]) -> S
     return parsers.run(repeats=options.parser_repeats, sizes=options.parser_sizes, log=log)
 
 
+def _segmenter(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import segmenter
+
+    return segmenter.run(
+        repeats=options.segmenter_repeats,
+        peer_sizes=options.segmenter_peer_sizes,
+        own_sizes=options.segmenter_own_sizes,
+        log=log,
+    )
+
+
 def _startup(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
     from . import import_time
 
@@ -255,6 +282,7 @@ _RUNNERS: dict[str, Callable[[Options, _Shared, Callable[[str], None]], Section]
     "parsers": _parsers,
     "startup": _startup,
     "eval": _eval,
+    "segmenter": _segmenter,
 }
 
 

@@ -13,6 +13,10 @@ extractive emission and the grounding check's sources (:mod:`supercontext_lab.sc
   ``set -sg escape-time 0`` is the answer to "how do I remove the escape delay".
 * Each sentence remembers the heading of its section (:func:`note_sections`): the items
   under "## Next steps" are the next steps, though none of them says so.
+* A paragraph or list item breaks into sentences at
+  :func:`supercontext_lab._sentences.split_sentences`, which knows abbreviations, titles,
+  initials, numbers and the full stops of other scripts: "Committee: Prof. Henrik Aalto
+  (chair), Dr. Nkechi Obi." is one sentence, not three.
 * A fact is a repeat of another when, compared as analysed terms (folded, stemmed, stop
   words left out), nearly everything it says is in the other: MEMORY.md's "Aim 1: fit
   dispersal kernels across 40 sites; Aim 2: …" beside the note that says the same at
@@ -26,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ._sentences import split_sentences
 from ._text import one_line
 from ._words import content_terms
 
@@ -42,9 +47,6 @@ __all__ = [
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 # A list item: "- ", "* ", "+ ", "• ", "1. " or "1) " at the start of a line.
 _ITEM_RE = re.compile(r"^\s{0,8}(?:[-*+•]|\d{1,3}[.)])\s+")
-# Within a paragraph or list item, a sentence ends at . ! or ? followed by a space and an
-# upper-case letter or a digit; "e.g. the" and "2.5 mm" stay whole.
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[ \t]+(?=[A-Z0-9])")
 MAX_FACT_CHARS = 500
 """The longest sentence quoted as a fact. A fact is never cut inside a sentence, so a
 longer one (a pasted table row, a paragraph with no full stop) is not quoted at all."""
@@ -136,7 +138,7 @@ def note_sections(text: str) -> list[NoteSentence]:
     :data:`MAX_FACT_CHARS` are left out, never cut."""
     out: list[NoteSentence] = []
     for block in _blocks(text):
-        parts = [block.text] if block.code else _SENTENCE_END_RE.split(block.text)
+        parts = [block.text] if block.code else split_sentences(block.text)
         for part in parts:
             sentence = one_line(part)
             if 3 < len(sentence) <= MAX_FACT_CHARS:

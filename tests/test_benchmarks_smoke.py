@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import corpus, parsers
+from benchmarks import corpus, parsers, segmenter
 from benchmarks.eval_throughput import make_cases
 from benchmarks.harness_overhead import make_bundle
 from benchmarks.import_time import heaviest_imports
 from benchmarks.memory_recall import overlap
 from benchmarks.report import MISS, PASS, PENDING, judge
 from benchmarks.runner import Options, run_all
+from benchmarks.segmenter_cases import CORPORA
 from benchmarks.stats import fmt_bytes, fmt_ms, percentile, summarize
 from supercontext_lab.bundle import parse_context_bundle
 
@@ -51,6 +52,9 @@ def tiny_options(tmp: Path) -> Options:
         eval_delay_s=0.01,
         eval_concurrent_repeats=1,
         eval_cache_reruns=1,
+        segmenter_repeats=1,
+        segmenter_peer_sizes=(400, 1_600),
+        segmenter_own_sizes=(2_000, 8_000),
         results_dir=tmp / "results",
         cache_dir=tmp / "cache",
         docs_dir=tmp / "docs",
@@ -396,6 +400,47 @@ def test_parsers_run_and_judge_every_parser(workdir: Path) -> None:
     assert isinstance(targets, list)
     assert [t["area"] for t in targets] == ["Hostile input"] * len(parsers.PARSERS)
     assert {t["status"] for t in targets} <= STATUSES
+
+
+def test_the_segmenter_benchmark_scores_every_segmenter_it_finds(workdir: Path) -> None:
+    options = tiny_options(workdir / "segmenter")
+    options.docs_dir = None
+    run_all(options, ["segmenter"], log=_quiet)
+    data = _load(options)
+    section = data["sections"]["segmenter"]  # type: ignore[index]
+    installed = [
+        name for name in segmenter.SEGMENTERS if "not installed" not in section["versions"][name]
+    ]
+    assert installed[0] == "ours"
+    assert set(section["accuracy"]) == set(CORPORA)
+    for scores in section["accuracy"].values():
+        assert list(scores) == installed
+        assert all(0 <= s["exact"] <= s["cases"] and 0 <= s["f1"] <= 1 for s in scores.values())
+    assert set(section["speed"]["median_s"]) == set(installed)
+    assert set(section["growth"]) == {f"{n} @ 400-1600" for n in installed} | {"ours @ 2000-8000"}
+    targets = data["targets"]
+    assert isinstance(targets, list) and len(targets) == len(CORPORA) + 2
+    statuses = {t["status"] for t in targets}
+    assert statuses <= STATUSES
+    if "pysbd" not in installed:
+        assert [t["status"] for t in targets[:-1]] == [PENDING] * (len(targets) - 1)
+
+
+@pytest.mark.parametrize(
+    ("sentences", "expected"),
+    [([], set()), (["One."], set()), (["A b.", "C d e.", "F."], {3, 7})],
+)
+def test_segmenter_boundaries_are_offsets_without_whitespace(
+    sentences: list[str], expected: set[int]
+) -> None:
+    assert segmenter.boundaries(sentences) == expected
+
+
+def test_segmenter_score_counts_exact_texts_and_boundaries() -> None:
+    cases = [("A. B.", ["A.", "B."]), ("C d. E.", ["C d.", "E."])]
+    scores = segmenter.score(lambda text: [text], cases)
+    assert (scores["exact"], scores["precision"], scores["recall"]) == (0, 1.0, 0.0)
+    assert scores["wrong"] == [1, 2]
 
 
 def test_the_harmless_page_is_a_page_of_the_size_asked() -> None:

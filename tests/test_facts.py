@@ -28,7 +28,23 @@ def test_a_heading_is_never_part_of_a_fact() -> None:
     assert "Freezer" not in note_prose(note)
     assert note_sentences(note) == [
         "Box 3 holds the seed samples of site 12.",
-        "Soil cores are in box 4. #hashtag is not a heading.",
+        "Soil cores are in box 4.",
+        "#hashtag is not a heading.",
+    ]
+
+
+def test_a_fact_is_a_whole_sentence() -> None:
+    """Titles, abbreviations and numbers do not cut a sentence (issue 28)."""
+    note = (
+        "# Committee\n"
+        "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira\n"
+        "(external). The meeting is on 14 March at 10.30 in Room 2.14. Bring the draft,\n"
+        "e.g. the methods, approx. 12 pages.\n"
+    )
+    assert note_sentences(note) == [
+        "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira (external).",
+        "The meeting is on 14 March at 10.30 in Room 2.14.",
+        "Bring the draft, e.g. the methods, approx. 12 pages.",
     ]
 
 

@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from supercontext_lab.errors import SupercontextError
 from supercontext_lab.harness import Thread, TurnResult
 from supercontext_lab.models.base import ChatModel
@@ -65,6 +67,24 @@ def run_cli(
         env={**os.environ, **(env or {})},
         cwd=REPO,
     )
+
+
+def timed_in_child(code: str, *args: str, what: str, timeout: float = 90) -> Any:
+    """What ``code`` prints as JSON (timings, usually), run in a fresh interpreter with
+    ``args`` as its arguments: a runaway parser is killed there after ``timeout`` seconds
+    and fails the test, instead of holding the suite or the test process."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=REPO,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} took more than {timeout:g} s")
+    return json.loads(done.stdout)
 
 
 def assert_one_line_exit_2(done: Any, *needles: str) -> None:

@@ -25,7 +25,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -34,7 +33,7 @@ from supercontext_lab.harness import Thread
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import ScriptedModel
 
-from .support import ORCHESTRATOR_REPLY, scripted_orchestrator
+from .support import ORCHESTRATOR_REPLY, scripted_orchestrator, timed_in_child
 
 REPO = Path(__file__).resolve().parents[2]
 SIZE = 1_000_000
@@ -65,27 +64,12 @@ print(json.dumps(out))
 """
 
 
-def _timed_in_child(code: str, argument: str, what: str) -> Any:
-    """The timings ``code`` prints as JSON, run in a fresh interpreter on ``argument`` and
-    :data:`SIZE` (a runaway parser is killed there, not in the test process)."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", code, argument, str(SIZE)],
-            capture_output=True,
-            text=True,
-            timeout=90,
-            cwd=REPO,
-            check=True,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{what} took more than 90 s on {SIZE:,} characters")
-    return json.loads(done.stdout)
-
-
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_hostile_megabyte_parses_in_linear_time(name: str) -> None:
     """A hostile megabyte of each class: every envelope parser under 2 s, near a harmless one"""
-    times = _timed_in_child(_CHILD, name, f"{name}: the parsers")
+    times = timed_in_child(
+        _CHILD, name, str(SIZE), what=f"{name}: the parsers on {SIZE:,} characters"
+    )
     for parser, (hostile_s, harmless_s) in times.items():
         assert hostile_s < ABSOLUTE_S, f"{name}: {parser} took {hostile_s:.2f} s"
         assert hostile_s < max(RELATIVE * harmless_s, 0.05), (
@@ -173,8 +157,11 @@ print(json.dumps(times))
 def test_neutralising_a_hostile_megabyte_is_linear(name: str) -> None:
     """The look-alike rule on a hostile megabyte: under 2 s, near a harmless envelope"""
     unit = HOSTILE_LOOKALIKES[name]
-    hostile_s, harmless_s = _timed_in_child(
-        _NEUTRALISE_CHILD, json.dumps(unit), f"{name}: neutralise"
+    hostile_s, harmless_s = timed_in_child(
+        _NEUTRALISE_CHILD,
+        json.dumps(unit),
+        str(SIZE),
+        what=f"{name}: neutralise on {SIZE:,} characters",
     )
     assert hostile_s < ABSOLUTE_S, f"{name}: neutralise took {hostile_s:.2f} s"
     assert hostile_s < max(RELATIVE * harmless_s, 0.05), (

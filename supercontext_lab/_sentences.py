@@ -1,0 +1,478 @@
+"""Sentences: where one paragraph or list item of a note breaks into whole sentences.
+
+:func:`split_sentences` takes one block of a note (a paragraph or a list item that
+:func:`supercontext_lab._facts.note_blocks` already joined onto one line) and returns its
+sentences. A fact quoted from a note is one of these, so a cut in the wrong place shows
+up in every bundle: "Committee: Prof." is not a fact. The rules, in the order they apply:
+
+* A sentence can only end where the text has whitespace, with one exception below. So
+  decimals (2.5), versions (v1.2.3), times (10.30, 10:30), dates (12.03.2026),
+  references (Section 3.2), URLs, e-mail addresses and file names (report.pdf) never
+  break, whatever their dots.
+* A chunk of text between two runs of whitespace ends its sentence when, after the
+  closing quotes and brackets it carries (``yes."``, ``engineer.)``), it ends in a
+  terminator and the next chunk begins like a sentence: after opening quotes and
+  brackets, an upper-case or title-case letter, a letter of a script without case
+  (CJK, Devanagari, Arabic…), a digit, a currency sign, ``#`` or a web address
+  (``https://``, ``www.``). Quickly typed notes start sentences in lower case too, so
+  one of a few common openers in lower case ("i", "the", "it", "we", "what", "if"…)
+  starts a sentence after ``!``, ``?`` or the full stop of an ordinary word, with no
+  quote or bracket in between ("… what that means? where did you grow up?"); any other
+  lower-case word never does ("Yahoo! in", "'great.' she said", "Laminaria sp. were").
+* ``!``, ``?`` and their runs (``?!``, ``‼``), and the full stops of other scripts that
+  put a space after them (Devanagari ``।``, Arabic ``؟`` and ``۔``, Ethiopic ``።``,
+  Armenian ``։``, Myanmar ``။``, the full-width ``．``) end a sentence on that rule alone.
+* The ideographic full stops ``。 ！ ？ ｡`` end a sentence whatever follows, spaces or
+  none: Chinese and Japanese put no space between sentences (the exception).
+* An ellipsis (``...``, ``…``, ``. . .``, two dots or more) ends a sentence before a
+  capitalised word, except before the pronoun "I", which is capitalised everywhere
+  ("the thing is . . . I didn't mean it"); four dots (an ellipsis and a full stop) end
+  it before "I" too. An ellipsis in brackets (``[...]``, ``(…)``) marks words left out
+  of a quotation and never ends anything. A word's own full stop followed by a spaced
+  ellipsis and a capital ("compounds. . . . The practice…") ends the sentence at the
+  word: the ellipsis opens the next one, a quotation taken up mid-way.
+* A single full stop ends a sentence unless the word it closes says otherwise:
+
+  - an abbreviation from :data:`ABBREVIATIONS` behaves as its kind says (below);
+  - a single capital letter is an initial ("H. Aalto", "J. R. R. Tolkien") unless a
+    common sentence opener follows ("Plan B. The…"), or it is the pronoun "I" after a
+    word in lower case ("you and I. Did you…");
+  - letters joined by dots (U.S., Ph.D., J.R.R.) are an initialism, read as
+    :attr:`Kind.INITIALISM`;
+  - a list label that opens its sentence ("1.", "a.", "2.)") never ends it, nor does
+    the number after a capitalised label word ("Aim 1. Fit kernels…", "Step 2. Run…");
+  - anything else ("2.14.", "report.pdf.", "etc.") ends the sentence.
+
+* A list written inline starts a new sentence at its next label: when a sentence opens
+  with a label ("1.", "a)", "2.)") the next label in sequence ("2.", "b)", "3.)") begins
+  another, when a sentence-like word follows it and the word before it is not one that
+  takes a number ("see Section 2."); a bullet (``•``, ``⁃``) followed by a label begins
+  another too.
+
+The kinds of abbreviation (:class:`Kind`), each a rule about the word after it:
+
+* ``TITLE`` (Dr. Prof. Mr. St.) comes before a name: never the end of a sentence.
+* ``INLINE`` (e.g. i.e. cf. vs. approx.) always has more of its sentence after it.
+* ``NUMBER`` (No. Fig. Eq. Sec. Vol. p. pp. ca. al. and the months and weekdays) is
+  followed by a number, where it does not end the sentence ("No. 5", "Fig. S1", "et al.
+  (2020)", "14 Mar. 2026"); before a word it does ("… said no. Then"). Case matters
+  where a word has another meaning: "Sun." and "Mar." are dates, "sun." and "mar." are
+  not; "p." is a page, "P." an initial.
+* ``TIME`` (a.m. p.m.) ends a sentence before a capitalised word, except a weekday,
+  a month or a time zone ("9 a.m. Tuesday", "10 a.m. CET"), or when the time opens the
+  sentence ("At 5 a.m. Mr. Smith went…").
+* ``INITIALISM`` (U.S. U.K. E.U.) is often followed by a name ("U.S. Government"), so it
+  ends a sentence only before a common sentence opener ("… in the U.S. How about you?").
+* ``ENDING`` (etc. Inc. Ltd. Co. Corp. Jr. Sr. Dept. Univ.) may close a sentence and is
+  rarely followed by a name inside one, so a capitalised word after it starts a new
+  sentence ("pens, paper, etc. The order goes out Monday." is two sentences; "etc. and"
+  is one).
+
+Every step looks at a fixed number of neighbouring chunks and reads each chunk a fixed
+number of times, so the work is linear in the text; no pattern here can backtrack. Any
+``str`` is accepted (lone surrogates, NUL and control characters included). Pure Python,
+no dependency, the same answer on every machine.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import unicodedata
+
+__all__ = ["ABBREVIATIONS", "Kind", "split_sentences"]
+
+
+class Kind(enum.Enum):
+    """What an abbreviation's full stop means; see the module docstring."""
+
+    TITLE = "title"
+    INLINE = "inline"
+    NUMBER = "number"
+    TIME = "time"
+    INITIALISM = "initialism"
+    ENDING = "ending"
+
+
+def _table(spec: dict[Kind, str]) -> dict[str, Kind]:
+    return {word: kind for kind, words in spec.items() for word in words.split()}
+
+
+_MONTHS_SHORT = "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+_DAYS_SHORT = "Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun"
+
+#: Abbreviations spelt exactly so (without their final full stop). Titles, months and
+#: weekdays are capitalised words; in lower case most of them are ordinary words.
+_CASED = _table(
+    {
+        Kind.TITLE: "Dr Drs Prof Profs Mr Mrs Ms Mx Messrs Mme Mmes Mlle St Mt Ft Rev Fr "
+        "Hon Gen Col Capt Lt Sgt Maj Adm Cmdr Gov Sen Rep Pres Supt Insp",
+        Kind.NUMBER: f"No Nos Nr Fig Figs Eq Eqs Sec Secs Vol Vols Ch Chap Tab Art Ref Refs "
+        f"Para Pt Suppl N° Nº Ext Tel {_MONTHS_SHORT} {_DAYS_SHORT}",
+    }
+)
+
+#: Abbreviations spelt exactly so in lower case: "p." is a page, "P." an initial; "al."
+#: is "et al.", "Al." a name.
+_LOWER = _table(
+    {
+        Kind.NUMBER: "no nos nr n° nº fig figs eq eqs sec secs vol vols ch chap p pp para ca c "
+        "al ref refs ext tel",
+    }
+)
+
+#: Abbreviations in any case (keys in lower case, internal full stops kept).
+_UNCASED = _table(
+    {
+        Kind.INLINE: "e.g eg i.e ie cf vs viz approx incl excl esp resp w.r.t a.k.a p.s ps",
+        Kind.TIME: "a.m p.m",
+        Kind.INITIALISM: "u.s u.k e.u u.s.a u.n n.y d.c",
+        # sp. spp. ssp. var.: a species, several, a subspecies, a variety ("Laminaria sp.").
+        Kind.ENDING: "etc co inc ltd corp llc plc bros dept univ jr sr esq ph.d phd ibid "
+        "sp spp ssp subsp var",
+    }
+)
+
+#: Every abbreviation the segmenter knows (without its final full stop) and its kind.
+#: Capitalised and lower-case spellings are matched exactly; the keys of the words
+#: matched in any case are in lower case.
+ABBREVIATIONS: dict[str, Kind] = {**_UNCASED, **_LOWER, **_CASED}
+
+# Words that often open a sentence and are rarely part of a name; after an initial or an
+# initialism ("Plan B.", "the U.S.") only one of these shows a new sentence.
+_OPENERS_WORDS = frozenset(
+    """
+    The A An This That These Those There Then It Its He She We They I You My Our Your His
+    Her Their How What When Where Why Who Which Whose If But And Or So Also However Yet
+    Still Now Here In On At For To From As After Before Although Though Because Since
+    While Meanwhile Next Finally First Second Third Last Please Let Do Does Did Is Are Was
+    Were Has Have Had Can Could Will Would Should Might Must Not All Some Each Every Both
+    Most Many Any No Yes Only Just Even Thus Hence Therefore Otherwise Instead Again Today
+    Tomorrow Yesterday One Another Such
+    """.split()
+)
+# Words in lower case that open a new sentence in quickly typed notes and messages ("…
+# that means? where did you grow up?"), after a full stop, "!" or "?" with no quote or
+# bracket after it. Conjunctions and prepositions are left out: "etc. and", "co. at".
+_LOWER_OPENERS = frozenset(
+    """
+    i the it we they you he she this that these those there what how why where when who
+    my our your his her their please let also then now so if
+    """.split()
+)
+# A web address opens a sentence though it is written in lower case.
+_ADDRESS_STARTS = ("http://", "https://", "www.")
+# After "9 a.m." these continue the sentence: weekdays, months (time zones are checked by
+# shape: a short word in capitals).
+_CALENDAR = frozenset(
+    """
+    Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April
+    May June July August September October November December
+    """.split()
+    + _MONTHS_SHORT.split()
+    + _DAYS_SHORT.split()
+)
+# Words before a number that belongs to them, so "2." after one is not a new list item.
+_TAKES_NUMBER = frozenset(
+    """
+    section sec chapter ch aim step table tab figure fig page p pp part phase task no
+    number room box site year week day version v vol volume eq equation
+    """.split()
+)
+
+# Closing quotes and brackets that may follow a sentence's full stop, and emphasis marks.
+_CLOSERS = "\"'”’»›)]}*_`」』）】〕〉》〗〙〛＂＇"
+# Opening quotes and brackets that may come before a sentence's first word.
+_OPENERS = "\"'“‘„«‹([{¿¡*_`「『（【〔〈《〖〘〚＂＇"
+_OPENER_SET = frozenset(_OPENERS)
+_MARKS = _OPENERS + _CLOSERS
+# Terminators that end a sentence when a sentence-like word follows after whitespace.
+_STRONG = frozenset("!?‼⁇⁈⁉।॥؟۔።፧։။．")
+# Terminators of scripts that write no space between sentences: they end one anyway.
+_HARD_CHARS = "。！？｡"
+_HARD = frozenset(_HARD_CHARS)
+_HARD_ANY = re.compile(f"[{_HARD_CHARS}]")
+_HARD_RUN = re.compile(f"[{_HARD_CHARS}]+[{re.escape(_CLOSERS)}]*")
+_BULLETS = "•‣⁃◦▪●∙"
+_DOTS = ".…"
+# The last characters of a chunk that may end a sentence; any other chunk never does.
+_MAY_END = frozenset(_DOTS + _CLOSERS) | _STRONG | _HARD
+# A list label: a number of up to three digits or one letter, then ".", ".)" or ")".
+_LABEL = re.compile(r"(?:(\d{1,3})|([A-Za-z]))(\.\)|\.|\))")
+# The number of an aim, a step or a section: "1", "3.2" (a year is not one).
+_SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3}){0,3}")
+# The leading letters of a word.
+_LETTERS = re.compile(r"[^\W\d_]+")
+# No abbreviation or initialism is longer than this, so longer words skip the look-ups.
+_LONGEST = 12
+
+
+def _next_label(chunk: str) -> str | None:
+    """When ``chunk`` is a list label, the label after it ("1." gives "2.", "a)" gives
+    "b)", "⁃9." gives "10."); otherwise ``None``."""
+    match = _LABEL.fullmatch(chunk.lstrip(_BULLETS))
+    if match is None:
+        return None
+    digits, letter, mark = match.groups()
+    if digits is not None:
+        return f"{int(digits) + 1}{mark}"
+    return None if letter in "zZ" else chr(ord(letter) + 1) + mark
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` split at whitespace, and after every run of ideographic full stops (with
+    the closing marks after it) inside a chunk, so "你好。再见。" is two chunks."""
+    if _HARD_ANY.search(text) is None:
+        return text.split()
+    out: list[str] = []
+    for chunk in text.split():
+        if _HARD_ANY.search(chunk) is None:
+            out.append(chunk)
+            continue
+        start = 0
+        for match in _HARD_RUN.finditer(chunk):
+            if match.end() < len(chunk):
+                out.append(chunk[start : match.end()])
+                start = match.end()
+        out.append(chunk[start:])
+    return out
+
+
+def _head(chunk: str) -> str:
+    """``chunk`` without its opening quotes and brackets."""
+    return chunk.lstrip(_OPENERS)
+
+
+def _starts(chunk: str) -> bool:
+    """Whether ``chunk`` begins the way a sentence does."""
+    if not chunk:
+        return False
+    first = chunk[0]
+    if first in _OPENER_SET:
+        head = _head(chunk)
+        if not head:
+            return False
+        first = head[0]
+    if first.isupper() or first.isdigit():
+        return True
+    if first.isalpha():
+        # Upper case, title case, or a letter of a script without case; or an address.
+        return not first.islower() or _head(chunk).startswith(_ADDRESS_STARTS)
+    return first == "#" or unicodedata.category(first) == "Sc"
+
+
+def _word(chunk: str) -> str:
+    """The leading letters of ``chunk`` after its opening marks ("The" of '"The')."""
+    if chunk.isalpha():
+        return chunk
+    match = _LETTERS.match(_head(chunk)[: _LONGEST * 2])
+    return match.group() if match else ""
+
+
+def _capitalised(chunk: str) -> bool:
+    head = _head(chunk)
+    return bool(head) and head[0].isupper()
+
+
+def _label_word(chunk: str) -> bool:
+    """Whether ``chunk`` is a capitalised word that may head a numbered part ("Aim")."""
+    return chunk.isalpha() and chunk[0].isupper()
+
+
+def _initial(chunk: str) -> bool:
+    """Whether ``chunk`` is an initial ("R.", "(J.")."""
+    if chunk[:1] in _OPENER_SET:
+        chunk = _head(chunk)
+    return len(chunk) == 2 and chunk[1] == "." and chunk[0].isupper()
+
+
+def _numberish(chunk: str) -> bool:
+    """Whether ``chunk`` is a number, or a label holding one, after its opening marks:
+    "55", "(2020)", "S1", "2a", "II"."""
+    head = _head(chunk)
+    if not head:
+        return False
+    if head[0].isdigit():
+        return True
+    if len(head) >= 2 and head[0].isalpha() and head[1].isdigit():
+        return True
+    roman = _word(head)
+    return 2 <= len(roman) <= 6 and all(ch in "IVXLCDM" for ch in roman)
+
+
+def _time_zone(word: str) -> bool:
+    return 2 <= len(word) <= 5 and word.isupper() and word.isascii()
+
+
+def _trailing_dots(core: str) -> int:
+    """How many dots ``core`` ends with, an ellipsis character counting three."""
+    tail = core[len(core.rstrip(_DOTS)) :]
+    return tail.count(".") + 3 * tail.count("…")
+
+
+def _kind(stem: str) -> Kind | None:
+    """The kind of abbreviation ``stem`` (a word without its final full stop) is, if any."""
+    if len(stem) > _LONGEST:
+        return None
+    kind = ABBREVIATIONS.get(stem)
+    if kind is None and not stem.islower():
+        kind = _UNCASED.get(stem.lower())
+    if kind is not None or "." not in stem:
+        return kind
+    parts = stem.split(".")
+    if all(0 < len(part) <= 2 and part.isalpha() for part in parts):
+        return Kind.INITIALISM
+    return None
+
+
+def _ends(chunks: list[str], index: int, core: str, before: int, dots: int, opening: bool) -> bool:
+    """Whether the sentence ends after ``chunks[index]`` (not the last chunk), given
+    ``core`` (the chunk without its closing marks), how many chunks of the sentence come
+    before it, the dots of the run of dots that ends it (". . ." counts across chunks) and
+    whether it opens the sentence as a list label or a run of dots."""
+    if not core:
+        return False
+    last = core[-1]
+    if last in _HARD:
+        return True
+    if last not in _STRONG and (last not in _DOTS or opening):
+        return False
+    following = chunks[index + 1]
+    if _starts(following):
+        lower = False
+    elif len(core) == len(chunks[index]) and _word(following) in _LOWER_OPENERS:
+        lower = True  # "… what that means? where did you grow up?"
+    else:
+        return False
+    if last in _STRONG:
+        return True
+    if dots >= 2:
+        return not lower and _after_ellipsis(chunks[index], core, following, dots)
+    stem = core[:-1].strip(_MARKS)
+    if not stem:
+        return True
+    if lower:
+        # Only an ordinary word ends before a word in lower case: an abbreviation that is
+        # not in the table ("Laminaria sp. were…") is far likelier than an initial or a
+        # label ending a sentence that goes on in lower case.
+        return len(stem) > 1 and "." not in stem and _kind(stem) is None
+    if before == 1 and _SECTION_NUMBER.fullmatch(stem) and _label_word(chunks[index - 1]):
+        return False  # "Aim 1. Fit kernels": a label word and its number open the sentence
+    kind = _kind(stem)
+    if kind is None:
+        if len(stem) != 1 or not stem.isupper():
+            return True
+        if stem == "I" and not (before and _capitalised(chunks[index - 1])):
+            return True  # the pronoun: "you and I. Did you…"
+        kind = Kind.INITIALISM  # an initial: "H. Aalto", "Plan B. The…"
+    return _ends_after(kind, following, before)
+
+
+def _after_ellipsis(current: str, core: str, following: str, dots: int) -> bool:
+    if core.rstrip(_DOTS).endswith(("[", "(")) and current[len(core) :].startswith(("]", ")")):
+        return False  # "[...]": words left out of a quotation
+    return dots >= 4 or _word(following) != "I"
+
+
+def _ends_after(kind: Kind, following: str, before: int) -> bool:
+    """Whether an abbreviation of ``kind`` ends its sentence before ``following`` (which
+    begins like a sentence), ``before`` chunks into the sentence."""
+    if kind is Kind.TITLE or kind is Kind.INLINE:
+        return False
+    if kind is Kind.NUMBER:
+        return not _numberish(following)
+    if kind is Kind.TIME:
+        word = _word(following)
+        return before > 2 and word not in _CALENDAR and not _time_zone(word)
+    if kind is Kind.INITIALISM:
+        return not _initial(following) and _word(following) in _OPENERS_WORDS
+    return True  # Kind.ENDING
+
+
+def _begins_item(chunks: list[str], index: int, next_label: str | None) -> bool:
+    """Whether an inline list item begins at ``chunks[index]`` (not a sentence's first),
+    in a sentence whose opening label is followed by ``next_label``."""
+    chunk = chunks[index]
+    following = chunks[index + 1] if index + 1 < len(chunks) else ""
+    if chunk[0] in _BULLETS:
+        rest = chunk.lstrip(_BULLETS)
+        if rest:
+            return _next_label(rest) is not None and _starts(following)
+        return _next_label(following) is not None
+    if chunk != next_label or not _starts(following):
+        return False
+    return chunks[index - 1].rstrip(".").lower() not in _TAKES_NUMBER
+
+
+def _opens_quotation(chunks: list[str], index: int) -> bool:
+    """Whether ``chunks[index]``, a word with its full stop, is followed by a spaced
+    ellipsis and a new sentence ("compounds. . . . The practice"): the full stop is the
+    word's and the ellipsis opens the next sentence, a quotation taken up mid-way."""
+    return (
+        chunks[index + 1] == "."
+        and index + 4 < len(chunks)
+        and chunks[index + 2] == chunks[index + 3] == "."
+        and _starts(chunks[index + 4])
+    )
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (one paragraph or list item), in order, each stripped.
+
+    Joined with single spaces they give ``text`` with its whitespace collapsed, except
+    that no space is added after an ideographic full stop that had none. See the module
+    docstring for the rules.
+    """
+    chunks = _chunks(text)
+    sentences: list[str] = []
+    start = 0  # the first chunk of the sentence being read
+    next_label: str | None = None  # the label after the one that opens the sentence
+    label_at = 0  # where that label is (after a bare bullet, the chunk after it)
+    dots = 0
+    opening_dots = False
+    last = len(chunks) - 1
+    for index, chunk in enumerate(chunks):
+        # Only a bullet or the next label in sequence may begin an inline list item.
+        maybe_item = chunk[0] in _BULLETS or chunk == next_label
+        if index > start and maybe_item and _begins_item(chunks, index, next_label):
+            sentences.append(" ".join(chunks[start:index]))
+            start = index
+        if index == start:
+            label_at = start + 1 if not chunk.strip(_BULLETS) and index < last else start
+            next_label = None
+        if index == label_at:
+            next_label = _next_label(chunk)
+        if chunk[-1] not in _MAY_END:
+            # Most chunks are words: no terminator, no dots, nothing more to look at.
+            dots, opening_dots = 0, False
+            continue
+        core = chunk.rstrip(_CLOSERS)
+        if not core or core[-1] not in _DOTS:
+            own = 0
+        elif core[-1] == "." and (len(core) == 1 or core[-2] not in _DOTS):
+            own = 1  # one full stop, by far the commonest ending
+        else:
+            own = _trailing_dots(core)
+        # A chunk of nothing but dots continues the run of dots before it (". . .").
+        only_dots = own > 0 and core[0] in _DOTS and not core.rstrip(_DOTS)
+        dots = own + dots if only_dots and index > start else own
+        opening_dots = only_dots and (index == start or opening_dots)
+        if index == last:
+            break
+        if (
+            own == 1
+            and chunks[index + 1] == "."
+            and not only_dots
+            and _opens_quotation(chunks, index)
+        ):
+            ends = True
+        else:
+            opening = opening_dots or (index == label_at and next_label is not None)
+            ends = _ends(chunks, index, core, index - start, dots, opening)
+        if ends:
+            sentences.append(" ".join(chunks[start : index + 1]))
+            start = index + 1
+            dots = 0
+    if start <= last:
+        sentences.append(" ".join(chunks[start:]))
+    return sentences
