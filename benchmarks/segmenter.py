@@ -4,7 +4,7 @@ pySBD and syntok.
 Three measures, every segmenter on the same texts in the same run:
 
 * **Accuracy** on the labelled corpora of :mod:`benchmarks.segmenter_cases` (pySBD's
-  English Golden Rules, the demo workspace's notes, notes in the style of issue 28):
+  English Golden Rules, the demo workspace's notes, notes of a marine-biology PhD student):
   the share of texts split exactly as labelled, and the precision, recall and F1 of the
   boundaries (positions between sentences, counted on the text without its whitespace
   so that a peer's spacing does not matter).

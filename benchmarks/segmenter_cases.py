@@ -22,8 +22,8 @@ Three corpora, each a list of ``(text, sentences)`` pairs:
 * :data:`DEMO_NOTES`: every paragraph and list item of the shipped demo workspace's
   memory notes (``supercontext_lab/demo/workspace/memory``), as
   :func:`supercontext_lab._facts.note_blocks` joins them, split by hand.
-* :data:`LAB_NOTES`: notes in the style of the workspaces of issue 28 (a marine-biology
-  PhD student's committee, permits and dives), written for this benchmark to hold the
+* :data:`LAB_NOTES`: notes of a marine-biology
+  PhD student's committee, permits and dives, written for this benchmark to hold the
   abbreviations, titles, initials, numbers and times that notes carry. They were written
   knowing the segmenter's rules, so read their figure as coverage of those rules, not as
   accuracy on unseen text; the Golden Rules are the independent measure.
@@ -466,7 +466,7 @@ DEMO_NOTES_SENTENCES: list[list[str]] = [
 ]
 
 LAB_NOTES_SENTENCES: list[list[str]] = [
-    # The two sentences of issue 28.
+    # A committee and a meeting, from a PhD student's notes.
     ["Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira (external)."],
     ["The meeting is on 14 March at 10.30 in Room 2.14.", "Bring the draft."],
     [

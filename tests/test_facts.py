@@ -34,7 +34,7 @@ def test_a_heading_is_never_part_of_a_fact() -> None:
 
 
 def test_a_fact_is_a_whole_sentence() -> None:
-    """Titles, abbreviations and numbers do not cut a sentence (issue 28)."""
+    """Titles, abbreviations and numbers do not cut a sentence."""
     note = (
         "# Committee\n"
         "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira\n"

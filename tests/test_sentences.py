@@ -23,7 +23,7 @@ def _case(text: str, *sentences: str) -> tuple[str, list[str]]:
 
 
 SPLITS = {
-    # The two sentences of issue 28.
+    # A committee and a meeting, from a PhD student's notes.
     "committee": _case(
         "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira (external)."
     ),
