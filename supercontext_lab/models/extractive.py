@@ -12,9 +12,9 @@ nothing but::
     FACTS: 7
 
 where the number is a gathered fact. :func:`envelope_from_picks` then writes the
-envelope with the one envelope writer: the model's pick leads, and the harness completes
-the summary with the best-ranked facts up to :data:`FACT_PICKS` (so the bundle never
-holds less than the ranking's first five); the tool and the skill are the first of the
+envelope with the one envelope writer: the model's pick leads, and the ranking's first
+:data:`FACT_PICKS` facts complete the summary (a pick from further down adds a seventh,
+so the bundle always holds what the ranking would have sent); the tool and the skill are the first of the
 short lists ranked by the relevance the offline scout uses (a ``delegate_<toolkit>`` tool
 for an integration the request names, ``run_workflow`` when an installed skill fits, a
 name the request points at beyond one shared word); ``installed`` comes from the
@@ -66,8 +66,8 @@ _PROMPT_FACT_CHARS = 220
 # A fact is shown to the model at most this long (the envelope quotes it whole).
 
 FACT_PICKS = 6
-"""Facts an extractive bundle holds at most: the picks, completed in rank order (and what
-the no-model baselines take)."""
+"""Facts the no-model baselines take, and the ranking's facts that complete a model's
+pick (see the module docstring)."""
 _MAX_NAME_PICKS = 1
 
 OFFERED_NAMES = 4
@@ -254,9 +254,10 @@ def envelope_from_picks(reply: str, choices: BundleChoices) -> str | None:
             picked.append(fact)
         if len(picked) >= FACT_PICKS:
             break
-    if picked:
-        # The picks lead; the best-ranked facts complete the summary.
-        picked += [fact for fact in offers if fact not in picked][: FACT_PICKS - len(picked)]
+    if 0 < len(picked) < FACT_PICKS:
+        # The picks lead, and the ranking's first FACT_PICKS complete the summary: a pick
+        # from further down adds to them and never pushes one out.
+        picked += [fact for fact in offers[:FACT_PICKS] if fact not in picked]
     tool_offers = offered_tools(choices)
     fitting = {skill.id: skill for skill in offered_skills(choices)}
     tools = _chosen(lines.get("TOOLS"), tool_offers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import httpx
@@ -237,3 +238,21 @@ def test_an_extractive_request_sends_the_pick_prompt_and_grammar_and_no_tools() 
     # A call that is not the scout's (no choices) goes out as plain text.
     plain = builder.payload(ChatRequest([Message(role="user", content="hello")]))
     assert "grammar" not in plain and plain["messages"][0]["content"] == "hello"
+
+
+def test_a_pick_leads_and_the_rankings_first_six_complete_the_bundle() -> None:
+    many = BundleChoices(
+        request="When does the committee meet?",
+        facts=tuple(
+            ChoiceFact(n, f"The committee meets, says fact {n}.", "memory") for n in range(1, 11)
+        ),
+    )
+
+    def order(reply: str) -> list[int]:
+        bundle = parse_context_bundle(envelope_from_picks(reply, many) or "")
+        assert bundle is not None
+        return [int(n) for n in re.findall(r"^- .* fact (\d+)\.", bundle.summary, re.M)]
+
+    assert order("FACTS: 3") == [3, 1, 2, 4, 5, 6]
+    # A pick from further down adds to what the ranking would have sent.
+    assert order("FACTS: 9") == [9, 1, 2, 3, 4, 5, 6]
