@@ -235,3 +235,73 @@ def test_a_registry_skill_must_fit_what_installed_skills_leave_open(demo: Worksp
     # the compound "sensitivity-analysis", one concept, so installing it is not suggested.
     bundle = _bundle(_scout(demo, "Polish the sensitivity-analysis figure for the grant"))
     assert [(s.skill, s.installed) for s in bundle.recommended_skills] == [("figure-polish", True)]
+
+
+_KELP = {
+    "PROFILE.md": "# Ines\nPhD student in marine biology: kelp forest recovery after heatwaves.\n",
+    "memory/phd/progress.md": (
+        "# PhD progress\n\n"
+        "Started in October 2024 on kelp forest recovery after marine heatwaves. "
+        "Chapter 1 is drafted and was sent to the supervisor in May. "
+        "The dive season runs from April to October. "
+        "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi, Dr. Paul Ferreira (external). "
+        "The next committee meeting is on 14 March at 10.30 in Room 2.14. "
+        "Logger T2 was lost in the January storm. "
+        "Methods still to write: the transect design, the logger calibration and the GLMM.\n"
+    ),
+    "memory/fieldwork/boat.md": (
+        "# Boat\n\nThe RV Laminaria is booked through the harbour office two weeks ahead. "
+        "Bookings for dives are approved by Henrik, who signs the form. "
+        "The skipper costs 450 EUR a day, charged to grant code MB-2291.\n"
+    ),
+    "skills/dive-log-tidy/SKILL.md": (
+        "---\nname: Dive log tidy\ndescription: Tidies dive logs into one table per site.\n"
+        "tags: [fieldwork]\n---\nReads the dive logs and writes a table.\n"
+    ),
+    "orchestrator_tools.toml": (
+        '[[tool]]\nname = "run_workflow"\ndescription = "Runs an installed skill."\n'
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def kelp(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    from supercontext_lab.testing import build_workspace
+
+    return Workspace(build_workspace(tmp_path_factory.mktemp("kelp"), _KELP))
+
+
+def test_the_sentence_that_answers_is_quoted_whole_from_the_middle_of_a_note(
+    kelp: Workspace,
+) -> None:
+    bundle = _bundle(_scout(kelp, "When is my committee meeting?"))
+    assert "The next committee meeting is on 14 March at 10.30 in Room 2.14." in bundle.summary
+    assert "Committee: Prof. Henrik Aalto (chair), Dr. Nkechi Obi" in bundle.summary
+    assert "…" not in bundle.summary
+    assert bundle.has_enough_context is True
+
+
+def test_an_off_topic_request_is_not_enough_and_says_what_is_missing(kelp: Workspace) -> None:
+    bundle = _bundle(
+        _scout(kelp, "Help me finish the sensitivity analysis section for the grant renewal")
+    )
+    assert bundle.has_enough_context is False
+    assert "Missing: " in bundle.summary
+    # Something on the boat is found, but not what the request names.
+    partial = _bundle(_scout(kelp, "What does the boat cost for the sensitivity analysis?"))
+    assert partial.has_enough_context is False
+    assert "Missing: nothing found on sensitivity, analysis" in partial.summary
+
+
+def test_one_shared_word_recommends_no_skill_and_no_workflow(kelp: Workspace) -> None:
+    bundle = _bundle(
+        _scout(kelp, "How do I book the boat for the October dives and who has to approve it?")
+    )
+    assert "approved by Henrik" in bundle.summary
+    assert bundle.recommended_skills == []
+    assert bundle.recommended_tool_calls == []
+    tidy = _bundle(_scout(kelp, "Tidy up my dive logs from the October dives"))
+    assert [s.skill for s in tidy.recommended_skills] == ["dive-log-tidy"]
+    assert [(c.tool, c.args_json) for c in tidy.recommended_tool_calls] == [
+        ("run_workflow", {"workflow": "dive-log-tidy"})
+    ]
