@@ -229,7 +229,7 @@ def run(
     variants = [v for v in _variants() if not only or v.name in only]
     results: dict[str, list[Any]] = {v.name: [] for v in variants}
     extra: dict[str, Any] = {}
-    section = _section({}, cases=0, total=len(cases), label=label)
+    section = _section({}, cases=0, total=len(cases), dataset=label)
     try:
         default = next((v for v in variants if v.name == "smollm2-extractive"), None)
         if session and default is not None and cases:
@@ -259,7 +259,7 @@ def run(
                     f"{result.elapsed_ms / 1000:.1f} s"
                 )
             section = _section(
-                _rows(results), cases=number, total=len(cases), extra=extra, label=label
+                _rows(results), cases=number, total=len(cases), extra=extra, dataset=label
             )
             if on_case is not None:
                 on_case(section, number)
@@ -272,7 +272,7 @@ def run(
             "tokens/s".format(**extra["speed"])
         )
         section = _section(
-            _rows(results), cases=len(cases), total=len(cases), extra=extra, label=label
+            _rows(results), cases=len(cases), total=len(cases), extra=extra, dataset=label
         )
     return section
 
@@ -289,7 +289,7 @@ def _section(
     cases: int,
     total: int | None = None,
     extra: dict[str, Any] | None = None,
-    label: str = DATASETS["demo"][1],
+    dataset: str = DATASETS["demo"][1],
 ) -> Section:
     table_rows = []
     for name, label in VARIANTS:
@@ -316,7 +316,7 @@ def _section(
     total = cases if total is None else total
     section = Section(
         name="realmodel",
-        title=f"SmolLM2-135M on {label}",
+        title=f"SmolLM2-135M on {dataset}",
         data={"cases": cases, "total": total, "variants": rows, **(extra or {})},
     )
     section.details.append(markdown_table(headers, table_rows))

@@ -38,8 +38,10 @@ _MAX_FACTS = 40
 # recall score): the user's own files and facets are read for every request, so a word
 # they share with it says less than a note the search found.
 _FILE_WEIGHT = 0.55
-_PASSAGES_PER_NOTE = 3
+_PASSAGES_PER_NOTE = 4
 _PASSAGES_PER_FILE = 2
+# A memory hit scoring under this share of the best hit's score is not quoted.
+_WEAK_HIT = 0.35
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,10 @@ class RunSources:
         for order, (text, source, score) in enumerate(texts):
             if score < 0:
                 weight, many, whole = _FILE_WEIGHT, _PASSAGES_PER_FILE, 0
+            elif top > 0 and score < _WEAK_HIT * top:
+                # A hit far below the best one is a side match: its sentences would only
+                # push the strong notes' later passages out.
+                continue
             else:
                 weight = 0.5 + 0.5 * (score / top) if top > 0 else 1.0
                 many, whole = _PASSAGES_PER_NOTE, SHORT_NOTE_CHARS
