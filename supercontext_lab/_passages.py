@@ -31,13 +31,29 @@ Linear in the note: every sentence is analysed once; scores are a pass over the 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from ._facts import NoteSentence, note_sections
 from ._relevance import RequestTerms, sentence_shapes
 from ._words import keywords, stems, words
 
-__all__ = ["HEADING_SHARE", "SHAPE_BONUS", "SHORT_NOTE_CHARS", "Passage", "passages"]
+__all__ = [
+    "FILE_WEIGHT",
+    "HEADING_SHARE",
+    "PASSAGES_PER_FILE",
+    "PASSAGES_PER_NOTE",
+    "SHAPE_BONUS",
+    "SHORT_NOTE_CHARS",
+    "WEAK_HIT",
+    "Passage",
+    "Quotable",
+    "passages",
+    "ranked_passages",
+]
+
+_K = TypeVar("_K")
 
 HEADING_SHARE = 0.5
 """How much a request term counts when only the heading of a sentence's section holds it:
@@ -155,3 +171,72 @@ def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int,
     ):
         return index - 1, index
     return index, index
+
+
+@dataclass(frozen=True)
+class Quotable(Generic[_K]):
+    """A text a bundle may quote: a memory hit (with its recall score) or a user file or
+    facet read for every request (``score`` ``None``). ``key`` is what cites it."""
+
+    text: str
+    key: _K
+    score: float | None = None
+    name: str = ""
+    """A memory hit's key (its file name), which the search matched too."""
+    boost: float = 1.0
+    """A weight a caller gives the hit (the offline scout's category of the request)."""
+
+
+WEAK_HIT = 0.35
+"""A memory hit scoring under this share of the best hit's score is a side match and is
+not quoted: its sentences would only push the strong notes' later passages out."""
+FILE_WEIGHT = 0.55
+"""How much a passage of a user file or facet weighs against a memory hit's (0.5–1.0 by
+its recall score): those are read for every request, so a word they share with it says
+less than a note the search found."""
+PASSAGES_PER_NOTE = 4
+PASSAGES_PER_FILE = 2
+
+
+def ranked_passages(
+    texts: Sequence[Quotable[_K]], request: RequestTerms
+) -> list[tuple[Passage, _K]]:
+    """The passages of ``texts`` that answer ``request``, best first: the one ranking
+    every route quotes by (the offline scout's memory facts, the facts a model picks
+    from, the no-model baselines).
+
+    A memory hit is quoted when it scores at least :data:`WEAK_HIT` of the best hit and
+    shares at least one of a short request's terms (two of a longer one's) in its text or
+    name; its passages weigh 0.5–1.0 by its score against the best (times its ``boost``),
+    up to :data:`PASSAGES_PER_NOTE` of them; a hit the search found by its name alone
+    gives its first sentence. A user file or facet gives up to :data:`PASSAGES_PER_FILE`
+    at :data:`FILE_WEIGHT`. The same text twice is quoted once.
+    """
+    top = max((t.score for t in texts if t.score is not None and t.score > 0), default=0.0)
+    needed = 1 if len(request.terms) <= 3 else 2
+    ranked: list[tuple[float, int, Passage, _K]] = []
+    seen: set[str] = set()
+    for order, quotable in enumerate(texts):
+        if quotable.text in seen:
+            continue
+        seen.add(quotable.text)
+        if quotable.score is None:
+            weight = FILE_WEIGHT * quotable.boost
+            found = passages(quotable.text, request, limit=PASSAGES_PER_FILE)
+        else:
+            shared = stems(keywords(f"{quotable.name} {quotable.text}")) & request.terms
+            if (top > 0 and quotable.score < WEAK_HIT * top) or len(shared) < needed:
+                continue
+            weight = (0.5 + 0.5 * quotable.score / top if top > 0 else 1.0) * quotable.boost
+            found = passages(
+                quotable.text, request, limit=PASSAGES_PER_NOTE, whole_below=SHORT_NOTE_CHARS
+            )
+            if not found:
+                # The search matched the note's name, not a sentence: its first one says
+                # what the note is.
+                found = [Passage(unit.text, 0.0, 0) for unit in note_sections(quotable.text)[:1]]
+        for passage in found:
+            # A small floor keeps a name-only hit above nothing, in its hit's order.
+            ranked.append((-(passage.score + 0.01) * weight, order, passage, quotable.key))
+    ranked.sort(key=lambda row: row[:2])
+    return [(passage, key) for _, _, passage, key in ranked]

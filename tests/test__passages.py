@@ -91,3 +91,19 @@ def test_a_code_block_comes_with_the_sentence_that_explains_it() -> None:
         "This delay can be removed by overriding the `escape-time` option. "
         "`# in ~/.tmux.conf` `set -sg escape-time 0`"
     )
+
+
+def test_one_ranking_leaves_out_side_matches_and_weighs_hits_by_their_score() -> None:
+    from supercontext_lab._passages import Quotable, ranked_passages
+
+    request = request_terms("When is the committee meeting about the kelp transects?")
+    texts = [
+        Quotable("The committee meeting on kelp transects is on 14 March.", "strong", 8.0),
+        Quotable("The kelp committee minutes are filed.", "weaker", 4.0),
+        Quotable("A committee of one.", "side", 1.0),  # under 0.35 of the best score
+        Quotable("Committee meetings are in Room 2.14.", "file"),  # a user file
+    ]
+    ranked = [key for _, key in ranked_passages(texts, request)]
+    assert ranked[0] == "strong"
+    assert "side" not in ranked
+    assert set(ranked) == {"strong", "weaker", "file"}

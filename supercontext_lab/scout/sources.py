@@ -11,10 +11,8 @@ the harness handed the model, not what the model says it saw.
 The same collection numbers the run's *facts* (:meth:`RunSources.facts`): the passages
 of every memory hit, flavour facet, MEMORY.md and PROFILE.md that answer the request
 (:func:`~supercontext_lab._passages.passages`), each with the attribution that cites it,
-best first, which the extractive emission lets a model choose by number. A passage's
-rank is its score in its text times the weight of where it comes from: a memory hit
-weighs by its recall score against the best hit's (a note the search ranked low quotes
-its best sentence below a strong note's), user files and facets a fixed share.
+best first (:func:`~supercontext_lab._passages.ranked_passages`, the ranking the offline
+scout quotes by too), which the extractive emission lets a model choose by number.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._facts import distinct_facts, note_sentences
-from .._passages import SHORT_NOTE_CHARS, passages
+from .._passages import Quotable, ranked_passages
 from .._relevance import RequestTerms
 from .._text import one_line
 from ..bundle_records import Source
@@ -34,14 +32,6 @@ from ..tools.base import ToolResult
 __all__ = ["Fact", "RunSources", "SourceText", "attribution_labels", "sentences", "sources_of"]
 
 _MAX_FACTS = 40
-# How much a passage of each kind of source weighs against a memory hit's (0.5–1.0 by its
-# recall score): the user's own files and facets are read for every request, so a word
-# they share with it says less than a note the search found.
-_FILE_WEIGHT = 0.55
-_PASSAGES_PER_NOTE = 4
-_PASSAGES_PER_FILE = 2
-# A memory hit scoring under this share of the best hit's score is not quoted.
-_WEAK_HIT = 0.35
 
 
 @dataclass(frozen=True)
@@ -103,9 +93,9 @@ class RunSources:
     integrations: str = ""
     skills_seen: dict[str, bool] = field(default_factory=dict)
     """Every skill id the run saw, installed or from the registry, and whether installed."""
-    _texts: list[tuple[str, Source, float]] = field(default_factory=list)
-    """Every text facts are quoted from, with what cites it and its recall score (memory
-    hits; ``-1`` for the user's files and facets)."""
+    _texts: list[tuple[str, Source, float | None, str]] = field(default_factory=list)
+    """Every text facts are quoted from, with what cites it, its recall score (memory
+    hits; ``None`` for facets) and its key."""
 
     @classmethod
     def for_run(cls, workspace: Workspace) -> RunSources:
@@ -135,7 +125,7 @@ class RunSources:
             if content:
                 facet = _str(data.get("facet"))
                 self.profile.append(f"{facet} {facet.replace('_', ' ')}\n{content}")
-                self._texts.append((content, Source("profile"), -1.0))
+                self._texts.append((content, Source("profile"), None, facet))
         elif tool == "list_workflows":
             for skill in _dicts(data.get("skills")):
                 self._skill(_str(skill.get("dir_name")), skill, installed=True)
@@ -160,9 +150,8 @@ class RunSources:
             return
         self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
         score = hit.get("score")
-        self._texts.append(
-            (content, source, float(score) if isinstance(score, int | float) else 0.0)
-        )
+        recalled = float(score) if isinstance(score, int | float) else 0.0
+        self._texts.append((content, source, recalled, key))
 
     def _skill(self, skill_id: str, item: Mapping[str, Any], *, installed: bool) -> None:
         if not skill_id:
@@ -212,30 +201,16 @@ class RunSources:
         """The run's passages that answer ``request``, best first and numbered from 1,
         repeats left out (compared as :func:`~supercontext_lab._facts.distinct_facts`
         does); see the module docstring for the ranking."""
-        texts = list(self._texts)
+        texts = [Quotable(text, source, score, name) for text, source, score, name in self._texts]
         if self.memory_md.strip():
-            texts.append((self.memory_md, Source("memory"), -1.0))
+            texts.append(Quotable(self.memory_md, Source("memory")))
         if self.profile_md.strip():
-            texts.append((self.profile_md, Source("profile"), -1.0))
-        top = max((score for _, _, score in texts if score > 0), default=0.0)
-        ranked: list[tuple[float, int, str, Source]] = []
-        for order, (text, source, score) in enumerate(texts):
-            if score < 0:
-                weight, many, whole = _FILE_WEIGHT, _PASSAGES_PER_FILE, 0
-            elif top > 0 and score < _WEAK_HIT * top:
-                # A hit far below the best one is a side match: its sentences would only
-                # push the strong notes' later passages out.
-                continue
-            else:
-                weight = 0.5 + 0.5 * (score / top) if top > 0 else 1.0
-                many, whole = _PASSAGES_PER_NOTE, SHORT_NOTE_CHARS
-            for passage in passages(text, request, limit=many, whole_below=whole):
-                ranked.append((-passage.score * weight, order, passage.text, source))
-        ranked.sort(key=lambda row: row[:2])
-        unique = distinct_facts(ranked, lambda row: row[2], limit)
+            texts.append(Quotable(self.profile_md, Source("profile")))
+        ranked = ranked_passages(texts, request)
+        unique = distinct_facts(ranked, lambda row: row[0].text, limit)
         return [
-            Fact(number, text, source)
-            for number, (_, _, text, source) in enumerate(unique, start=1)
+            Fact(number, passage.text, source)
+            for number, (passage, source) in enumerate(unique, start=1)
         ]
 
     def notes(self) -> dict[Source, SourceText]:

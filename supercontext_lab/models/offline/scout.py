@@ -23,11 +23,10 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..._facts import distinct_facts, note_prose, note_sentences
-from ..._passages import SHORT_NOTE_CHARS, Passage, passages
+from ..._facts import distinct_facts, note_sentences
+from ..._passages import Quotable, passages, ranked_passages
 from ..._relevance import coverage, name_fit, named_in_notes
 from ..._text import goal_line, one_line
-from ..._words import overlap
 from ...bundle_render import write_envelope
 from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
@@ -48,10 +47,9 @@ from .reading import (
 __all__ = ["OfflineScoutModel"]
 
 # Facts from memory hits at most, and memory facts in a summary at most (so a MEMORY.md
-# passage on the topic keeps a place), and passages quoted from one note at most.
+# passage on the topic keeps a place).
 _HIT_FACTS = 5
 _MEMORY_FACTS = 6
-_PASSAGES_PER_NOTE = 4
 
 
 def _ordered_calls(specs: list[tuple[str, dict[str, Any]]]) -> Message:
@@ -113,47 +111,26 @@ class OfflineScoutModel(OfflineModel):
     # -- writing ---------------------------------------------------------------------------
 
     def _memory_facts(self, context: RequestContext) -> list[_Fact]:
+        """The memory hits' passages on the request, best first, ranked as every route
+        ranks them (:func:`~supercontext_lab._passages.ranked_passages`)."""
+        boosted = wanted_categories(context)
         hits = [
-            hit
+            Quotable(
+                str(hit.get("content", "")),
+                f"memory: {hit.get('namespace', '')}/{hit.get('key', '')}",
+                float(hit.get("score", 0.0)),
+                str(hit.get("key", "")),
+                # A question about a decision, a deadline or a person prefers memories of
+                # that category: the words differ ("decide", "Decision"), the intent not.
+                1.6 if str(hit.get("category", "")) in boosted else 1.0,
+            )
             for result in context.results.get("memory_recall", [])
             for hit in result.get("hits", [])
             if isinstance(hit, dict)
         ]
-        if not hits:
-            return []
-        top = max(float(hit.get("score", 0.0)) for hit in hits)
-        query = context.query_stems
-        terms = context.terms
-        chosen: list[tuple[float, int, _Fact]] = []
-        seen: set[str] = set()
-        boosted = wanted_categories(context)
-        for order, hit in enumerate(hits):
-            content = str(hit.get("content", ""))
-            score = float(hit.get("score", 0.0))
-            # A question about a decision, a deadline or a person prefers memories of that
-            # category: the words differ ("decide" vs "Decision") but the intent matches.
-            boost = 1.6 if str(hit.get("category", "")) in boosted else 1.0
-            # Relevant beats exhaustive: weak hits and hits sharing a single generic word
-            # with a long request stay out of the summary.
-            shared = overlap(query, note_prose(content) + " " + str(hit.get("key", "")))
-            needed = 1 if len(query) <= 3 else 2
-            # In a tiny corpus every BM25 score is near zero; only compare when they differ.
-            if (top > 0 and score < 0.35 * top) or shared < needed or content in seen:
-                continue
-            seen.add(content)
-            weight = (0.5 + 0.5 * score / top if top > 0 else 1.0) * boost
-            note = f"{hit.get('namespace', '')}/{hit.get('key', '')}"
-            found = passages(content, terms, limit=_PASSAGES_PER_NOTE, whole_below=SHORT_NOTE_CHARS)
-            if not found:
-                # The search matched the note's name, not a sentence: its first one says
-                # what the note is.
-                found = [Passage(text, 0.0, 0) for text in note_sentences(content)[:1]]
-            for passage in found:
-                fact = _fact(passage.text, f"memory: {note}")
-                chosen.append((-(passage.score + 0.01) * weight, order, fact))
-        chosen.sort(key=lambda item: item[:2])
+        ranked = ranked_passages(hits, context.terms)[:_HIT_FACTS]
         # Each fact names the note it came from, so the check and the reader can find it.
-        return [fact for *_, fact in chosen[:_HIT_FACTS]]
+        return [_fact(passage.text, attribution) for passage, attribution in ranked]
 
     def _skills(
         self, context: RequestContext
