@@ -17,8 +17,11 @@ wherever a bundle comes from:
   never enough for a request that names two things: a bundle of boat permits does not
   answer a question about the grant's sensitivity analysis, and a note on Postgres does
   not answer one about MySQL.
-* The key terms left uncovered are what is **missing**, named in the bundle's
-  ``Missing:`` line.
+* A request that asks for a date ("when …") or a figure ("how much …", "which version")
+  is enough only when a fact on its topic holds one: a note saying an Enterprise
+  subscription "may be required" does not say what it costs.
+* The key terms left uncovered, and a date or figure asked for and not found, are what is
+  **missing**, named in the bundle's ``Missing:`` line.
 
 A request whose words are all task words or stop words ("Summarise this") has no key
 terms; any supported fact is then enough.
@@ -43,7 +46,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._words import keywords, stems, words
+from ._words import STOPWORDS, keywords, stems, words
 
 __all__ = [
     "TASK_WORDS",
@@ -72,7 +75,7 @@ _TASK_STEMS = frozenset(stems(TASK_WORDS))
 
 # Which answer shape a question word asks for.
 _SHAPE_CUES: dict[str, tuple[str, ...]] = {
-    "date": ("when", "date", "day", "deadline", "due", "time", "schedule", "scheduled"),
+    "date": ("date", "day", "deadline", "due", "schedule", "scheduled"),
     "number": (
         "many",
         "much",
@@ -113,8 +116,18 @@ _PLACE_WORDS = frozenset("room building floor street office hall lab campus at i
 _PERSON_TITLES = frozenset("dr prof mr mrs ms mx".split())
 _TIME_RE = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)", re.I)
 _ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b")
-_DIGIT_RE = re.compile(r"\d")
+# A number standing on its own ("63 bytes", "1.18 million", "76x", "v11.13"), not a digit
+# inside a name ("Auth0", "B05S").
+_NUMBER_RE = re.compile(r"(?<![^\W\d_])\d+(?:[.,]\d+)*(?![^\W\d_]{2})")
 _TOKEN_RE = re.compile(r"[^\W_]+")
+_WHEN_RE = re.compile(
+    r"(?:^|[.!?]\s+)when\b|\bwhen\s+(?:is|was|are|were|does|did|do|will|should|can)\b"
+    r"|\bwhat\s+time\b",
+    re.IGNORECASE,
+)
+# The answer shapes a bundle must hold when the request asks for them, and how the
+# Missing line names them.
+_SHAPE_WORDS = {"date": "date or time", "number": "figure"}
 # A capitalised word after the sentence's first word: a name, a place, an organisation.
 _INNER_CAPITAL_RE = re.compile(r"(?<=[\s(,;:])[A-Z][a-z]+")
 
@@ -139,17 +152,21 @@ class RequestTerms:
 def request_terms(request: str, focus: str = "") -> RequestTerms:
     """The :class:`RequestTerms` of a request (and its focus, which counts as request)."""
     text = f"{request} {focus}".strip()
-    content = keywords(text)
+    written = _written_as_names(text)
+    # A two-letter name ("VS" Code, "UK") is too short to be a keyword but names a thing.
+    content = [*keywords(text), *(w for w in written if len(w) == 2 and w not in STOPWORDS)]
     terms = stems(content)
     key: dict[str, str] = {}
     for word in content:
         term = next(iter(stems([word])), "")
         if term and term not in _TASK_STEMS and term not in key:
             key[term] = word
-    written = _written_as_names(text)
     names = tuple(term for term, word in key.items() if word in written)
     said = set(words(text))
     asked = {shape for shape, cues in _SHAPE_CUES.items() if said.intersection(cues)}
+    # "When is …" asks for a date; "… when I share the branch" does not.
+    if _WHEN_RE.search(text):
+        asked.add("date")
     # "How do I …" asks for a way to do something; "how many" and "how long" a number.
     if "how" in said and not said.intersection(("many", "much", "long", "often")):
         asked.add("procedure")
@@ -185,7 +202,7 @@ def sentence_shapes(text: str) -> frozenset[str]:
     found: set[str] = set()
     if _TIME_RE.search(text) or _ISO_DATE_RE.search(text) or _DATE_WORDS.intersection(said):
         found.add("date")
-    if _DIGIT_RE.search(text) or _NUMBER_WORDS.intersection(said):
+    if _NUMBER_RE.search(text) or _NUMBER_WORDS.intersection(said):
         found.add("number")
     inner = _INNER_CAPITAL_RE.findall(text)
     if _PERSON_TITLES.intersection(said) or any(name.lower() not in _DATE_WORDS for name in inner):
@@ -207,36 +224,48 @@ class Coverage:
     """The uncovered key terms as the request wrote them."""
 
     names: tuple[str, ...] = ()
+    shape_missing: str = ""
+    """The answer shape the request asks for that no fact on its topic has (``date`` or
+    ``number``), else ``""``."""
 
     @property
     def enough(self) -> bool:
-        """More than half of the key terms covered and every name (any covered fact when
-        there are no key terms)."""
+        """More than half of the key terms covered, every name, and a fact of the answer
+        shape asked for (any covered fact when there are no key terms)."""
         if not self.key:
             return True
         named = all(name in self.covered for name in self.names)
-        return named and 2 * len(self.covered) > len(self.key)
+        return named and not self.shape_missing and 2 * len(self.covered) > len(self.key)
 
     def missing_line(self) -> str:
         """What the facts do not say, for the bundle's ``Missing:`` line."""
-        if not self.missing_words:
-            return ""
-        return "nothing found on " + ", ".join(self.missing_words)
+        parts = []
+        if self.missing_words:
+            parts.append("nothing found on " + ", ".join(self.missing_words))
+        if self.shape_missing:
+            parts.append(f"no {_SHAPE_WORDS[self.shape_missing]} on the topic was found")
+        return "; ".join(parts)
 
 
 def coverage(request: RequestTerms, facts: Iterable[str]) -> Coverage:
     """How far ``facts`` (each a fact's text with what it cites) cover ``request``."""
     found: set[str] = set()
     wanted = set(request.key)
+    asked = request.shapes & set(_SHAPE_WORDS)
+    shaped: set[str] = set()
     for fact in facts:
-        found |= stems(keywords(fact)) & wanted
-        if found == wanted:
-            break
+        # Every word counts here, two-letter names too ("UK", "V1"): the key holds none of
+        # the stop words.
+        on_topic = stems(words(fact)) & wanted
+        found |= on_topic
+        if on_topic and asked - shaped:
+            shaped |= sentence_shapes(fact) & asked
     covered = tuple(term for term in request.key if term in found)
     missing = tuple(
         word for term, word in zip(request.key, request.words, strict=True) if term not in found
     )
-    return Coverage(request.key, covered, missing, request.names)
+    lacking = sorted(asked - shaped)
+    return Coverage(request.key, covered, missing, request.names, lacking[0] if lacking else "")
 
 
 def name_fit(terms: Iterable[str], name: str, about: str = "", *, in_notes: bool = False) -> int:

@@ -110,3 +110,33 @@ def test_every_name_the_request_gives_must_be_covered() -> None:
 )
 def test_names_are_words_written_as_names(text: str, names: list[str]) -> None:
     assert set(request_terms(text).names) == stems(names)
+
+
+def test_a_date_or_figure_asked_for_must_be_in_a_fact_on_the_topic() -> None:
+    request = request_terms("How much would the Auth0 Enterprise subscription cost per year?")
+    assert "number" in request.shapes
+    facts = ["An Enterprise Subscription to Auth0 may be required for support (memory: adr/x)"]
+    covered = coverage(request, facts)
+    assert not covered.enough
+    assert covered.missing_line().endswith("no figure on the topic was found")
+    priced = ["The Auth0 Enterprise subscription costs 12,000 GBP a year (memory: adr/x)"]
+    assert coverage(request, priced).enough
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("When is the committee meeting?", True),
+        ("Which option is safer when I share the branch?", False),
+        ("Who checks it, and when does it start?", True),
+    ],
+)
+def test_when_asks_for_a_date_only_as_a_question(text: str, date: bool) -> None:
+    assert ("date" in request_terms(text).shapes) is date
+
+
+def test_two_letter_names_count_and_are_found_in_facts() -> None:
+    request = request_terms("How do I change the VS Code shortcut for the terminal?")
+    assert "vs" in request.names
+    covered = coverage(request, ["To change the terminal shortcut in VS Code, open keybindings."])
+    assert "vs" in covered.covered
