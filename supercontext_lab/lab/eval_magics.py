@@ -63,6 +63,13 @@ def agent_variant(option: str, taken: set[str]) -> Variant:
 class EvalMagics(magic.Magics):
     """The evaluation magic, ``%scout_eval``."""
 
+    def _current_workspace(self) -> str | None:
+        """The workspace the other magics read now (the current thread's, else the
+        configured one), so an evaluation follows it too; ``None`` for the demo."""
+        lab = self.shell.magics_manager.registry.get("SupercontextMagics") if self.shell else None
+        folder = lab.current_workspace() if lab is not None else None
+        return str(folder) if folder is not None else None
+
     @_magic_arguments()
     @_argument("dataset", help="a JSONL dataset, one case a line")
     @_argument(
@@ -84,7 +91,13 @@ class EvalMagics(magic.Magics):
     @_argument(
         "--replay", action="store_true", help="recorded responses only; fail on a missing one"
     )
-    @_argument("--workspace", help="workspace for cases that name none (default: the demo)")
+    @_argument(
+        "--workspace",
+        help=(
+            "workspace for cases that name none (default: the current thread's, else "
+            "SupercontextMagics.workspace, else the demo)"
+        ),
+    )
     @_argument("--dask-address", help="a Dask scheduler address such as tcp://host:8786")
     @_argument("--no-progress", action="store_true", help="hide the progress bar")
     @_argument(
@@ -106,8 +119,9 @@ class EvalMagics(magic.Magics):
         dataset = Path(args.dataset).expanduser()
         if not dataset.is_file():
             raise UsageError(f"dataset file not found: {args.dataset}; pass a .jsonl file.")
-        if args.workspace and not Path(args.workspace).expanduser().is_dir():
-            raise UsageError(f"workspace folder not found: {args.workspace}.")
+        workspace = args.workspace or self._current_workspace()
+        if workspace and not Path(workspace).expanduser().is_dir():
+            raise UsageError(f"workspace folder not found: {workspace}.")
         cases = load_dataset(dataset)
         variants = [baseline()]
         for option in args.agent:
@@ -121,7 +135,7 @@ class EvalMagics(magic.Magics):
             cache="replay" if args.replay else not args.no_cache,
             dask_address=args.dask_address,
             progress=not args.no_progress,
-            workspace=args.workspace,
+            workspace=workspace,
         )
         if self.shell is not None:
             self.shell.user_ns[args.out] = report

@@ -10,6 +10,11 @@ Options are traitlets with ``config=True``, settable with ``%config``::
 
     %config SupercontextMagics.workspace = "~/my-workspace"
     %config SupercontextMagics.model = "ollama:qwen2.5"
+
+A magic given no ``--workspace`` uses the kernel's current workspace: the current thread's
+(``%scout_thread new --workspace DIR`` makes it current), or the folder set with
+``%config SupercontextMagics.workspace`` when that was set after the thread started, else
+the shipped demo. Every panel names the workspace it searched.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from IPython.core import magic, magic_arguments
 from IPython.core.error import UsageError
 from IPython.display import display as _ipython_display
 from IPython.utils.process import arg_split  # type: ignore[attr-defined]
-from traitlets import Unicode
+from traitlets import Unicode, observe
 
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
@@ -94,7 +99,10 @@ class SupercontextMagics(magic.Magics):
 
     workspace = Unicode(
         "",
-        help="Workspace folder used when a magic gets no --workspace; empty: the shipped demo.",
+        help=(
+            "Workspace folder used when a magic gets no --workspace and no thread started "
+            "since this was set; empty: the current thread's workspace, else the shipped demo."
+        ),
     ).tag(config=True)
     model = Unicode(
         "",
@@ -122,18 +130,43 @@ class SupercontextMagics(magic.Magics):
     last_workspace: Workspace | None = None
     composer: Any = None
     editor: Any = None
+    # True while the current thread's workspace is the kernel's current workspace: from a
+    # thread's start until the workspace option is set again.
+    _follow_thread = False
 
     # -- resolving options -----------------------------------------------------------------
 
+    @observe("workspace")
+    def _workspace_set(self, _change: Any) -> None:
+        # Set after the thread started: the option is the newer word on where to look.
+        self._follow_thread = False
+
+    def _set_thread(self, thread: Thread) -> Thread:
+        """Make ``thread`` the current thread; its workspace becomes the kernel's."""
+        self.thread = thread
+        self._follow_thread = True
+        return thread
+
     def _workspace(self, path: str | None) -> Workspace:
-        """``--workspace``, else the configured workspace, else the shipped demo."""
+        """``--workspace``, else the current workspace: the current thread's (unless the
+        workspace option was set after it started), else the configured folder, else the
+        shipped demo."""
         if path:
             return self._open_folder(path, "pass an existing folder with --workspace")
+        if self._follow_thread and self.thread is not None:
+            return self.thread.workspace
         if self.workspace:
             return self._open_folder(
                 self.workspace, "fix it with %config SupercontextMagics.workspace = '<folder>'"
             )
         return open_workspace(None)
+
+    def current_workspace(self) -> Path | None:
+        """The folder a magic given no ``--workspace`` reads (see :meth:`_workspace`);
+        ``None`` for the shipped demo."""
+        if self._follow_thread and self.thread is not None:
+            return self.thread.workspace.root
+        return Path(self.workspace).expanduser() if self.workspace else None
 
     @staticmethod
     def _open_folder(path: str, way_out: str) -> Workspace:
@@ -167,10 +200,10 @@ class SupercontextMagics(magic.Magics):
         )
         return model_for_route(route, role="scout")
 
-    def _make_thread(self, workspace: str | None, agent: str | None) -> Thread:
+    def _make_thread(self, workspace: str | Workspace | None, agent: str | None) -> Thread:
         """A new thread with this kernel's defaults; the Super Context flag is read now."""
         return Thread(
-            self._workspace(workspace),
+            workspace if isinstance(workspace, Workspace) else self._workspace(workspace),
             definition=self._definition(agent),
             scout_model=self._scout_model(),
         )
@@ -249,7 +282,10 @@ class SupercontextMagics(magic.Magics):
     @argument(
         "--workspace",
         default=None,
-        help="workspace folder (default: SupercontextMagics.workspace, else the shipped demo)",
+        help=(
+            "workspace folder (default: the current thread's, else "
+            "SupercontextMagics.workspace, else the shipped demo)"
+        ),
     )
     @argument("--agent", default=None, help="an agent.toml to use for the thread's scout")
     @line_magic
@@ -259,22 +295,22 @@ class SupercontextMagics(magic.Magics):
         composer: a message box, Send, and the Super Context toggle while the thread is new.
         ``%%chat`` cells continue the same thread.
 
-        The thread reads the workspace given with --workspace, else the folder set with
-        ``%config SupercontextMagics.workspace = "~/my-workspace"``, else the shipped demo;
-        its scout uses ``SupercontextMagics.model`` when set (``%config
-        SupercontextMagics`` lists every option)."""
+        The thread reads the workspace given with --workspace, else the current thread's,
+        else the folder set with ``%config SupercontextMagics.workspace = "~/my-workspace"``,
+        else the shipped demo; it becomes the workspace of the magics that follow. Its scout
+        uses ``SupercontextMagics.model`` when set (``%config SupercontextMagics`` lists
+        every option)."""
         from .widgets import Composer
 
         args = parse_argstring(self.scout_thread, line)
         if args.action != "new":
             raise UsageError(f"unknown subcommand {args.action!r}; use %scout_thread new.")
-        workspace, agent = args.workspace, args.agent
+        workspace, agent = self._workspace(args.workspace), args.agent
 
         def factory() -> Thread:
             # The composer makes a fresh thread when the flag flips on a new thread; that
-            # thread becomes the one %%chat continues.
-            self.thread = self._make_thread(workspace, agent)
-            return self.thread
+            # thread, on the same workspace, becomes the one %%chat continues.
+            return self._set_thread(self._make_thread(workspace, agent))
 
         thread = factory()
         self.composer = Composer(factory, thread=thread, on_result=self._on_turn)
@@ -297,7 +333,7 @@ class SupercontextMagics(magic.Magics):
         message = self._cell_text(cell, "chat")
         thread = self.thread
         if thread is None:
-            thread = self.thread = self._make_thread(None, None)
+            thread = self._set_thread(self._make_thread(None, None))
         on_text: Callable[[str], None] | None = None
         if thread.orchestrator_model.info.streams:
 
@@ -322,7 +358,10 @@ class SupercontextMagics(magic.Magics):
     @argument(
         "--workspace",
         default=None,
-        help="workspace folder (default: SupercontextMagics.workspace, else the shipped demo)",
+        help=(
+            "workspace folder (default: the current thread's, else "
+            "SupercontextMagics.workspace, else the shipped demo)"
+        ),
     )
     @argument("--focus", default=None, help="what the scout should focus on")
     @argument("--agent", default=None, help="an agent.toml to use instead of the current one")

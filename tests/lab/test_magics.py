@@ -21,7 +21,7 @@ from supercontext_lab.lab.magics import SupercontextMagics
 from supercontext_lab.lab.widgets import AgentEditor, Composer
 from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineScoutModel
 from supercontext_lab.scout import ScoutRun
-from supercontext_lab.testing import OpenAITestServer
+from supercontext_lab.testing import OpenAITestServer, build_workspace
 
 GRANT = "Help me finish the sensitivity analysis section for the grant renewal"
 GOAL = "Finish the sensitivity analysis section for the grant renewal"
@@ -106,7 +106,7 @@ def test_scout_thread_help_names_the_workspace_option(shell: InteractiveShell) -
         shell.run_cell("%scout_thread?")
     text = " ".join(captured.stdout.split())
     assert "%config SupercontextMagics.workspace" in text
-    assert "default: SupercontextMagics.workspace, else the shipped demo" in text
+    assert "default: the current thread's, else SupercontextMagics.workspace, else" in text
 
 
 # --------------------------------------------------------------------------- %supercontext
@@ -288,6 +288,90 @@ def test_config_workspace_option_is_used_without_flag(
     assert "QUOKKA-7731" in shell.user_ns["_scout"].system_prompt
 
 
+def _kelp(tmp_path: Path) -> Path:
+    """A workspace of one's own: marine biology notes the demo does not have."""
+    return build_workspace(
+        tmp_path / "kelp-ws",
+        {
+            "PROFILE.md": "# Profile\n\nI study kelp forests off Tasmania.\n",
+            "memory/global/urchin-survey.md": (
+                "The urchin survey at Maria Island counts 412 urchins per transect.\n"
+            ),
+        },
+    )
+
+
+def test_magics_follow_the_current_threads_workspace(
+    shell: InteractiveShell, magics: Any, tmp_path: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    outputs, _ = _outputs(
+        lambda: shell.run_cell_magic("scout", "", "How many urchins per transect at Maria Island?")
+    )
+    run = shell.user_ns["_scout"]
+    assert "412 urchins" in (run.envelope or "")
+    assert "sourdough" not in (run.envelope or "")
+    # The panel and its text fallback name the workspace searched.
+    panel_output = outputs[-1]
+    assert "workspace: kelp-ws" in panel_output.data["text/plain"]
+    assert r"**Workspace:** kelp\-ws" in panel_output.data["text/markdown"]
+    # A new thread, a first %%chat turn and the editor stay on it too.
+    _outputs(lambda: shell.run_line_magic("scout_thread", "new"))
+    assert magics.thread.workspace.root == kelp.resolve()
+    outputs, _ = _outputs(lambda: shell.run_cell_magic("chat", "", "Plan the urchin survey"))
+    assert "workspace: kelp-ws" in outputs[-1].data["text/plain"]
+    assert "412 urchins" in (magics.thread.turns[0].envelope or "")
+    editor = shell.run_line_magic("agent_toml", "")
+    assert editor.workspace.root == kelp.resolve()
+
+
+def test_an_evaluation_follows_the_current_threads_workspace(
+    shell: InteractiveShell, tmp_path: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    dataset = tmp_path / "cases.jsonl"
+    case = {
+        "id": "urchins",
+        "message": "How many urchins per transect at Maria Island?",
+        "expect": {"mentions": ["412 urchins"]},
+    }
+    dataset.write_text(json.dumps(case) + "\n", "utf-8")
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    _outputs(lambda: shell.run_line_magic("scout_eval", f"{dataset} --no-progress"))
+    report = shell.user_ns["eval_report"]
+    assert report.variants[0].metrics["mention_rate"] == 1.0
+
+
+def test_the_workspace_option_set_after_a_thread_wins_until_the_next_thread(
+    shell: InteractiveShell, magics: Any, tmp_path: Path, workspace_dir: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    shell.run_line_magic("config", f"SupercontextMagics.workspace = {str(workspace_dir)!r}")
+    _outputs(lambda: shell.run_cell_magic("scout", "", "Help me plan the husbandry log"))
+    assert "QUOKKA-7731" in shell.user_ns["_scout"].system_prompt
+    # --workspace is a one-off: the current workspace stays as it was.
+    _outputs(lambda: shell.run_cell_magic("scout", f"--workspace {kelp}", "urchins"))
+    _outputs(lambda: shell.run_cell_magic("scout", "", "Help me plan the husbandry log"))
+    assert "QUOKKA-7731" in shell.user_ns["_scout"].system_prompt
+    # A thread started now is on the configured folder, and the magics follow it.
+    _outputs(lambda: shell.run_line_magic("scout_thread", "new"))
+    assert magics.thread.workspace.root == workspace_dir.resolve()
+
+
+def test_the_composers_new_thread_keeps_its_workspace(
+    shell: InteractiveShell, magics: Any, tmp_path: Path, workspace_dir: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    shell.run_line_magic("config", f"SupercontextMagics.workspace = {str(workspace_dir)!r}")
+    # Flipping the toggle rebuilds the composer's empty thread: on the composer's folder.
+    magics.composer.toggle.value = not magics.composer.toggle.value
+    assert magics.thread.workspace.root == kelp.resolve()
+    assert magics.composer.thread is magics.thread
+
+
 def test_config_workspace_that_is_missing_names_the_option(
     shell: InteractiveShell, tmp_path: Path
 ) -> None:
@@ -366,7 +450,10 @@ def test_chat_with_the_flag_off_goes_cold_and_says_why(shell: InteractiveShell) 
     assert (
         outputs[0]
         .data["text/plain"]
-        .startswith("Turn (first turn): skipped\n  reason: super_context_disabled")
+        .startswith(
+            "Turn (first turn): skipped\n  workspace: demo-workspace\n"
+            "  reason: super_context_disabled"
+        )
     )
     assert outputs[0].metadata[METADATA_KEY]["reason"] == "super_context_disabled"
 

@@ -89,6 +89,26 @@ def test_panel_from_an_offline_demo_run() -> None:
         < outcome.index("scout completed")
     )
     assert "status" not in panel.meta_html.value
+    # Then the workspace it searched: the folder's name, its path beside it.
+    assert panel.children[2] is panel.workspace_html
+    assert "searched workspace <b" in panel.workspace_html.value
+    assert ">demo-workspace</b>" in panel.workspace_html.value
+
+
+def test_the_workspace_line_names_the_folder_and_escapes_its_path(tmp_path: Path) -> None:
+    folder = tmp_path / 'kelp <b>"ws"'
+    folder.mkdir()
+    thread = Thread(Workspace(folder), super_context_enabled=False)
+    run = thread.run_scout(BUDGET)
+
+    searched = BundlePanel(run, workspace=thread.workspace).workspace_html.value
+    skipped = BundlePanel(turn=thread.send(BUDGET), workspace=thread.workspace)
+
+    assert "searched workspace" in searched
+    assert escape('kelp <b>"ws"') in searched
+    assert '<b>"ws"' not in searched
+    assert "workspace (not searched)" in skipped.workspace_html.value
+    assert BundlePanel(run).workspace_html.value == ""
 
 
 def test_update_replaces_what_the_panel_shows() -> None:
