@@ -3,8 +3,9 @@
 A :class:`BundlePanel` leads with the outcome ("bundle accepted" and the grounding check's
 "grounded N of M", or "cold start: <reason>"), then the run's status, then the workspace
 it searched (its folder's name, the path on hover and beside it). Below it: the goal,
-the ``has_enough_context`` badge, the summary with its attributions as chips (a cited
-note shows its first line and, clicked, its text), the recommended tool calls and skills
+the ``has_enough_context`` badge, the summary with its attributions as chips (each shows
+the text of its source on hover and opens it on click: see :mod:`.cited`), the recommended
+tool calls and skills
 checked against the workspace, what the check dropped (struck through, with why), the
 raw envelope, the problems (each once) and the trace. It only renders what the engine
 returned; it never re-parses or re-decides anything.
@@ -25,6 +26,7 @@ from ...scout import Dropped, ScoutRun
 from ...scout.grounding import GroundingReport, known_names
 from ...sources.workspace import Workspace
 from ..display import shown_path, workspace_name
+from .cited import cited_sources
 from .html import badge, escape, note, pre, render_summary_html, section, table
 from .trace import TraceTimeline
 
@@ -291,7 +293,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             self.tools_html.value = ""
             self.skills_html.value = ""
             return
-        notes = self.run.sources.notes() if self.run and self.run.sources else None
+        notes = cited_sources(self.run.sources) if self.run is not None else None
         summary = (
             render_summary_html(bundle.summary, notes) if bundle.summary.strip() else "<i>empty</i>"
         )
