@@ -170,6 +170,13 @@ def _print_trace(trace: Sequence[TraceStep]) -> None:
                 f"  {number:>2}. model call {step.iteration}{grace}: {step.tokens} tokens, "
                 f"{step.duration_ms:.1f} ms{asked}"
             )
+        elif step.kind == "check":
+            # The grounding check of the envelope, after the last model call.
+            state = "ok" if step.ok else "emptied the bundle"
+            emit(
+                f"  {number:>2}. grounding check [{state}] {step.duration_ms:.1f} ms: "
+                f"{step.result_preview[:100]}"
+            )
         else:
             state = "REFUSED" if step.refused else ("ok" if step.ok else "error")
             emit(

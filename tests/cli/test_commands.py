@@ -314,6 +314,9 @@ def test_demo_prints_every_part() -> None:
         "## Prepared context (super context)",
     ):
         assert heading in out.stdout
+    # The grounding check is a step of its own in the trace, not a nameless tool.
+    assert re.search(r"^ +\d+\. grounding check \[ok\] [\d.]+ ms: grounded ", out.stdout, re.M)
+    assert "tool (" not in out.stdout
 
 
 def test_bundle_check_with_a_workspace_names_what_it_lacks(tmp_path: Path) -> None:
