@@ -25,7 +25,24 @@ __all__ = ["Composer"]
 
 _FONT = "font-family: var(--jp-ui-font-family, sans-serif); font-size:13px;"
 _PLACEHOLDER_FIRST = "Message…  (the first message of a new thread is prepared by the scout)"
+_PLACEHOLDER_OFF = "Message…  (Super Context is off for this thread: no message is prepared)"
 _PLACEHOLDER_LATER = "Message…  (continues this thread; only its first message was prepared)"
+_PLACEHOLDER_COLD = "Message…  (continues this thread; it started cold: {reason})"
+_PLACEHOLDER_RESUMED = "Message…  (continues this thread)"
+
+
+def _placeholder(thread: Thread | None, flag: bool) -> str:
+    """What the message box says the next message gets: prepared, or why not. ``flag`` is
+    the effective flag, which a thread not built yet will read."""
+    if thread is None or not (thread.transcript or thread.turns):
+        enabled = flag if thread is None else thread.enabled
+        return _PLACEHOLDER_FIRST if enabled else _PLACEHOLDER_OFF
+    if not thread.turns:
+        return _PLACEHOLDER_RESUMED
+    first = thread.turns[0]
+    if first.prepared:
+        return _PLACEHOLDER_LATER
+    return _PLACEHOLDER_COLD.format(reason=first.reason or "no context was prepared")
 
 
 def _bubble(who: str, text: str, *, colour: str) -> str:
@@ -138,11 +155,13 @@ class Composer(widgets.VBox):  # type: ignore[misc]
 
     def _sync_toggle(self) -> None:
         """Show the effective flag, and the toggle only while the thread is empty; the
-        message box says the scout prepares a message only while it would be the first."""
-        self._set_toggle(super_context_status().enabled)
+        message box says whether the next message is prepared, and after the first one
+        whether it was (or why the thread started cold)."""
+        flag = super_context_status().enabled
+        self._set_toggle(flag)
         later = self._has_messages()
         self.toggle_row.layout.display = "none" if later else None
-        self.message.placeholder = _PLACEHOLDER_LATER if later else _PLACEHOLDER_FIRST
+        self.message.placeholder = _placeholder(self._thread, flag)
 
     def refresh(self) -> None:
         """Catch up with turns sent to this composer's thread without it (``%%chat``):

@@ -67,6 +67,29 @@ def test_the_placeholder_promises_the_scout_only_before_the_first_message() -> N
     assert "continues this thread" in other.message.placeholder
 
 
+@pytest.mark.parametrize(
+    ("enabled", "message", "after"),
+    [
+        (True, BUDGET, "only its first message was prepared"),
+        (True, "thanks", "it started cold: context_free_greeting"),
+        (False, BUDGET, "it started cold: super_context_disabled"),
+    ],
+)
+def test_after_the_first_message_the_placeholder_says_whether_it_was_prepared(
+    enabled: bool, message: str, after: str
+) -> None:
+    supercontext_lab.set_super_context_enabled(enabled)
+    composer = Composer(Thread)
+    before = composer.message.placeholder
+    assert ("prepared by the scout" in before) is enabled
+    assert ("Super Context is off for this thread" in before) is not enabled
+
+    send(composer, message)
+
+    assert after in composer.message.placeholder
+    assert "was prepared" not in composer.message.placeholder or (enabled and message == BUDGET)
+
+
 def test_toggle_is_hidden_for_a_thread_that_already_has_messages() -> None:
     thread = Thread(super_context_enabled=True)
     thread.send(BUDGET)
