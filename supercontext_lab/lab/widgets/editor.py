@@ -51,8 +51,9 @@ from .agent_form import OMIT_FIELDS, AgentForm
 from .comparison import BundleComparison
 from .diff import text_diff_html
 from .guard import guarded
-from .html import note
+from .html import note, pre
 from .panel import BundlePanel
+from .toml_errors import error_excerpt
 
 __all__ = ["OMIT_FIELDS", "AgentEditor"]
 
@@ -259,7 +260,10 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
 
     def _show_invalid(self, message: str) -> None:
         self.error = message
-        self.validation.value = note(message, "error", strong="Invalid:")
+        excerpt = error_excerpt(self.toml_text.value, message)
+        self.validation.value = note(message, "error", strong="Invalid:") + (
+            pre(excerpt) if excerpt else ""
+        )
         self.form.set_disabled(True)
         for button in (self.apply_button, self.save_button, self.rerun_button):
             button.disabled = True
