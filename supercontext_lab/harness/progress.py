@@ -161,12 +161,18 @@ class RunProgress:
         )
 
     def scout(
-        self, model: ChatModel, definition: AgentDefinition, *, in_turn: bool = False
+        self,
+        model: ChatModel,
+        definition: AgentDefinition,
+        *,
+        in_turn: bool = False,
+        label: str | None = None,
     ) -> None:
-        """The scout is about to run with ``model`` and ``definition``."""
-        self._expect(model.name, definition, in_turn)
+        """The scout is about to run with ``model`` and ``definition``; ``label`` names
+        the model as the user named it (default: its own name)."""
+        self._expect(label or model.name, definition, in_turn)
         if prefetch_enabled(definition, model):
-            self.set(GATHERING, "the reads the harness makes before the model")
+            self.set(GATHERING, "before the model (the harness's own first reads)")
         else:
             self._asking()
 
@@ -240,6 +246,6 @@ class RunProgress:
         else:
             self._calls += 1
             if step.tool_calls:
-                self.set(GATHERING, ", ".join(dict.fromkeys(step.tool_calls)))
+                self.set(GATHERING, "with " + ", ".join(dict.fromkeys(step.tool_calls)))
             else:
                 self.set(CHECKING)

@@ -78,7 +78,7 @@ def test_a_scout_run_goes_from_the_model_to_its_tools_and_back(workspace: Worksp
         )
     assert recorder.phases == [
         (ASKING, "scripted (call 1 of up to 8)"),
-        (GATHERING, "memory_recall, list_workflows"),
+        (GATHERING, "with memory_recall, list_workflows"),
         (ASKING, "scripted (call 2 of up to 8)"),
         (CHECKING, ""),
         (DONE, ""),
@@ -160,7 +160,7 @@ def test_the_grace_call_and_the_strict_cap_are_named(
         )
         assert recorder.phases == [
             (ASKING, "m (call 1 of up to 1)"),
-            (GATHERING, "memory_recall"),
+            (GATHERING, "with memory_recall"),
             *after_the_tools,
         ]
 
