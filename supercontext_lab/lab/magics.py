@@ -19,10 +19,11 @@ the shipped demo. Every panel names the workspace it searched.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import keyword
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -37,6 +38,7 @@ from ..agents.definition import AgentDefinition, default_agent_definition, load_
 from ..config import set_super_context_enabled, super_context_status
 from ..errors import ConfigError, ScoutError, SupercontextError
 from ..harness import Thread, TurnResult
+from ..harness.progress import RunProgress, starts_a_server
 from ..models.base import ChatModel
 from ..routes import parse_model_id
 from ..scout import ScoutRun
@@ -184,8 +186,9 @@ class SupercontextMagics(magic.Magics):
             raise UsageError(f"agent definition not found: {path}; pass the path of an agent.toml.")
         return load_agent_definition(file)
 
-    def _scout_model(self) -> ChatModel | None:
-        """The scout model from the ``model`` option; ``None`` lets the thread use its route."""
+    def _scout_model(self, progress: RunProgress | None = None) -> ChatModel | None:
+        """The scout model from the ``model`` option; ``None`` lets the thread use its route.
+        A local model may start its server here, which ``progress`` is told first."""
         from ..models.routing import model_for_route
 
         if not self.model:
@@ -198,15 +201,36 @@ class SupercontextMagics(magic.Magics):
         route = parse_model_id(
             self.model, base_url=self.base_url or None, api_key_env=self.api_key_env or None
         )
+        if progress is not None and starts_a_server(route):
+            progress.starting_model(self.model.strip())
         return model_for_route(route, role="scout")
 
-    def _make_thread(self, workspace: str | Workspace | None, agent: str | None) -> Thread:
+    def _make_thread(
+        self,
+        workspace: str | Workspace | None,
+        agent: str | None,
+        progress: RunProgress | None = None,
+    ) -> Thread:
         """A new thread with this kernel's defaults; the Super Context flag is read now."""
         return Thread(
             workspace if isinstance(workspace, Workspace) else self._workspace(workspace),
             definition=self._definition(agent),
-            scout_model=self._scout_model(),
+            scout_model=self._scout_model(progress),
         )
+
+    @contextlib.contextmanager
+    def _progress(self, what: str) -> Iterator[RunProgress]:
+        """A live status line in the cell's output for the block, hidden when it ends (the
+        panel displayed after it takes its place)."""
+        from .widgets import RunStatus
+
+        status = RunStatus(what)
+        display(status)
+        try:
+            with RunProgress(status.show) as progress:
+                yield progress
+        finally:
+            status.finish()
 
     def _remember(
         self, message: str, focus: str | None, run: ScoutRun | None, ws: Workspace
@@ -331,17 +355,19 @@ class SupercontextMagics(magic.Magics):
         """
         parse_argstring(self.chat, line)
         message = self._cell_text(cell, "chat")
-        thread = self.thread
-        if thread is None:
-            thread = self._set_thread(self._make_thread(None, None))
-        on_text: Callable[[str], None] | None = None
-        if thread.orchestrator_model.info.streams:
+        with self._progress("Turn") as progress:
+            thread = self.thread
+            if thread is None:
+                thread = self._set_thread(self._make_thread(None, None, progress))
+            on_text: Callable[[str], None] | None = None
+            if thread.orchestrator_model.info.streams:
 
-            def on_text(delta: str) -> None:
-                sys.stdout.write(delta)
-                sys.stdout.flush()
+                def on_text(delta: str) -> None:
+                    sys.stdout.write(delta)
+                    sys.stdout.flush()
 
-        turn = thread.send(message, on_text=on_text)
+            progress.turn_of(thread, message)
+            turn = thread.send(message, on_text=on_text, on_step=progress.on_step)
         if on_text is not None:
             print()
         if turn.first_turn:
@@ -379,8 +405,13 @@ class SupercontextMagics(magic.Magics):
         name = args.out
         if not name.isidentifier() or keyword.iskeyword(name):
             raise UsageError(f"--out needs a Python variable name, not {name!r}.")
-        thread = self._make_thread(args.workspace, args.agent)
-        run = thread.run_scout(message, focus=args.focus)
+        workspace, definition = self._workspace(args.workspace), self._definition(args.agent)
+        with self._progress("Scout") as progress:
+            thread = Thread(
+                workspace, definition=definition, scout_model=self._scout_model(progress)
+            )
+            progress.scout_of(thread)
+            run = thread.run_scout(message, focus=args.focus, on_step=progress.on_step)
         self._remember(message, args.focus, run, thread.workspace)
         assert self.shell is not None, "magics are always registered with a shell"
         self.shell.user_ns[name] = run

@@ -28,9 +28,11 @@ GOAL = "Finish the sensitivity analysis section for the grant renewal"
 
 
 def _outputs(action: Callable[[], Any]) -> tuple[list[RichOutput], str]:
+    """What ``action`` displayed with a text form, and what it printed. The live status
+    line of %%scout and %%chat has none (see test_scout_and_chat_show_a_live_status)."""
     with capture_output() as captured:
         action()
-    return captured.outputs, captured.stdout
+    return [o for o in captured.outputs if "text/plain" in o.data], captured.stdout
 
 
 def _error(shell: InteractiveShell, cell: str) -> BaseException | None:
@@ -261,6 +263,52 @@ def test_scout_stores_the_run_and_displays_the_panel(shell: InteractiveShell) ->
     assert provenance["scout"] == {"route": "offline", "model": "offline:scout", "base_url": None}
     assert provenance["tokens"]["total"] == run.usage.total_tokens > 0
     assert json.loads(json.dumps(provenance)) == provenance
+
+
+@pytest.mark.parametrize(
+    ("magic", "what", "phases"),
+    [
+        ("scout", "Scout", ["asking the model", "gathering", "asking the model", "checking"]),
+        ("chat", "Turn", ["asking the model", "gathering", "asking the model", "checking"]),
+    ],
+)
+def test_scout_and_chat_show_a_live_status_then_hide_it(
+    shell: InteractiveShell,
+    monkeypatch: pytest.MonkeyPatch,
+    magic: str,
+    what: str,
+    phases: list[str],
+) -> None:
+    from supercontext_lab.harness.progress import Progress
+    from supercontext_lab.lab.widgets import RunStatus
+
+    told: list[Progress] = []
+    shown: list[RunStatus] = []
+    show = RunStatus.show
+
+    def recording(self: RunStatus, progress: Progress) -> None:
+        told.append(progress)
+        shown.append(self)
+        show(self, progress)
+
+    monkeypatch.setattr(RunStatus, "show", recording)
+    with capture_output() as captured:
+        shell.run_cell_magic(magic, "", GRANT)
+    status_output, result = captured.outputs
+    # The status comes first, as a widget view only: no text for nbval or a saved notebook.
+    assert set(status_output.data) == {WIDGET_VIEW_MIME}
+    status = shown[0]
+    assert {id(s) for s in shown} == {id(status)}
+    assert status_output.data[WIDGET_VIEW_MIME]["model_id"] == status.model_id
+    assert status.what == what
+    assert status.value == "" and status.layout.display == "none"
+    said = [p.phase for p in told]
+    for phase in phases:
+        assert any(s.startswith(phase) for s in said), (phase, said)
+    assert told[0].describe() == "asking the model offline:scout (call 1 of up to 8)"
+    if magic == "chat":
+        assert said[-1] == "asking the orchestrator"
+    assert "text/plain" in result.data
 
 
 def test_scout_options_focus_out_and_workspace(

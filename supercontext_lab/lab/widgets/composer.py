@@ -17,9 +17,11 @@ import ipywidgets as widgets
 from ...config import set_super_context_enabled, super_context_status
 from ...errors import SupercontextError
 from ...harness import Thread, TurnResult
+from ...harness.progress import Progress, RunProgress
 from .guard import guarded
 from .html import escape, note
 from .panel import BundlePanel, describe_cold_start
+from .status import status_html
 
 __all__ = ["Composer"]
 
@@ -222,7 +224,6 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             self.status.value = note("Type a message first; nothing was sent.", "warn")
             return
         thread = self.thread
-        first = thread.is_new
         user = widgets.HTML(_bubble("You", text, colour="#37474f"))
         live = widgets.HTML()
         entry = widgets.VBox([user, live])
@@ -233,11 +234,14 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             streamed.append(delta)
             live.value = _bubble("Assistant (streaming)", "".join(streamed), colour="#1565c0")
 
-        preparing = first and thread.enabled
-        self.status.value = note("Preparing context, then asking…" if preparing else "Asking…")
+        def show(progress: Progress) -> None:
+            self.status.value = status_html(progress, what="Working")
+
         self.send_button.disabled = True
         try:
-            turn = thread.send(text, on_text=on_text)
+            with RunProgress(show) as progress:
+                progress.turn_of(thread, text)
+                turn = thread.send(text, on_text=on_text, on_step=progress.on_step)
         except BaseException:
             self.history.children = tuple(c for c in self.history.children if c is not entry)
             self.status.value = ""

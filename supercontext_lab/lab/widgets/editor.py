@@ -45,6 +45,7 @@ from ...agents.toml_edit import (
     write_target,
 )
 from ...errors import AgentDefinitionError
+from ...harness.progress import Progress, RunProgress
 from ...scout import ScoutRun
 from ...sources.workspace import Workspace
 from .agent_form import OMIT_FIELDS, AgentForm
@@ -53,6 +54,7 @@ from .diff import text_diff_html
 from .guard import guarded
 from .html import note, pre
 from .panel import BundlePanel
+from .status import status_html
 from .toml_errors import error_excerpt
 
 __all__ = ["OMIT_FIELDS", "AgentEditor"]
@@ -486,10 +488,13 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
             self._refused("Run again")
             return
         previous = self.last_run or self.baseline
-        self.status.value = note(
-            f"Running the scout with definition {definition.definition_hash()}…"
-        )
-        run = self.rerun(definition)
+
+        def show(progress: Progress) -> None:
+            self.status.value = status_html(progress, what="Run again")
+
+        with RunProgress(show) as progress:
+            progress.set("running the scout", f"with definition {definition.definition_hash()}")
+            run = self.rerun(definition)
         self.last_run = run
         self._show_comparison(previous, run)
 

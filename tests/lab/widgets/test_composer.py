@@ -245,3 +245,19 @@ def test_the_toggle_note_never_calls_a_thread_with_turns_empty() -> None:
         composer.toggle_note.value
     )
     assert composer.toggle.description == "Super Context: off"
+
+
+def test_while_a_message_is_sent_the_status_says_what_the_turn_is_doing() -> None:
+    composer = Composer(Thread)
+    seen: list[str] = []
+    composer.status.observe(lambda change: seen.append(change["new"]), names="value")
+
+    send(composer, BUDGET)
+
+    working = [value for value in seen if "Working:" in value]
+    assert "asking the model offline:scout (call 1 of up to 8)" in working[0]
+    assert any("gathering with memory_recall" in value for value in working)
+    assert "asking the orchestrator offline:orchestrator" in working[-1]
+    assert all(" s</span>" in value for value in working)
+    # Then the outcome replaces it.
+    assert "context prepared by the scout, then replied" in composer.status.value
