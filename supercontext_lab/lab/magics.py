@@ -57,6 +57,7 @@ argument: Callable[..., _Decorator] = magic_arguments.argument
 _arg_split: Callable[..., list[str]] = arg_split
 line_magic: _Decorator = magic.line_magic
 cell_magic: _Decorator = magic.cell_magic
+line_cell_magic: _Decorator = magic.line_cell_magic
 display: Callable[..., None] = _ipython_display
 
 
@@ -254,6 +255,21 @@ class SupercontextMagics(magic.Magics):
         return TurnDisplay(turn, workspace=thread.workspace, provenance=provenance)
 
     @staticmethod
+    def _line_message(line: str) -> tuple[bool, str]:
+        """``%chat [--new] MESSAGE``: whether ``--new`` leads, and the message (the rest of
+        the line as written: quotes and apostrophes are part of it)."""
+        text = line.strip()
+        new = text == "--new" or text.startswith("--new ")
+        if new:
+            text = text.removeprefix("--new").strip()
+        if not text:
+            raise UsageError(
+                "%chat needs a message: %chat MESSAGE on one line, or %%chat with the message "
+                "in the cell body."
+            )
+        return new, text
+
+    @staticmethod
     def _cell_text(cell: str | None, magic: str) -> str:
         text = (cell or "").strip()
         if not text:
@@ -343,21 +359,36 @@ class SupercontextMagics(magic.Magics):
     # -- %%chat ------------------------------------------------------------------------------
 
     @_magic_arguments()
-    @cell_magic
+    @argument(
+        "--new",
+        action="store_true",
+        help=(
+            "start a new current thread for this message, on the current workspace (the "
+            "Super Context flag is read now)"
+        ),
+    )
+    @line_cell_magic
     @usage_errors
     def chat(self, line: str, cell: str | None = None) -> None:
         """Send the cell as the next message of the current thread.
 
-        Without a current thread one is started with this kernel's defaults (see
-        ``%scout_thread new``). A first turn shows the bundle panel, then the reply; later
-        turns show the reply only. With a streaming OpenAI-compatible route the reply is
-        printed as it arrives, then shown once more as the final display.
+        ``%%chat`` sends the cell body; the one-line form ``%chat MESSAGE`` sends the rest
+        of the line, where ``$name`` puts in a Python string (``%chat $first_message``), and
+        ``%chat --new MESSAGE`` starts a new thread for it. (IPython reads a line that ends
+        in ``?`` as a request for help: such a message goes in the cell body or a variable.) Without a current thread one is
+        started with this kernel's defaults (see ``%scout_thread new``). A first turn shows
+        the bundle panel, then the reply; later turns show the reply only. With a streaming
+        OpenAI-compatible route the reply is printed as it arrives, then shown once more
+        as the final display.
         """
-        parse_argstring(self.chat, line)
-        message = self._cell_text(cell, "chat")
+        if cell is None:
+            new, message = self._line_message(line)
+        else:
+            new = parse_argstring(self.chat, line).new
+            message = self._cell_text(cell, "chat")
         with self._progress("Turn") as progress:
             thread = self.thread
-            if thread is None:
+            if thread is None or new:
                 thread = self._set_thread(self._make_thread(None, None, progress))
             on_text: Callable[[str], None] | None = None
             if thread.orchestrator_model.info.streams:

@@ -199,7 +199,7 @@ def _bad_agent(tmp_path: Path) -> str:
         ("%%scout --workspace {tmp}/missing\nhello", "workspace folder not found: "),
         ("%%scout\n   \n", "%%scout needs a message in the cell body"),
         ("%%chat\n\n", "%%chat needs a message in the cell body"),
-        ("%%chat --new\nhi", "unrecognized arguments: --new"),
+        ("%%chat --old\nhi", "unrecognized arguments: --old"),
         ("%%scout --agent {tmp}/none.toml\nhello", "agent definition not found: "),
         ("%%scout --agent {bad}\nhello", "temperature"),
         ("%scout_thread new --agent {bad}", "temperature"),
@@ -490,6 +490,38 @@ def test_chat_first_turn_shows_the_panel_then_later_turns_the_reply_only(
     assert second[0].data["text/plain"].startswith("Reply:")
     assert "ContextBundle" not in second[0].data["text/plain"]
     assert second[0].metadata[METADATA_KEY]["reason"] == "not_first_turn"
+
+
+def test_the_line_form_sends_a_python_string_and_new_starts_a_thread(
+    shell: InteractiveShell, magics: Any
+) -> None:
+    shell.user_ns["first_message"] = GRANT + " (Maya's draft)"
+    shell.run_cell("%supercontext off")
+    with capture_output():
+        shell.run_cell("%chat $first_message")
+    first = magics.thread
+    assert first.turns[0].message == GRANT + " (Maya's draft)"
+    assert first.turns[0].reason == "super_context_disabled"
+    with capture_output():
+        shell.run_cell("%chat And the travel line, please")
+    assert magics.thread is first and len(first.turns) == 2
+    # --new: a new current thread, which reads the flag now.
+    shell.run_cell("%supercontext on")
+    with capture_output():
+        shell.run_cell("%chat --new $first_message")
+    assert magics.thread is not first
+    assert magics.thread.turns[0].preparation == "prepared"
+    assert magics.thread.workspace.root == first.workspace.root
+    outputs, _ = _outputs(lambda: shell.run_cell_magic("chat", "--new", "Plan the budget"))
+    assert len(magics.thread.turns) == 1
+    assert outputs[-1].data["text/plain"].startswith("Turn (first turn): prepared")
+
+
+@pytest.mark.parametrize("line", ["", "   ", "--new", "--new   "])
+def test_the_line_form_needs_a_message(shell: InteractiveShell, line: str) -> None:
+    error = _error(shell, f"%chat {line}")
+    assert isinstance(error, UsageError)
+    assert "%chat needs a message" in str(error)
 
 
 def test_chat_with_the_flag_off_goes_cold_and_says_why(shell: InteractiveShell) -> None:
