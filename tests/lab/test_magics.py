@@ -408,6 +408,19 @@ def test_the_workspace_option_set_after_a_thread_wins_until_the_next_thread(
     assert magics.thread.workspace.root == workspace_dir.resolve()
 
 
+def test_the_composers_new_thread_becomes_the_one_chat_continues(
+    shell: InteractiveShell, magics: Any
+) -> None:
+    _outputs(lambda: shell.run_line_magic("scout_thread", "new"))
+    composer = magics.composer
+    _outputs(lambda: shell.run_cell_magic("chat", "", GRANT))
+    first = magics.thread
+    composer.new_button.click()
+    assert magics.thread is composer.thread is not first
+    _outputs(lambda: shell.run_cell_magic("chat", "", "thanks"))
+    assert len(magics.thread.turns) == 1 and len(first.turns) == 1
+
+
 def test_the_composers_new_thread_keeps_its_workspace(
     shell: InteractiveShell, magics: Any, tmp_path: Path, workspace_dir: Path
 ) -> None:

@@ -1,9 +1,11 @@
 """The composer: a message box, Send, and the Super Context toggle of a new thread.
 
 The toggle is shown only while the thread has no messages, because the flag is read when
-a thread is constructed (SPEC §3): flipping it persists the flag for *new* threads, and
-the composer's own thread, still empty, is re-created so its first message uses it.
-Messages sent to the same thread another way (``%%chat``) count too: :meth:`Composer.refresh`
+a thread is constructed (SPEC §3): flipping it persists the flag for *new* threads, as the
+reference system does, and the composer's own thread, still empty, is re-created so its
+first message uses it. The line beside the toggle says so before it is clicked. Once the
+thread has messages, *New thread* starts a fresh one, and the toggle is back. Messages
+sent to the same thread another way (``%%chat``) count too: :meth:`Composer.refresh`
 brings the composer up to date with its thread.
 """
 
@@ -31,6 +33,11 @@ _PLACEHOLDER_OFF = "Message…  (Super Context is off for this thread: no messag
 _PLACEHOLDER_LATER = "Message…  (continues this thread; only its first message was prepared)"
 _PLACEHOLDER_COLD = "Message…  (continues this thread; it started cold: {reason})"
 _PLACEHOLDER_RESUMED = "Message…  (continues this thread)"
+TOGGLE_CAPTION = (
+    "Saved in the lab's config.toml for every new thread, as in the reference system; this "
+    "thread has no messages yet, so its first one uses it too."
+)
+"""What the line beside the toggle says before it is clicked."""
 
 
 def _placeholder(thread: Thread | None, flag: bool) -> str:
@@ -45,6 +52,10 @@ def _placeholder(thread: Thread | None, flag: bool) -> str:
     if first.prepared:
         return _PLACEHOLDER_LATER
     return _PLACEHOLDER_COLD.format(reason=first.reason or "no context was prepared")
+
+
+def _caption(text: str) -> str:
+    return f'<span style="{_FONT} color:#616161;">{escape(text)}</span>'
 
 
 def _bubble(who: str, text: str, *, colour: str) -> str:
@@ -95,7 +106,12 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             tooltip="Run the context scout before the first turn of new threads",
             layout=widgets.Layout(width="auto"),
         )
-        self.toggle_note = widgets.HTML()
+        self.toggle_note = widgets.HTML(_caption(TOGGLE_CAPTION))
+        self.new_button = widgets.Button(
+            description="New thread",
+            icon="plus",
+            tooltip="Start a fresh thread here (the Super Context flag is read then)",
+        )
         self.history = widgets.VBox()
         self.output = widgets.Output()
         self.toggle_row = widgets.HBox(
@@ -106,7 +122,8 @@ class Composer(widgets.VBox):  # type: ignore[misc]
                 self.history,
                 self.message,
                 widgets.HBox(
-                    [self.send_button, self.status], layout=widgets.Layout(align_items="center")
+                    [self.send_button, self.new_button, self.status],
+                    layout=widgets.Layout(align_items="center"),
                 ),
                 self.toggle_row,
                 self.output,
@@ -114,6 +131,7 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         )
         self.add_class("scl-composer")
         self.send_button.on_click(self._guarded(self._on_send))
+        self.new_button.on_click(self._guarded(self._on_new))
         self.toggle.observe(self._guarded(self._on_toggle), names="value")
         self._guarded(self._sync_toggle)()
 
@@ -137,8 +155,17 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         self.last_turn = None
         self.last_panel = None
         self.status.value = ""
+        self.toggle_note.value = _caption(TOGGLE_CAPTION)
         self._sync_toggle()
         return self._thread
+
+    def _on_new(self, _button: Any = None) -> None:
+        thread = self.new_thread()
+        state = "on" if thread.enabled else "off"
+        self.status.value = note(
+            f"New thread, with Super Context {state} (read now). The earlier one stays as it was.",
+            "info",
+        )
 
     def _guarded(self, handler: Callable[..., None]) -> Callable[..., None]:
         return guarded(handler, output=self.output, status=self.status)
@@ -163,6 +190,7 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         self._set_toggle(flag)
         later = self._has_messages()
         self.toggle_row.layout.display = "none" if later else None
+        self.new_button.layout.display = None if later else "none"
         self.message.placeholder = _placeholder(self._thread, flag)
 
     def refresh(self) -> None:
@@ -176,8 +204,8 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         state = "on" if thread.enabled else "off"
         self.status.value = note(
             f"This thread has {count} turn{'' if count == 1 else 's'} (sent with %%chat, shown "
-            f"under those cells). Super Context was {state} when it started; start a new "
-            "thread to change that.",
+            f"under those cells). Super Context was {state} when it started; New thread starts "
+            "one that reads the flag again.",
             "info",
         )
 

@@ -261,3 +261,38 @@ def test_while_a_message_is_sent_the_status_says_what_the_turn_is_doing() -> Non
     assert all(" s</span>" in value for value in working)
     # Then the outcome replaces it.
     assert "context prepared by the scout, then replied" in composer.status.value
+
+
+def test_the_toggle_says_where_it_is_clicked_that_it_is_saved_for_new_threads() -> None:
+    composer = Composer(Thread)
+    caption = composer.toggle_note.value
+    assert "Saved in the lab&#x27;s config.toml for every new thread" in caption
+    assert "this thread has no messages yet, so its first one uses it too" in caption
+    assert composer.toggle_row.children == (composer.toggle, composer.toggle_note)
+
+
+def test_new_thread_is_offered_once_the_thread_has_messages_and_brings_the_toggle_back() -> None:
+    supercontext_lab.set_super_context_enabled(False)
+    made: list[Thread] = []
+
+    def factory() -> Thread:
+        made.append(Thread())
+        return made[-1]
+
+    composer = Composer(factory)
+    assert composer.new_button.layout.display == "none"
+    send(composer, BUDGET)
+    assert composer.new_button.layout.display is None
+    assert composer.toggle_row.layout.display == "none"
+
+    supercontext_lab.set_super_context_enabled(True)
+    composer.new_button.click()
+
+    assert composer.thread is made[-1] and len(made) == 2
+    assert composer.thread.enabled is True
+    assert composer.history.children == ()
+    assert composer.toggle_row.layout.display is None
+    assert composer.toggle.value is True
+    assert composer.new_button.layout.display == "none"
+    assert "New thread, with Super Context on (read now)" in composer.status.value
+    assert "prepared by the scout" in composer.message.placeholder
