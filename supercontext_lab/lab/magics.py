@@ -19,24 +19,19 @@ the shipped demo. Every panel names the workspace it searched.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import keyword
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from IPython.core import magic, magic_arguments
+from IPython.core import magic
 from IPython.core.error import UsageError
-from IPython.display import display as _ipython_display
-from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 from traitlets import Unicode, observe
 
-from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
 from ..config import set_super_context_enabled, super_context_status
-from ..errors import ConfigError, ScoutError, SupercontextError
+from ..errors import ConfigError, ScoutError
 from ..harness import Thread, TurnResult
 from ..harness.progress import RunProgress, starts_a_server
 from ..models.base import ChatModel
@@ -45,46 +40,21 @@ from ..scout import ScoutRun
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from .display import ScoutDisplay, TurnDisplay, run_provenance, turn_provenance
+from .magic_io import (
+    argument,
+    cell_magic,
+    cell_text,
+    display,
+    line_cell_magic,
+    line_magic,
+    line_message,
+    magic_arguments,
+    parse_argstring,
+    progress_in_cell,
+    usage_errors,
+)
 
 __all__ = ["SupercontextMagics"]
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-_Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
-
-# IPython's decorators and helpers carry no annotations; typed names keep the rest checked.
-_magic_arguments: Callable[[], _Decorator] = magic_arguments.magic_arguments
-argument: Callable[..., _Decorator] = magic_arguments.argument
-_arg_split: Callable[..., list[str]] = arg_split
-line_magic: _Decorator = magic.line_magic
-cell_magic: _Decorator = magic.cell_magic
-line_cell_magic: _Decorator = magic.line_cell_magic
-display: Callable[..., None] = _ipython_display
-
-
-def usage_errors(method: _F) -> _F:
-    """Turn the engine's deliberate errors (bad workspace, invalid agent.toml, bad model
-    route, corrupt config, bad dataset, replay miss) into one-line UsageErrors; anything
-    else is a bug and keeps its traceback."""
-
-    @functools.wraps(method)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except SupercontextError as exc:
-            raise UsageError(one_line(exc)) from exc
-
-    return cast(_F, wrapper)
-
-
-def parse_argstring(magic_func: Any, line: str) -> Any:
-    """Parse a magic's arguments like a POSIX shell, so quotes group words and go away
-    (``--focus "the budget"``); IPython's own helper keeps the quotes."""
-    try:
-        argv = _arg_split(line, posix=True)
-    except ValueError as exc:
-        raise UsageError(f"cannot split the arguments ({exc}); check the quotes.") from None
-    parser: Any = magic_func.parser
-    return parser.parse_args(argv)
 
 
 def _state(enabled: bool) -> str:
@@ -219,20 +189,6 @@ class SupercontextMagics(magic.Magics):
             scout_model=self._scout_model(progress),
         )
 
-    @contextlib.contextmanager
-    def _progress(self, what: str) -> Iterator[RunProgress]:
-        """A live status line in the cell's output for the block, hidden when it ends (the
-        panel displayed after it takes its place)."""
-        from .widgets import RunStatus
-
-        status = RunStatus(what)
-        display(status)
-        try:
-            with RunProgress(status.show) as progress:
-                yield progress
-        finally:
-            status.finish()
-
     def _remember(
         self, message: str, focus: str | None, run: ScoutRun | None, ws: Workspace
     ) -> None:
@@ -254,31 +210,9 @@ class SupercontextMagics(magic.Magics):
         )
         return TurnDisplay(turn, workspace=thread.workspace, provenance=provenance)
 
-    @staticmethod
-    def _line_message(line: str) -> tuple[bool, str]:
-        """``%chat [--new] MESSAGE``: whether ``--new`` leads, and the message (the rest of
-        the line as written: quotes and apostrophes are part of it)."""
-        text = line.strip()
-        new = text == "--new" or text.startswith("--new ")
-        if new:
-            text = text.removeprefix("--new").strip()
-        if not text:
-            raise UsageError(
-                "%chat needs a message: %chat MESSAGE on one line, or %%chat with the message "
-                "in the cell body."
-            )
-        return new, text
-
-    @staticmethod
-    def _cell_text(cell: str | None, magic: str) -> str:
-        text = (cell or "").strip()
-        if not text:
-            raise UsageError(f"%%{magic} needs a message in the cell body, below the magic line.")
-        return text
-
     # -- %supercontext ---------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument(
         "action",
         nargs="?",
@@ -317,7 +251,7 @@ class SupercontextMagics(magic.Magics):
 
     # -- %scout_thread ---------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument("action", help="new: start a new current thread and show the composer")
     @argument(
         "--workspace",
@@ -358,7 +292,7 @@ class SupercontextMagics(magic.Magics):
 
     # -- %%chat ------------------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument(
         "--new",
         action="store_true",
@@ -382,11 +316,11 @@ class SupercontextMagics(magic.Magics):
         as the final display.
         """
         if cell is None:
-            new, message = self._line_message(line)
+            new, message = line_message(line)
         else:
             new = parse_argstring(self.chat, line).new
-            message = self._cell_text(cell, "chat")
-        with self._progress("Turn") as progress:
+            message = cell_text(cell, "chat")
+        with progress_in_cell("Turn") as progress:
             thread = self.thread
             if thread is None or new:
                 thread = self._set_thread(self._make_thread(None, None, progress))
@@ -411,7 +345,7 @@ class SupercontextMagics(magic.Magics):
 
     # -- %%scout -----------------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument(
         "--workspace",
         default=None,
@@ -432,12 +366,12 @@ class SupercontextMagics(magic.Magics):
         flag) and show the bundle panel. The ScoutRun is stored in the user variable
         named by --out."""
         args = parse_argstring(self.scout, line)
-        message = self._cell_text(cell, "scout")
+        message = cell_text(cell, "scout")
         name = args.out
         if not name.isidentifier() or keyword.iskeyword(name):
             raise UsageError(f"--out needs a Python variable name, not {name!r}.")
         workspace, definition = self._workspace(args.workspace), self._definition(args.agent)
-        with self._progress("Scout") as progress:
+        with progress_in_cell("Scout") as progress:
             thread = Thread(
                 workspace, definition=definition, scout_model=self._scout_model(progress)
             )
@@ -451,7 +385,7 @@ class SupercontextMagics(magic.Magics):
 
     # -- %agent_toml -------------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument("path", nargs="?", default=None, help="an agent.toml (default: the shipped one)")
     @line_magic
     @usage_errors
