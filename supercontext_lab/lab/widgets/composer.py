@@ -104,7 +104,8 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             value=False,
             icon="toggle-off",
             tooltip="Run the context scout before the first turn of new threads",
-            layout=widgets.Layout(width="auto"),
+            # Its own width, whatever the line beside it says: "Super Context: on" whole.
+            layout=widgets.Layout(width="auto", flex="0 0 auto"),
         )
         self.toggle_note = widgets.HTML(_caption(TOGGLE_CAPTION))
         self.new_button = widgets.Button(

@@ -28,7 +28,7 @@ _display: Callable[..., None] = _ipython_display
 def status_html(progress: Progress, *, what: str = "Scout") -> str:
     """One status line: ``what``, the phase and its detail, the seconds so far."""
     return (
-        '<div class="scl-run-status-line" style="font-family: var(--jp-ui-font-family, '
+        '<div class="scl-live-status-line" style="font-family: var(--jp-ui-font-family, '
         "sans-serif); font-size:13px; color:#0d47a1; background:#e3f0fd; "
         'border-left:4px solid #0d47a1; padding:4px 10px; margin:2px 0;">'
         f"<b>{escape(what)}:</b> {escape(progress.describe())} "
@@ -42,7 +42,7 @@ class RunStatus(widgets.HTML):  # type: ignore[misc]
     def __init__(self, what: str = "Scout") -> None:
         super().__init__(value="")
         self.what = what
-        self.add_class("scl-run-status")
+        self.add_class("scl-live-status")
 
     def show(self, progress: Progress) -> None:
         """Show ``progress`` (callable from any thread: the widget sends its new value)."""
