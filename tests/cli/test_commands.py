@@ -136,6 +136,7 @@ def test_bundle_check_help_explains_valid_and_accepted() -> None:
         ("scout", "--workspace", "/no/such/dir", "hello there"),
         ("scout", "--agent", "/no/such/agent.toml", "hello there"),
         ("scout", "--base-url", "http://127.0.0.1:9/v1", "hello there"),
+        ("scout", "--model", "local:/no/such/model.gguf", "hello there"),
         ("frobnicate",),
         (),
     ],
