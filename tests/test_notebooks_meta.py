@@ -1,7 +1,8 @@
 """Checks on the teaching notebooks and on the Binder setup.
 
 nbval (part of ``python -m pytest``) runs every notebook in a fresh kernel and compares
-the cells marked ``# NBVAL_CHECK_OUTPUT`` (or tagged ``nbval-check-output``). These tests
+the cells tagged ``nbval-check-output`` (cell metadata, so no marker shows in the code a
+reader sees). These tests
 check what nbval does not: that each committed notebook holds the outputs of one complete
 run, in order, without errors, machine paths, memory addresses or widget state; that it
 keeps to the notebooks' conventions; and that ``binder/`` can build and start the lab.
@@ -45,10 +46,14 @@ EXPECTED = (
     "07_comparing_scout_variants",
 )
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
+CHECK_MARK = "NBVAL_CHECK_OUTPUT"
 CHECK_TAG = "nbval-check-output"
 TEXT_MIMES = ("text/plain", "text/markdown", "text/html", "text/latex", "application/json")
-PRIVATE_HOME = 'os.environ["SUPERCONTEXT_LAB_HOME"] = tempfile.mkdtemp('
+# A temporary folder that removes itself when the kernel stops (or the cell runs again).
+PRIVATE_HOME = (
+    'lab_home_folder = tempfile.TemporaryDirectory(prefix="supercontext-nb-")\n'
+    'os.environ["SUPERCONTEXT_LAB_HOME"] = lab_home_folder.name\n'
+)
 # Variables a notebook kernel must not inherit when refreshing: they could change the flag,
 # the lab home or reach a network.
 _CLEAN_PREFIXES = ("OPENAI_", "OPENHUMAN_", "SUPERCONTEXT_")
@@ -71,9 +76,12 @@ def _code_cells(nb: Any) -> list[Any]:
 
 
 def is_check_cell(cell: Any) -> bool:
-    """True for a cell whose output nbval compares."""
-    tags = cell.get("metadata", {}).get("tags", [])
-    return CHECK_TAG in tags or any(line.strip() == CHECK_MARK for line in cell.source.splitlines())
+    """True for a cell whose output nbval compares: tagged ``nbval-check-output``."""
+    return CHECK_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def _is_parameters(cell: Any) -> bool:
+    return "parameters" in cell.get("metadata", {}).get("tags", [])
 
 
 def _output_texts(output: Any) -> list[str]:
@@ -183,16 +191,41 @@ def test_notebook_is_valid_and_tells_a_story(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_PARAMS)
-def test_first_code_cell_sets_a_private_lab_home(path: Path) -> None:
+def test_a_private_lab_home_comes_first_and_removes_itself(path: Path) -> None:
     nb = _read(path)
     code = _code_cells(nb)
-    assert PRIVATE_HOME in code[0].source
-    before = nb.cells[: nb.cells.index(code[0])]
-    explained = " ".join(cell.source.lower() for cell in before if cell.cell_type == "markdown")
+    # First after the parameters cell, if there is one: nothing before it uses the lab.
+    home = code[1] if _is_parameters(code[0]) else code[0]
+    assert PRIVATE_HOME in home.source
+    before = nb.cells[: nb.cells.index(home)]
+    explained = " ".join(
+        " ".join(cell.source.lower().split()) for cell in before if cell.cell_type == "markdown"
+    )
     assert "private lab home" in explained, "a Markdown cell says why before the code cell"
-    assert all("SUPERCONTEXT_LAB_HOME" not in cell.source for cell in code[1:]), (
+    assert "removed when the kernel stops" in explained
+    others = [cell for cell in code if cell is not home]
+    assert all("SUPERCONTEXT_LAB_HOME" not in cell.source for cell in others), (
         "the lab home is set once, first"
     )
+    assert all("mkdtemp" not in cell.source for cell in code), "a temporary folder that stays"
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_PARAMS)
+def test_a_parameters_cell_holds_plain_assignments_only(path: Path) -> None:
+    import ast
+
+    code = _code_cells(_read(path))
+    for cell in (cell for cell in code if _is_parameters(cell)):
+        assert cell is code[0], "the parameters come first"
+        for node in ast.parse(cell.source).body:
+            # papermill reads the cell line by line: anything but `name = literal` makes it
+            # warn ("Unable to parse line …") and leaves that line out of its help.
+            assert isinstance(node, ast.Assign), ast.unparse(node)
+            assert all(isinstance(target, ast.Name) for target in node.targets)
+            assert isinstance(node.value, ast.Constant), ast.unparse(node)
+            assert node.lineno == node.end_lineno, "one line each"
+        for line in cell.source.splitlines():
+            assert line.count("=") <= 1, f"papermill reads one '=' a line: {line}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_PARAMS)
@@ -217,15 +250,16 @@ def test_outputs_hold_no_error_path_or_address(path: Path) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOK_PARAMS)
 def test_check_cells_have_outputs_to_compare(path: Path) -> None:
-    checked = [cell for cell in _code_cells(_read(path)) if is_check_cell(cell)]
+    cells = _code_cells(_read(path))
+    checked = [cell for cell in cells if is_check_cell(cell)]
     assert len(checked) >= 3, f"{path.name}: mark the deterministic cells for nbval"
     for cell in checked:
         assert cell.outputs, f"{path.name}: a checked cell without output checks nothing"
-        magic = cell.source.lstrip().startswith("%%")
-        assert not (magic and CHECK_MARK in cell.source), "cell magics use the nbval tag"
         # IPython hides a result after a trailing ';' by looking at its input history,
         # which nbval does not keep: under nbval the result shows and the check fails.
         assert not cell.source.rstrip().endswith(";"), "assign the result to _ instead"
+    # The marker is metadata a reader does not see, never a comment in the teaching code.
+    assert not [cell for cell in cells if CHECK_MARK in cell.source], "use the nbval tag"
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_PARAMS)

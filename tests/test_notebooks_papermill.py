@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 # Notebook → its parameters. 03 (the flag and the gate) depends on no choice: it is about
 # the flag, whatever the workspace or the model.
 PARAMETERS = {
-    "01_quickstart": {"workspace", "model"},
+    "01_quickstart": {"workspace", "model", "first_message", "second_message"},
     "02_anatomy_of_a_bundle": {"workspace"},
     "04_editing_the_scout_live": {"agent_toml", "workspace", "model"},
     "05_recommended_tools_and_skills": {"workspace"},
@@ -34,6 +35,22 @@ PARAMETERS = {
 
 def _cells(name: str) -> list[Any]:
     return list(nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells)
+
+
+def _cell(cells: list[Any], starts: str) -> Any:
+    """The one code cell whose source starts with ``starts``."""
+    (cell,) = [c for c in cells if c.cell_type == "code" and c.source.startswith(starts)]
+    return cell
+
+
+def _shown(cell: Any) -> str:
+    """Everything a cell printed or displayed as text."""
+    parts = []
+    for output in cell.outputs:
+        if "text" in output:
+            parts.append(output.text)
+        parts.append(output.get("data", {}).get("text/plain", ""))
+    return "".join(parts)
 
 
 def _assigned(source: str) -> set[str]:
@@ -106,13 +123,83 @@ def test_notebook_07_evaluates_the_dataset_given_as_a_parameter(tmp_path: Path) 
     assert len(injected) == 1
     assert str(dataset) in injected[0].source
 
-    def printed(cell_id: str) -> str:
-        cell = next(c for c in cells if c.get("id") == cell_id)
-        return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    def printed(starts: str) -> str:
+        return "".join(o.get("text", "") for o in _cell(cells, starts).outputs if "text" in o)
 
-    assert printed("07-004").startswith("2 cases, for example:\n- section-32-draft:")
-    assert [line.split()[0] for line in printed("07-006").splitlines()] == list(wanted)
+    assert printed("from supercontext_lab.eval import demo_dataset_path").startswith(
+        "2 cases, for example:\n- section-32-draft:"
+    )
+    subset = printed('picked = ["kernel-decision"').splitlines()
+    assert [line.split()[0] for line in subset] == list(wanted)
     # The evaluation ran on those two cases under both variants, and %scout_eval on the
     # same file.
-    assert printed("07-023").startswith("4 rows; columns:")
-    assert "same metrics as evaluate(): True" in printed("07-019")
+    assert printed("import csv").startswith("4 rows; columns:")
+    assert "same metrics as evaluate(): True" in printed('print("same metrics as evaluate()')
+
+
+@pytest.mark.parametrize("name", sorted(PARAMETERS))
+def test_papermill_reads_every_parameters_cell_without_a_warning(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    papermill = pytest.importorskip("papermill")
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        found = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
+    assert set(found) == PARAMETERS[name]
+    assert [record.getMessage() for record in caplog.records] == []
+    # Each has its help: the comment after its default.
+    assert all(parameter["help"] for parameter in found.values())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_notebook_01_runs_on_a_workspace_and_messages_of_ones_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    papermill = pytest.importorskip("papermill")
+    from supercontext_lab.testing import build_workspace
+
+    # The kernel's temporary folders go here, to see that its lab home goes away.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+
+    kelp = build_workspace(
+        tmp_path / "kelp-ws",
+        {
+            "PROFILE.md": "# Profile\n\nI teach marine biology and survey kelp forests.\n",
+            "memory/global/urchin-barrens.md": (
+                "Urchin barrens at Maria Island cover 38% of the reef since the 2024 survey.\n"
+            ),
+            "memory/global/kelp-survey.md": (
+                "The kelp survey runs every March along the six Maria Island transects.\n"
+            ),
+        },
+    )
+    out = tmp_path / "01_out.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "01_quickstart.ipynb"),
+        str(out),
+        parameters={
+            "workspace": str(kelp),
+            "first_message": "Help me plan the March kelp survey at Maria Island",
+            "second_message": "Which transects come first",
+        },
+        kernel_name="python3",
+        cwd=str(tmp_path),
+        progress_bar=False,
+    )
+    cells = nbformat.read(out, as_version=4).cells
+
+    first = _shown(_cell(cells, "%config SupercontextMagics.workspace = workspace"))
+    assert "workspace: kelp-ws" in first
+    assert "every March along the six Maria Island transects" in first
+    assert "Maya" not in first and "grant" not in first.lower()
+    sent = _shown(_cell(cells, "lab = get_ipython()"))
+    assert "Urchin barrens" in sent or "kelp survey runs every March" in sent
+    assert sent.rstrip().endswith("Help me plan the March kelp survey at Maria Island")
+    assert "Which transects come first" in _shown(_cell(cells, "%chat $second_message"))
+    cold = _shown(_cell(cells, "%supercontext off"))
+    assert "workspace: kelp-ws" in cold and "super_context_disabled" in cold
+    assert "Composer(" in _shown(_cell(cells, "%supercontext on"))
+    # The notebook's private lab home was removed when its kernel stopped.
+    assert not list(temporary.glob("supercontext-nb-*"))

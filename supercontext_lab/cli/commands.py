@@ -15,12 +15,23 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import SupercontextError
-from .common import PROG, Parser, UsageProblem, emit, emit_json, read_text_input, text_argument
+from .common import (
+    PROG,
+    Parser,
+    UsageProblem,
+    emit,
+    emit_json,
+    progress_on_stderr,
+    read_text_input,
+    text_argument,
+)
 
 if TYPE_CHECKING:
     from ..agents.definition import AgentDefinition
     from ..bundle import ContextBundle
+    from ..harness.progress import RunProgress
     from ..models.base import ChatModel
+    from ..routes import ModelRoute
     from ..scout import Dropped, TraceStep
     from ..sources.workspace import Workspace
 
@@ -143,15 +154,28 @@ def _definition(path: str | None) -> AgentDefinition:
     return load_agent_definition(Path(path))
 
 
-def _scout_model(args: argparse.Namespace, definition: AgentDefinition) -> ChatModel:
-    from ..models.routing import model_for_route, resolve_model
-    from ..routes import parse_model_id
+def _scout_route(args: argparse.Namespace, definition: AgentDefinition) -> ModelRoute:
+    """The scout's route: ``--model`` (with ``--base-url``), else the configured one."""
+    from ..routes import get_model_route, parse_model_id
 
     if args.model is None:
         if args.base_url is not None or args.api_key_env is not None:
             raise UsageProblem(f"{PROG}: --base-url and --api-key-env need --model")
-        return resolve_model(definition.model.hint, role="scout")
-    route = parse_model_id(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+        return get_model_route(definition.model.hint)
+    return parse_model_id(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+
+
+def _scout_model(route: ModelRoute, progress: RunProgress | None) -> ChatModel:
+    """The model of ``route``; a local one may start its server first, and says so."""
+    from ..harness.progress import starts_a_server
+    from ..models.routing import model_for_route
+
+    if progress is not None and starts_a_server(route):
+        from ..models.local import resolve_gguf
+
+        # A missing file or extra is bad input: one line, before any progress is shown.
+        resolve_gguf(route.model)
+        progress.starting_model(route.label or f"local:{route.model or 'smollm2'}")
     return model_for_route(route, role="scout")
 
 
@@ -169,6 +193,13 @@ def _print_trace(trace: Sequence[TraceStep]) -> None:
             emit(
                 f"  {number:>2}. model call {step.iteration}{grace}: {step.tokens} tokens, "
                 f"{step.duration_ms:.1f} ms{asked}"
+            )
+        elif step.kind == "check":
+            # The grounding check of the envelope, after the last model call.
+            state = "ok" if step.ok else "emptied the bundle"
+            emit(
+                f"  {number:>2}. grounding check [{state}] {step.duration_ms:.1f} ms: "
+                f"{step.result_preview[:100]}"
             )
         else:
             state = "REFUSED" if step.refused else ("ok" if step.ok else "error")
@@ -204,22 +235,27 @@ def _cmd_scout(args: argparse.Namespace) -> int:
         raise UsageProblem(f"{PROG}: the message is empty")
     workspace = _workspace(args.workspace)
     definition = _definition(args.agent)
-    model = _scout_model(args, definition)
-    run = run_scout(
-        message,
-        workspace=workspace,
-        model=model,
-        definition=definition,
-        focus=args.focus,
-        timeout_s=args.timeout,
-    )
+    route = _scout_route(args, definition)
+    with progress_on_stderr(not args.no_progress) as progress:
+        model = _scout_model(route, progress)
+        if progress is not None:
+            progress.scout(model, definition, label=args.model and args.model.strip())
+        run = run_scout(
+            message,
+            workspace=workspace,
+            model=model,
+            definition=definition,
+            focus=args.focus,
+            timeout_s=args.timeout,
+            on_step=progress.on_step if progress is not None else None,
+        )
     if args.json:
         emit_json(run.to_dict())
     else:
         emit(
-            f"scout: {run.status} with {_model_label(args, run.model_name)} in "
-            f"{run.elapsed_ms:.0f} ms, {_calls(run.trace, run.model_calls)}, "
-            f"{_plural(run.usage.total_tokens, 'token')}"
+            f"scout: {run.status} on workspace {workspace.root.name} with "
+            f"{_model_label(args, run.model_name)} in {run.elapsed_ms:.0f} ms, "
+            f"{_calls(run.trace, run.model_calls)}, {_plural(run.usage.total_tokens, 'token')}"
         )
         _print_trace(run.trace)
         emit(run.envelope if run.envelope is not None else "(no envelope)")
@@ -245,7 +281,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"{workspace.root}{where}"
     )
     emit(f"  {message}")
-    result = thread.send(message)
+    with progress_on_stderr(not args.no_progress) as progress:
+        if progress is not None:
+            progress.turn_of(thread, message)
+        result = thread.send(message, on_step=progress.on_step if progress is not None else None)
     emit("== Gate")
     if result.preparation == "skipped" and result.reason is not None:
         emit(f"  no scout: {result.reason} ({result.reason.explanation})")
@@ -308,6 +347,12 @@ def _timing_line(timings: dict[str, float], scout_ms: float | None) -> str:
     )
 
 
+_NO_PROGRESS = (
+    "print no progress on stderr (by default: a live line on a terminal, a plain line per "
+    "phase otherwise; the result stays alone on stdout)"
+)
+
+
 def _build_parser() -> Parser:
     parser = Parser(prog=PROG, description="Run and inspect the SuperContext context scout.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -348,6 +393,7 @@ def _build_parser() -> Parser:
     demo = sub.add_parser("demo", help="run one first turn on the demo workspace, offline")
     demo.add_argument("--message", default=DEMO_MESSAGE, help="the first message to send")
     demo.add_argument("--workspace", help="a workspace folder (default: the shipped demo)")
+    demo.add_argument("--no-progress", action="store_true", help=_NO_PROGRESS)
     demo.set_defaults(handler=_cmd_demo)
 
     scout = sub.add_parser("scout", help="run the context scout alone on one message")
@@ -367,6 +413,7 @@ def _build_parser() -> Parser:
         default=None,
         help="wall-clock limit of the run in seconds (default 120; 600 for local: models)",
     )
+    scout.add_argument("--no-progress", action="store_true", help=_NO_PROGRESS)
     scout.set_defaults(handler=_cmd_scout)
 
     config = sub.add_parser("config", help="read or set the Super Context flag")

@@ -1,5 +1,5 @@
 """What every command of the command line shares: the program name, one-line errors, how
-input is read and how output is written.
+input is read, how output is written, and how a long run shows progress on stderr.
 
 Everything the command line prints may hold text from outside (a model's output, a
 workspace's files, a web page, a dataset), so it is written through :func:`emit`, which
@@ -8,29 +8,42 @@ terminal: a hostile summary cannot clear the screen, move the cursor, retitle th
 or print a fake "accepted". Newlines and tabs stay, as layout. ``--json`` output goes
 through :func:`emit_json`: JSON escapes the same characters, and it is always written as
 UTF-8, whatever the locale.
+
+While a scout run or a turn is under way, :class:`ProgressLine` shows what it is doing on
+stderr (:func:`progress_on_stderr`): one line rewritten in place on a terminal, plain lines
+otherwise (a new one when the phase changes, and every 15 s while it does not). stdout
+keeps the result alone, so ``--json`` stays one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import re
+import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
 
 from .._confine import read_limited
 from ..errors import PathRefusedError, SupercontextError
+
+if TYPE_CHECKING:
+    from ..harness.progress import Progress, RunProgress
 
 __all__ = [
     "MAX_INPUT_BYTES",
     "PROG",
     "Parser",
+    "ProgressLine",
     "UsageProblem",
     "emit",
     "emit_json",
     "printable",
+    "progress_on_stderr",
     "read_text_input",
     "text_argument",
 ]
@@ -84,19 +97,23 @@ def printable(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
+def _encodable(text: str, stream: TextIO) -> str:
+    """``text`` with what ``stream``'s encoding cannot carry written as ``\\u`` escapes."""
+    encoding = stream.encoding or "utf-8"  # a StringIO has None
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text.encode("ascii", "backslashreplace").decode("ascii")
+    return text
+
+
 def emit(text: str = "", *, err: bool = False) -> None:
     """Write one line of text to stdout (or stderr), escaped by :func:`printable`; a
     character the stream's encoding cannot carry is written as a ``\\u`` escape."""
     stream = sys.stderr if err else sys.stdout
-    line = printable(text) + "\n"
-    encoding = stream.encoding or "utf-8"  # a StringIO has None
-    try:
-        line.encode(encoding)
-    except UnicodeEncodeError:
-        line = line.encode(encoding, "backslashreplace").decode(encoding)
-    except LookupError:
-        line = line.encode("ascii", "backslashreplace").decode("ascii")
-    stream.write(line)
+    stream.write(_encodable(printable(text) + "\n", stream))
 
 
 def emit_json(value: Any) -> None:
@@ -115,6 +132,63 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
     buffer.write(line.encode("utf-8"))
     buffer.flush()
+
+
+class ProgressLine:
+    """Shows a run's :class:`~supercontext_lab.harness.progress.Progress` on ``stream``
+    (stderr): on a terminal one line, rewritten in place and cleared by :meth:`close`;
+    otherwise a plain line when the phase changes and every ``heartbeat_s`` seconds while
+    it does not, so a log shows the run is alive."""
+
+    CLEAR = "\r\x1b[2K"
+
+    def __init__(self, stream: TextIO, *, heartbeat_s: float = 15.0) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.heartbeat_s = heartbeat_s
+        self._last = ""
+        self._last_at = 0.0
+        self._shown = False
+
+    def __call__(self, progress: Progress) -> None:
+        said = printable(progress.describe())
+        if self.live:
+            line = f"{PROG}: {said} · {progress.elapsed_s:.0f} s"
+            width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
+            if len(line) > width:
+                line = line[: width - 1] + "…"
+            self.stream.write(_encodable(self.CLEAR + line, self.stream))
+        elif said != self._last or progress.elapsed_s - self._last_at >= self.heartbeat_s:
+            line = f"{PROG}: {said} ({progress.elapsed_s:.1f} s)\n"
+            self.stream.write(_encodable(line, self.stream))
+            self._last, self._last_at = said, progress.elapsed_s
+        else:
+            return
+        self._shown = True
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Clear the live line, so what follows starts on a clean line."""
+        if self.live and self._shown:
+            self.stream.write(self.CLEAR)
+            self.stream.flush()
+
+
+@contextlib.contextmanager
+def progress_on_stderr(enabled: bool = True) -> Iterator[RunProgress | None]:
+    """A :class:`~supercontext_lab.harness.progress.RunProgress` shown on stderr by a
+    :class:`ProgressLine` for the block (``None`` when not ``enabled``)."""
+    if not enabled:
+        yield None
+        return
+    from ..harness.progress import RunProgress
+
+    line = ProgressLine(sys.stderr)
+    try:
+        with RunProgress(line) as progress:
+            yield progress
+    finally:
+        line.close()
 
 
 def _binary(stream: TextIO) -> BinaryIO | None:

@@ -21,6 +21,7 @@ import html
 from collections import Counter
 from collections.abc import Collection, Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -39,7 +40,9 @@ __all__ = [
     "model_provenance",
     "public_base_url",
     "run_provenance",
+    "shown_path",
     "turn_provenance",
+    "workspace_name",
 ]
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
@@ -49,6 +52,23 @@ METADATA_KEY = "supercontext_lab"
 """The display-metadata key holding a display's provenance."""
 
 MimeBundle = tuple[dict[str, Any], dict[str, Any]]
+
+# --------------------------------------------------------------------------- workspace
+
+
+def workspace_name(workspace: Workspace) -> str:
+    """The name a display gives a workspace: its folder's name (``demo-workspace`` for the
+    shipped demo's copy). Stable from machine to machine, unlike its path."""
+    return workspace.root.name or str(workspace.root)
+
+
+def shown_path(path: Path) -> str:
+    """``path`` with the home folder written ``~``, as a user would type it."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except (ValueError, RuntimeError):
+        return str(path)
+
 
 # --------------------------------------------------------------------------- provenance
 
@@ -248,6 +268,17 @@ class _Display:
     def __repr__(self) -> str:
         return self.text()
 
+    def _workspace_plain(self, prefix: str) -> list[str]:
+        """The line naming the workspace searched (none when the display has none)."""
+        if self.workspace is None:
+            return []
+        return [f"{prefix}workspace: {one_line(workspace_name(self.workspace))}"]
+
+    def _workspace_markdown(self) -> list[str]:
+        if self.workspace is None:
+            return []
+        return [f"**Workspace:** {md_inline(workspace_name(self.workspace))}", ""]
+
 
 class ScoutDisplay(_Display):
     """A scout run shown as the bundle panel, with a stable text and markdown fallback."""
@@ -263,10 +294,12 @@ class ScoutDisplay(_Display):
         self.run = run
 
     def text(self) -> str:
-        return "\n".join(_run_plain(self.run))
+        lines = _run_plain(self.run)
+        return "\n".join(lines[:1] + self._workspace_plain("  ") + lines[1:])
 
     def markdown(self) -> str:
-        return "\n".join(_run_markdown(self.run))
+        lines = _run_markdown(self.run)
+        return "\n".join(lines[:2] + self._workspace_markdown() + lines[2:])
 
     def _make_widget(self) -> Any:
         from .widgets import BundlePanel
@@ -302,7 +335,7 @@ class TurnDisplay(_Display):
         turn = self.turn
         if not turn.first_turn:
             return "\n".join(self._reply_plain())
-        lines = [f"Turn (first turn): {turn.preparation}"]
+        lines = [f"Turn (first turn): {turn.preparation}", *self._workspace_plain("  ")]
         if turn.reason is not None:
             lines.append(f"  reason: {turn.reason}")
         if turn.reason_detail:
@@ -318,6 +351,7 @@ class TurnDisplay(_Display):
         lines: list[str] = []
         if turn.first_turn:
             lines += [f"**Turn (first turn):** {md_inline(turn.preparation)}", ""]
+            lines += self._workspace_markdown()
             if turn.reason is not None:
                 lines += [f"**Reason:** {md_inline(turn.reason)}", ""]
             if turn.reason_detail:

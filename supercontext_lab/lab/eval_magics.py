@@ -12,27 +12,18 @@ under ``--out`` (default ``eval_report``) and returns an
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from IPython.core import magic, magic_arguments
+from IPython.core import magic
 from IPython.core.error import UsageError
 
 from ..eval.dataset import load_dataset
 from ..eval.runner import evaluate
 from ..eval.variants import BASELINE, Variant, baseline, check_variant_name, split_agent_option
 from .eval_widget import EvalComparison
-from .magics import parse_argstring, usage_errors
+from .magic_io import argument, line_magic, magic_arguments, parse_argstring, usage_errors
 
 __all__ = ["EvalMagics"]
-
-_Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
-
-# IPython's decorators carry no annotations; typed names keep the rest checked.
-_magic_arguments: Callable[[], _Decorator] = magic_arguments.magic_arguments
-_argument: Callable[..., _Decorator] = magic_arguments.argument
-_line_magic: _Decorator = magic.line_magic
 
 
 def _positive(value: int, option: str) -> int:
@@ -63,34 +54,47 @@ def agent_variant(option: str, taken: set[str]) -> Variant:
 class EvalMagics(magic.Magics):
     """The evaluation magic, ``%scout_eval``."""
 
-    @_magic_arguments()
-    @_argument("dataset", help="a JSONL dataset, one case a line")
-    @_argument(
+    def _current_workspace(self) -> str | None:
+        """The workspace the other magics read now (the current thread's, else the
+        configured one), so an evaluation follows it too; ``None`` for the demo."""
+        lab = self.shell.magics_manager.registry.get("SupercontextMagics") if self.shell else None
+        folder = lab.current_workspace() if lab is not None else None
+        return str(folder) if folder is not None else None
+
+    @magic_arguments()
+    @argument("dataset", help="a JSONL dataset, one case a line")
+    @argument(
         "--agent",
         action="append",
         default=[],
         metavar="NAME=PATH",
         help="add a variant from an agent.toml (repeatable; NAME defaults to its folder)",
     )
-    @_argument(
+    @argument(
         "--executor",
         choices=["sequential", "local", "dask"],
         default="sequential",
         help="how to run the cases (default: sequential)",
     )
-    @_argument("--concurrency", type=int, default=8, help="runs at once (local, dask)")
-    @_argument("--repeats", type=int, default=1, help="runs per case and variant")
-    @_argument("--no-cache", action="store_true", help="do not use the response cache")
-    @_argument(
+    @argument("--concurrency", type=int, default=8, help="runs at once (local, dask)")
+    @argument("--repeats", type=int, default=1, help="runs per case and variant")
+    @argument("--no-cache", action="store_true", help="do not use the response cache")
+    @argument(
         "--replay", action="store_true", help="recorded responses only; fail on a missing one"
     )
-    @_argument("--workspace", help="workspace for cases that name none (default: the demo)")
-    @_argument("--dask-address", help="a Dask scheduler address such as tcp://host:8786")
-    @_argument("--no-progress", action="store_true", help="hide the progress bar")
-    @_argument(
+    @argument(
+        "--workspace",
+        help=(
+            "workspace for cases that name none (default: the current thread's, else "
+            "SupercontextMagics.workspace, else the demo)"
+        ),
+    )
+    @argument("--dask-address", help="a Dask scheduler address such as tcp://host:8786")
+    @argument("--no-progress", action="store_true", help="hide the progress bar")
+    @argument(
         "--out", default="eval_report", help="variable that receives the report (eval_report)"
     )
-    @_line_magic
+    @line_magic
     @usage_errors
     def scout_eval(self, line: str) -> EvalComparison:
         """Evaluate the shipped scout (``baseline``) and each ``--agent`` on DATASET."""
@@ -106,8 +110,9 @@ class EvalMagics(magic.Magics):
         dataset = Path(args.dataset).expanduser()
         if not dataset.is_file():
             raise UsageError(f"dataset file not found: {args.dataset}; pass a .jsonl file.")
-        if args.workspace and not Path(args.workspace).expanduser().is_dir():
-            raise UsageError(f"workspace folder not found: {args.workspace}.")
+        workspace = args.workspace or self._current_workspace()
+        if workspace and not Path(workspace).expanduser().is_dir():
+            raise UsageError(f"workspace folder not found: {workspace}.")
         cases = load_dataset(dataset)
         variants = [baseline()]
         for option in args.agent:
@@ -121,7 +126,7 @@ class EvalMagics(magic.Magics):
             cache="replay" if args.replay else not args.no_cache,
             dask_address=args.dask_address,
             progress=not args.no_progress,
-            workspace=args.workspace,
+            workspace=workspace,
         )
         if self.shell is not None:
             self.shell.user_ns[args.out] = report

@@ -9,7 +9,8 @@
   column, with the scores and misses above it, and the field-by-field differences between
   the two picked variants are marked (:func:`~supercontext_lab.lab.widgets.bundle_diff_html`);
 * **Export**: buttons writing the per-run CSV, the per-variant metrics CSV and the JSON
-  into a folder the user chooses (default: ``exports/`` in the lab home), each file
+  into a folder the user chooses (default: ``exports/`` in the kernel's working folder,
+  which JupyterLab makes the notebook's own, so the files appear beside it), each file
   shown by its whole path.
 
 All text that came from a workspace or a model is escaped before it becomes HTML. The
@@ -27,7 +28,6 @@ import ipywidgets as widgets
 
 from .._text import one_line
 from ..bundle import ContextBundle, parse_context_bundle
-from ..config import lab_home
 from ..eval.dataset import EvalCase
 from ..eval.metrics import RATE_METRICS
 from ..eval.report import EvalReport
@@ -48,9 +48,11 @@ _PICK = widgets.Layout(width="280px")
 
 
 def default_export_folder() -> Path:
-    """Where exports go unless the user picks another folder: ``exports/`` in the lab
-    home (not the kernel's working folder, which may be anywhere)."""
-    return lab_home() / "exports"
+    """Where exports go unless the user picks another folder: ``exports/`` in the kernel's
+    working folder, which JupyterLab sets to the notebook's folder, so the files show up in
+    its file browser beside the notebook. Not the lab home: a notebook often points that
+    at a temporary folder, removed when its kernel stops."""
+    return Path.cwd() / "exports"
 
 
 def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> bytes:

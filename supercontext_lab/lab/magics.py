@@ -10,73 +10,51 @@ Options are traitlets with ``config=True``, settable with ``%config``::
 
     %config SupercontextMagics.workspace = "~/my-workspace"
     %config SupercontextMagics.model = "ollama:qwen2.5"
+
+A magic given no ``--workspace`` uses the kernel's current workspace: the current thread's
+(``%scout_thread new --workspace DIR`` makes it current), or the folder set with
+``%config SupercontextMagics.workspace`` when that was set after the thread started, else
+the shipped demo. Every panel names the workspace it searched.
 """
 
 from __future__ import annotations
 
-import functools
 import keyword
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from IPython.core import magic, magic_arguments
+from IPython.core import magic
 from IPython.core.error import UsageError
-from IPython.display import display as _ipython_display
-from IPython.utils.process import arg_split  # type: ignore[attr-defined]
-from traitlets import Unicode
+from traitlets import Unicode, observe
 
-from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
 from ..config import set_super_context_enabled, super_context_status
-from ..errors import ConfigError, ScoutError, SupercontextError
+from ..errors import ConfigError, ScoutError
 from ..harness import Thread, TurnResult
+from ..harness.progress import RunProgress, starts_a_server
 from ..models.base import ChatModel
 from ..routes import parse_model_id
 from ..scout import ScoutRun
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from .display import ScoutDisplay, TurnDisplay, run_provenance, turn_provenance
+from .magic_io import (
+    argument,
+    cell_magic,
+    cell_text,
+    display,
+    line_cell_magic,
+    line_magic,
+    line_message,
+    magic_arguments,
+    parse_argstring,
+    progress_in_cell,
+    usage_errors,
+)
 
 __all__ = ["SupercontextMagics"]
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-_Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
-
-# IPython's decorators and helpers carry no annotations; typed names keep the rest checked.
-_magic_arguments: Callable[[], _Decorator] = magic_arguments.magic_arguments
-argument: Callable[..., _Decorator] = magic_arguments.argument
-_arg_split: Callable[..., list[str]] = arg_split
-line_magic: _Decorator = magic.line_magic
-cell_magic: _Decorator = magic.cell_magic
-display: Callable[..., None] = _ipython_display
-
-
-def usage_errors(method: _F) -> _F:
-    """Turn the engine's deliberate errors (bad workspace, invalid agent.toml, bad model
-    route, corrupt config, bad dataset, replay miss) into one-line UsageErrors; anything
-    else is a bug and keeps its traceback."""
-
-    @functools.wraps(method)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except SupercontextError as exc:
-            raise UsageError(one_line(exc)) from exc
-
-    return cast(_F, wrapper)
-
-
-def parse_argstring(magic_func: Any, line: str) -> Any:
-    """Parse a magic's arguments like a POSIX shell, so quotes group words and go away
-    (``--focus "the budget"``); IPython's own helper keeps the quotes."""
-    try:
-        argv = _arg_split(line, posix=True)
-    except ValueError as exc:
-        raise UsageError(f"cannot split the arguments ({exc}); check the quotes.") from None
-    parser: Any = magic_func.parser
-    return parser.parse_args(argv)
 
 
 def _state(enabled: bool) -> str:
@@ -94,7 +72,10 @@ class SupercontextMagics(magic.Magics):
 
     workspace = Unicode(
         "",
-        help="Workspace folder used when a magic gets no --workspace; empty: the shipped demo.",
+        help=(
+            "Workspace folder used when a magic gets no --workspace and no thread started "
+            "since this was set; empty: the current thread's workspace, else the shipped demo."
+        ),
     ).tag(config=True)
     model = Unicode(
         "",
@@ -122,18 +103,43 @@ class SupercontextMagics(magic.Magics):
     last_workspace: Workspace | None = None
     composer: Any = None
     editor: Any = None
+    # True while the current thread's workspace is the kernel's current workspace: from a
+    # thread's start until the workspace option is set again.
+    _follow_thread = False
 
     # -- resolving options -----------------------------------------------------------------
 
+    @observe("workspace")
+    def _workspace_set(self, _change: Any) -> None:
+        # Set after the thread started: the option is the newer word on where to look.
+        self._follow_thread = False
+
+    def _set_thread(self, thread: Thread) -> Thread:
+        """Make ``thread`` the current thread; its workspace becomes the kernel's."""
+        self.thread = thread
+        self._follow_thread = True
+        return thread
+
     def _workspace(self, path: str | None) -> Workspace:
-        """``--workspace``, else the configured workspace, else the shipped demo."""
+        """``--workspace``, else the current workspace: the current thread's (unless the
+        workspace option was set after it started), else the configured folder, else the
+        shipped demo."""
         if path:
             return self._open_folder(path, "pass an existing folder with --workspace")
+        if self._follow_thread and self.thread is not None:
+            return self.thread.workspace
         if self.workspace:
             return self._open_folder(
                 self.workspace, "fix it with %config SupercontextMagics.workspace = '<folder>'"
             )
         return open_workspace(None)
+
+    def current_workspace(self) -> Path | None:
+        """The folder a magic given no ``--workspace`` reads (see :meth:`_workspace`);
+        ``None`` for the shipped demo."""
+        if self._follow_thread and self.thread is not None:
+            return self.thread.workspace.root
+        return Path(self.workspace).expanduser() if self.workspace else None
 
     @staticmethod
     def _open_folder(path: str, way_out: str) -> Workspace:
@@ -151,8 +157,9 @@ class SupercontextMagics(magic.Magics):
             raise UsageError(f"agent definition not found: {path}; pass the path of an agent.toml.")
         return load_agent_definition(file)
 
-    def _scout_model(self) -> ChatModel | None:
-        """The scout model from the ``model`` option; ``None`` lets the thread use its route."""
+    def _scout_model(self, progress: RunProgress | None = None) -> ChatModel | None:
+        """The scout model from the ``model`` option; ``None`` lets the thread use its route.
+        A local model may start its server here, which ``progress`` is told first."""
         from ..models.routing import model_for_route
 
         if not self.model:
@@ -165,14 +172,21 @@ class SupercontextMagics(magic.Magics):
         route = parse_model_id(
             self.model, base_url=self.base_url or None, api_key_env=self.api_key_env or None
         )
+        if progress is not None and starts_a_server(route):
+            progress.starting_model(self.model.strip())
         return model_for_route(route, role="scout")
 
-    def _make_thread(self, workspace: str | None, agent: str | None) -> Thread:
+    def _make_thread(
+        self,
+        workspace: str | Workspace | None,
+        agent: str | None,
+        progress: RunProgress | None = None,
+    ) -> Thread:
         """A new thread with this kernel's defaults; the Super Context flag is read now."""
         return Thread(
-            self._workspace(workspace),
+            workspace if isinstance(workspace, Workspace) else self._workspace(workspace),
             definition=self._definition(agent),
-            scout_model=self._scout_model(),
+            scout_model=self._scout_model(progress),
         )
 
     def _remember(
@@ -196,16 +210,9 @@ class SupercontextMagics(magic.Magics):
         )
         return TurnDisplay(turn, workspace=thread.workspace, provenance=provenance)
 
-    @staticmethod
-    def _cell_text(cell: str | None, magic: str) -> str:
-        text = (cell or "").strip()
-        if not text:
-            raise UsageError(f"%%{magic} needs a message in the cell body, below the magic line.")
-        return text
-
     # -- %supercontext ---------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument(
         "action",
         nargs="?",
@@ -244,12 +251,15 @@ class SupercontextMagics(magic.Magics):
 
     # -- %scout_thread ---------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument("action", help="new: start a new current thread and show the composer")
     @argument(
         "--workspace",
         default=None,
-        help="workspace folder (default: SupercontextMagics.workspace, else the shipped demo)",
+        help=(
+            "workspace folder (default: the current thread's, else "
+            "SupercontextMagics.workspace, else the shipped demo)"
+        ),
     )
     @argument("--agent", default=None, help="an agent.toml to use for the thread's scout")
     @line_magic
@@ -259,22 +269,22 @@ class SupercontextMagics(magic.Magics):
         composer: a message box, Send, and the Super Context toggle while the thread is new.
         ``%%chat`` cells continue the same thread.
 
-        The thread reads the workspace given with --workspace, else the folder set with
-        ``%config SupercontextMagics.workspace = "~/my-workspace"``, else the shipped demo;
-        its scout uses ``SupercontextMagics.model`` when set (``%config
-        SupercontextMagics`` lists every option)."""
+        The thread reads the workspace given with --workspace, else the current thread's,
+        else the folder set with ``%config SupercontextMagics.workspace = "~/my-workspace"``,
+        else the shipped demo; it becomes the workspace of the magics that follow. Its scout
+        uses ``SupercontextMagics.model`` when set (``%config SupercontextMagics`` lists
+        every option)."""
         from .widgets import Composer
 
         args = parse_argstring(self.scout_thread, line)
         if args.action != "new":
             raise UsageError(f"unknown subcommand {args.action!r}; use %scout_thread new.")
-        workspace, agent = args.workspace, args.agent
+        workspace, agent = self._workspace(args.workspace), args.agent
 
         def factory() -> Thread:
             # The composer makes a fresh thread when the flag flips on a new thread; that
-            # thread becomes the one %%chat continues.
-            self.thread = self._make_thread(workspace, agent)
-            return self.thread
+            # thread, on the same workspace, becomes the one %%chat continues.
+            return self._set_thread(self._make_thread(workspace, agent))
 
         thread = factory()
         self.composer = Composer(factory, thread=thread, on_result=self._on_turn)
@@ -282,30 +292,47 @@ class SupercontextMagics(magic.Magics):
 
     # -- %%chat ------------------------------------------------------------------------------
 
-    @_magic_arguments()
-    @cell_magic
+    @magic_arguments()
+    @argument(
+        "--new",
+        action="store_true",
+        help=(
+            "start a new current thread for this message, on the current workspace (the "
+            "Super Context flag is read now)"
+        ),
+    )
+    @line_cell_magic
     @usage_errors
     def chat(self, line: str, cell: str | None = None) -> None:
         """Send the cell as the next message of the current thread.
 
-        Without a current thread one is started with this kernel's defaults (see
-        ``%scout_thread new``). A first turn shows the bundle panel, then the reply; later
-        turns show the reply only. With a streaming OpenAI-compatible route the reply is
-        printed as it arrives, then shown once more as the final display.
+        ``%%chat`` sends the cell body; the one-line form ``%chat MESSAGE`` sends the rest
+        of the line, where ``$name`` puts in a Python string (``%chat $first_message``), and
+        ``%chat --new MESSAGE`` starts a new thread for it. (IPython reads a line that ends
+        in ``?`` as a request for help: such a message goes in the cell body or a variable.) Without a current thread one is
+        started with this kernel's defaults (see ``%scout_thread new``). A first turn shows
+        the bundle panel, then the reply; later turns show the reply only. With a streaming
+        OpenAI-compatible route the reply is printed as it arrives, then shown once more
+        as the final display.
         """
-        parse_argstring(self.chat, line)
-        message = self._cell_text(cell, "chat")
-        thread = self.thread
-        if thread is None:
-            thread = self.thread = self._make_thread(None, None)
-        on_text: Callable[[str], None] | None = None
-        if thread.orchestrator_model.info.streams:
+        if cell is None:
+            new, message = line_message(line)
+        else:
+            new = parse_argstring(self.chat, line).new
+            message = cell_text(cell, "chat")
+        with progress_in_cell("Turn") as progress:
+            thread = self.thread
+            if thread is None or new:
+                thread = self._set_thread(self._make_thread(None, None, progress))
+            on_text: Callable[[str], None] | None = None
+            if thread.orchestrator_model.info.streams:
 
-            def on_text(delta: str) -> None:
-                sys.stdout.write(delta)
-                sys.stdout.flush()
+                def on_text(delta: str) -> None:
+                    sys.stdout.write(delta)
+                    sys.stdout.flush()
 
-        turn = thread.send(message, on_text=on_text)
+            progress.turn_of(thread, message)
+            turn = thread.send(message, on_text=on_text, on_step=progress.on_step)
         if on_text is not None:
             print()
         if turn.first_turn:
@@ -318,11 +345,14 @@ class SupercontextMagics(magic.Magics):
 
     # -- %%scout -----------------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument(
         "--workspace",
         default=None,
-        help="workspace folder (default: SupercontextMagics.workspace, else the shipped demo)",
+        help=(
+            "workspace folder (default: the current thread's, else "
+            "SupercontextMagics.workspace, else the shipped demo)"
+        ),
     )
     @argument("--focus", default=None, help="what the scout should focus on")
     @argument("--agent", default=None, help="an agent.toml to use instead of the current one")
@@ -336,12 +366,17 @@ class SupercontextMagics(magic.Magics):
         flag) and show the bundle panel. The ScoutRun is stored in the user variable
         named by --out."""
         args = parse_argstring(self.scout, line)
-        message = self._cell_text(cell, "scout")
+        message = cell_text(cell, "scout")
         name = args.out
         if not name.isidentifier() or keyword.iskeyword(name):
             raise UsageError(f"--out needs a Python variable name, not {name!r}.")
-        thread = self._make_thread(args.workspace, args.agent)
-        run = thread.run_scout(message, focus=args.focus)
+        workspace, definition = self._workspace(args.workspace), self._definition(args.agent)
+        with progress_in_cell("Scout") as progress:
+            thread = Thread(
+                workspace, definition=definition, scout_model=self._scout_model(progress)
+            )
+            progress.scout_of(thread)
+            run = thread.run_scout(message, focus=args.focus, on_step=progress.on_step)
         self._remember(message, args.focus, run, thread.workspace)
         assert self.shell is not None, "magics are always registered with a shell"
         self.shell.user_ns[name] = run
@@ -350,7 +385,7 @@ class SupercontextMagics(magic.Magics):
 
     # -- %agent_toml -------------------------------------------------------------------------
 
-    @_magic_arguments()
+    @magic_arguments()
     @argument("path", nargs="?", default=None, help="an agent.toml (default: the shipped one)")
     @line_magic
     @usage_errors

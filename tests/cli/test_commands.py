@@ -136,6 +136,7 @@ def test_bundle_check_help_explains_valid_and_accepted() -> None:
         ("scout", "--workspace", "/no/such/dir", "hello there"),
         ("scout", "--agent", "/no/such/agent.toml", "hello there"),
         ("scout", "--base-url", "http://127.0.0.1:9/v1", "hello there"),
+        ("scout", "--model", "local:/no/such/model.gguf", "hello there"),
         ("frobnicate",),
         (),
     ],
@@ -224,7 +225,9 @@ def test_a_failed_model_call_is_labelled_as_named_and_marked_failed() -> None:
     out = _run("scout", "--model", "ollama:qwen2.5", "--base-url", base_url, "Plan the budget")
     assert out.returncode == 1
     first, call, *rest = out.stdout.splitlines()
-    assert first.startswith(f"scout: failed with ollama:qwen2.5 at {base_url} in ")
+    assert first.startswith(
+        f"scout: failed on workspace demo-workspace with ollama:qwen2.5 at {base_url} in "
+    )
     assert first.endswith(" ms, 1 model call (1 failed), 0 tokens")
     assert "openai:" not in out.stdout
     assert call.startswith("   1. model call 1: FAILED after ")
@@ -241,7 +244,9 @@ def test_one_successful_call_is_singular() -> None:
         out = _run("scout", "--base-url", server.base_url, "--model", "scripted", "Plan it")
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0]
-    assert first.startswith(f"scout: completed with scripted at {server.base_url} in ")
+    assert first.startswith(
+        f"scout: completed on workspace demo-workspace with scripted at {server.base_url} in "
+    )
     assert ", 1 model call, " in first
     assert "   1. model call 1: " in out.stdout and "→ answer" in out.stdout
 
@@ -314,6 +319,9 @@ def test_demo_prints_every_part() -> None:
         "## Prepared context (super context)",
     ):
         assert heading in out.stdout
+    # The grounding check is a step of its own in the trace, not a nameless tool.
+    assert re.search(r"^ +\d+\. grounding check \[ok\] [\d.]+ ms: grounded ", out.stdout, re.M)
+    assert "tool (" not in out.stdout
 
 
 def test_bundle_check_with_a_workspace_names_what_it_lacks(tmp_path: Path) -> None:
@@ -341,3 +349,90 @@ def test_bundle_check_with_a_workspace_names_what_it_lacks(tmp_path: Path) -> No
         ("skill", "seedscape-pipeline"),
     ]
     assert _run("bundle", "check", "-", stdin=output).returncode == 0
+
+
+# ------------------------------------------------------------------------------ progress
+
+
+def test_scout_shows_its_progress_on_stderr_and_keeps_stdout_for_the_json() -> None:
+    from supercontext_lab.testing import OpenAITestServer, ScriptedResponse
+
+    reply = envelope(proposed_goal="Plan it", summary="- budget (memory)")
+    # A slow server: the plain progress lines repeat nothing, and say what is waited on.
+    with OpenAITestServer([ScriptedResponse.reply(text=reply, delay_s=1.2)]) as server:
+        out = _run("scout", "--json", "--base-url", server.base_url, "--model", "slow", "Plan it")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["envelope"].startswith("[context_bundle]")
+    lines = out.stderr.splitlines()
+    said = [re.fullmatch(r"supercontext-lab: (.+) \((\d+\.\d) s\)", line) for line in lines]
+    assert all(said), lines
+    assert [m.group(1) for m in said if m] == [
+        "asking the model slow (call 1 of up to 8)",
+        "checking the bundle",
+        "done",
+    ]
+    # The model's answer took the server's 1.2 s: the line after it says so.
+    assert float(said[1].group(2)) >= 1.2 if said[1] else False
+    assert "\r" not in out.stderr and "\x1b" not in out.stderr
+
+
+def test_no_progress_keeps_stderr_empty() -> None:
+    out = _run("scout", "--no-progress", "--json", "Help me finish the budget")
+    assert out.returncode == 0
+    assert out.stderr == ""
+    out = _run("demo", "--no-progress")
+    assert out.returncode == 0
+    assert out.stderr == ""
+
+
+def test_demo_progress_names_the_scout_then_the_orchestrator() -> None:
+    out = _run("demo")
+    phases = [line.split(": ", 1)[1].rsplit(" (", 1)[0] for line in out.stderr.splitlines()]
+    assert phases[0] == "asking the model offline:scout (call 1 of up to 8)"
+    assert phases[-1] == "asking the orchestrator offline:orchestrator"
+    assert "checking the bundle" in phases
+
+
+def test_on_a_terminal_the_progress_is_one_line_rewritten_then_cleared() -> None:
+    import io
+
+    from supercontext_lab.cli.common import ProgressLine
+    from supercontext_lab.harness.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    line = ProgressLine(stream)
+    line(Progress("asking the model", "local:smollm2 (call 1 of up to 8)", 3.2))
+    line(Progress("asking the model", "local:smollm2 (call 1 of up to 8)", 4.4))
+    line(Progress("evil \x1b]0;title\x07", "", 5.0))
+    line.close()
+    text = stream.getvalue()
+    assert text.count("\n") == 0
+    parts = text.split(ProgressLine.CLEAR)
+    assert parts[1:] == [
+        "supercontext-lab: asking the model local:smollm2 (call 1 of up to 8) · 3 s",
+        "supercontext-lab: asking the model local:smollm2 (call 1 of up to 8) · 4 s",
+        "supercontext-lab: evil \\x1b]0;title\\x07 · 5 s",
+        "",
+    ]
+
+
+def test_off_a_terminal_a_long_phase_repeats_its_line_now_and_then() -> None:
+    import io
+
+    from supercontext_lab.cli.common import ProgressLine
+    from supercontext_lab.harness.progress import Progress
+
+    stream = io.StringIO()
+    line = ProgressLine(stream, heartbeat_s=15)
+    for second in range(40):
+        line(Progress("asking the model", "m", float(second)))
+    line.close()
+    assert stream.getvalue().splitlines() == [
+        "supercontext-lab: asking the model m (0.0 s)",
+        "supercontext-lab: asking the model m (15.0 s)",
+        "supercontext-lab: asking the model m (30.0 s)",
+    ]

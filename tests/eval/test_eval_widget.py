@@ -79,22 +79,23 @@ def test_export_buttons(report: EvalReport, tmp_path: Path) -> None:
     assert widget.errors.outputs == ()
 
 
-def test_export_goes_to_the_lab_homes_exports_folder_by_default(
+def test_export_goes_beside_the_notebook_by_default(
     report: EvalReport, lab_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Not the kernel's working folder: that is wherever the notebook server started.
-    work = tmp_path / "cwd"
+    # The kernel's working folder: JupyterLab's is the notebook's, where the file browser
+    # shows the files. Not the lab home, which a notebook points at a temporary folder.
+    work = tmp_path / "notebooks"
     work.mkdir()
     monkeypatch.chdir(work)
     widget = EvalComparison(report)
-    assert widget.export_folder.value == str(lab_home / "exports")
+    assert widget.export_folder.value == str(work / "exports")
     widget.csv_button.click()
     written = [
-        lab_home / "exports" / "scout_eval_cases.csv",
-        lab_home / "exports" / "scout_eval_metrics.csv",
+        work / "exports" / "scout_eval_cases.csv",
+        work / "exports" / "scout_eval_metrics.csv",
     ]
     assert all(path.is_file() for path in written)
-    assert list(work.iterdir()) == []
+    assert not (lab_home / "exports").exists()
     # Every file by its whole path.
     for path in written:
         assert str(path) in widget.export_status.value

@@ -5,10 +5,13 @@ folder in a temp folder and ``PYTHONPATH`` pointing at this checkout, so the ser
 its kernels import the code under test. The tests open notebooks with their outputs
 cleared, *Run All*, and assert on what a reader sees afterwards: the bundle panel, the
 composer and its Super Context toggle, the ``%agent_toml`` editor and its comparison in
-notebook 04, the composers of notebook 01, the comparison widget of notebook 07, panels
+notebook 04 (whose editor still saves after Run All), the composer at the end of notebook
+01 (a new thread, toggle shown, that sends), the comparison widget of notebook 07, panels
 that lead with their outcome (a bundle accepted, and a cold start on a model server that
-fails every attempt, whose call has its error badge, attempts and red bar), and an editor
-that refuses to save over a file changed on disk since it opened.
+fails every attempt, whose call has its error badge, attempts and red bar), an editor
+that refuses to save over a file changed on disk since it opened, a ``%%scout`` that
+follows the thread's own workspace and names it, with every chip opening its source,
+and the live status of a slow run, replaced by its panel.
 Screenshots go to ``test-artifacts/browser/`` (git-ignored) before the assertions, so a
 failure still leaves a picture of what was on screen.
 
@@ -132,6 +135,41 @@ STALE_EDITOR = [
     "%agent_toml $agent_file",
     'text = agent_file.read_text("utf-8")\n'
     '_ = agent_file.write_text(text.replace("temperature = 0.3", "temperature = 0.7"), "utf-8")',
+]
+
+
+# A workspace of one's own (item: the magics follow the thread's workspace), a thread on
+# it, and a %%scout with no --workspace: every kind of chip is in its bundle.
+KELP_MESSAGE = "Help me draft the kelp survey report email to the parks office"
+KELP_FILES = {
+    "PROFILE.md": "# Profile\n\nI teach marine biology at Hobart and survey kelp forests every March.\n",
+    "MEMORY.md": "# Memory\n\n- The kelp survey report goes to the Tasmanian parks office by 30 April.\n",
+    "memory/global/urchin-barrens.md": (
+        "Urchin barrens at Maria Island cover 38% of the reef since the 2024 kelp survey.\n"
+    ),
+    "integrations.toml": (
+        '[[integration]]\ntoolkit = "gmail"\n'
+        'description = "University mailbox: read, search and draft email"\nconnected = true\n'
+    ),
+}
+KELP = [
+    "from supercontext_lab.testing import build_workspace\n\n"
+    f"_ = build_workspace('kelp-ws', {KELP_FILES!r})\n"
+    "%load_ext supercontext_lab",
+    "%scout_thread new --workspace kelp-ws",
+    f"%%scout\n{KELP_MESSAGE}",
+]
+# A model server that takes its time: the cell shows what the run is doing meanwhile.
+SLOW_S = 8
+SLOW = [
+    "from supercontext_lab.testing import OpenAITestServer, ScriptedResponse, envelope\n\n"
+    "reply = envelope(summary='- The grant renewal is due on 2026-12-15 (memory)')\n"
+    f"slow = OpenAITestServer([ScriptedResponse.reply(text=reply, delay_s={SLOW_S})])\n"
+    "%load_ext supercontext_lab\n"
+    '%config SupercontextMagics.model = "ollama:slow"\n'
+    "%config SupercontextMagics.base_url = slow.base_url",
+    f"%%scout\n{MESSAGE}",
+    'slow.close()\n%config SupercontextMagics.model = ""\n%config SupercontextMagics.base_url = ""',
 ]
 
 
@@ -264,6 +302,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     _write_toggle_notebook(folders["root"] / "toggle.ipynb")
     _write_notebook(folders["root"] / "outcomes.ipynb", OUTCOMES)
     _write_notebook(folders["root"] / "stale_editor.ipynb", STALE_EDITOR)
+    _write_notebook(folders["root"] / "kelp.ipynb", KELP)
+    _write_notebook(folders["root"] / "slow.ipynb", SLOW)
     for name in ("01_quickstart", "04_editing_the_scout_live", "07_comparing_scout_variants"):
         _copy_cleared(NOTEBOOKS / f"{name}.ipynb", folders["root"] / f"{name}.ipynb")
     log = tmp / "jupyterlab.log"
@@ -310,14 +350,19 @@ def _cell(page: Any, index: int) -> Any:
     return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
+def _start_run_all(page: Any) -> None:
+    """Run > Run All, without waiting for the cells."""
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator('li[data-command="runmenu:run-all"]').click()
+
+
 def _run_all(page: Any, notebook: Path) -> None:
     """Run > Run All, then wait until the last code cell has run; fail on any error."""
     from playwright.sync_api import expect
 
     cells = nbformat.read(notebook, as_version=4).cells
     last = max(i for i, cell in enumerate(cells) if cell.cell_type == "code")
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.locator('li[data-command="runmenu:run-all"]').click()
+    _start_run_all(page)
     prompt = _cell(page, last).locator(".jp-InputArea-prompt")
     errors = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
     deadline = time.monotonic() + RUN_ALL_TIMEOUT_S
@@ -515,6 +560,12 @@ def test_notebook_04_after_run_all_shows_each_step_as_the_markdown_tells_it(lab:
         # Its "Save to" field stays inside the editor.
         save_to = editor.locator(".widget-text").filter(has_text="Save to")
         assert _right(save_to) <= _right(editor) + 0.5
+        # No later cell wrote its file: after Run All its Save saves.
+        editor.locator("button").filter(has_text=re.compile(r"^\s*Save\s*$")).click()
+        status = editor.locator(".scl-editor-status")
+        expect(status).to_contain_text(re.compile(r"Saved .*my_scout/agent\.toml"))
+        assert "refused" not in status.inner_text()
+        _shot(editor_cell.locator(".jp-Cell-outputArea"), "04_editor_saved_after_run_all.png")
 
         # The comparison under the memory_recall step compares the baseline with the run
         # without memory_recall, as the Markdown below it says.
@@ -551,23 +602,45 @@ def test_notebook_04_after_run_all_shows_each_step_as_the_markdown_tells_it(lab:
 
 @pytest.mark.browser
 @pytest.mark.timeout(150)
-def test_notebook_01_after_run_all_hides_the_toggle_of_threads_with_messages(lab: Lab) -> None:
+def test_notebook_01_after_run_all_ends_with_a_composer_that_works(lab: Lab) -> None:
     from playwright.sync_api import expect
 
     notebook = lab.root / "01_quickstart.ipynb"
     with lab.ran_all(notebook.name) as page:
-        first_cell = _cell(page, _cell_index(notebook, "%scout_thread new"))
-        second_cell = _cell(page, _cell_index(notebook, "%supercontext off"))
-        _shot(first_cell.locator(".jp-Cell-outputArea"), "01_composer_first_thread.png")
-        _shot(second_cell.locator(".jp-Cell-outputArea"), "01_composer_second_thread.png")
-        first, second = (cell.locator(".scl-composer") for cell in (first_cell, second_cell))
-        expect(first).to_be_attached(timeout=TIMEOUT_MS)
-        expect(second).to_be_attached(timeout=TIMEOUT_MS)
-        # Both threads got messages through %%chat: neither composer offers the toggle,
-        # and each says how many turns its thread has.
-        for composer, turns in ((first, 2), (second, 1)):
-            expect(composer.get_by_role("button", name=re.compile("Super Context"))).to_be_hidden()
-            expect(composer).to_contain_text(f"{turns} turn")
+        first = _cell(page, _cell_index(notebook, "%chat $first_message"))
+        expect(first.locator(".scl-workspace")).to_have_text(
+            re.compile(r"^searched workspace demo-workspace ")
+        )
+        # One composer, the last cell's, on a thread nothing else used.
+        composers = page.locator(".scl-composer")
+        expect(composers).to_have_count(1, timeout=TIMEOUT_MS)
+        cell = _cell(page, _cell_index(notebook, "%scout_thread new"))
+        composer = cell.locator(".scl-composer")
+        toggle = composer.get_by_role("button", name=re.compile(r"Super Context: on$"))
+        expect(toggle).to_be_visible(timeout=TIMEOUT_MS)
+        # What a click does is said where it is clicked.
+        caption = composer.locator(".widget-html").get_by_text(
+            re.compile(r"^Saved in the lab's config\.toml for every new thread")
+        )
+        expect(caption).to_be_visible()
+        # The toggle keeps its whole label beside the caption.
+        assert toggle.evaluate("(n) => n.scrollWidth <= n.clientWidth"), toggle.inner_text()
+        _shot(cell.locator(".jp-Cell-outputArea"), "01_composer_after_run_all.png")
+
+        shared = _config_flag(lab.lab_home)
+        toggle.click()
+        expect(
+            composer.get_by_role("button", name=re.compile(r"Super Context: off$"))
+        ).to_be_visible()
+        composer.locator("textarea").fill("Help me finish the budget section of the grant renewal")
+        composer.get_by_role("button", name=re.compile(r"Send$")).click()
+        expect(composer).to_contain_text("super_context_disabled", timeout=TIMEOUT_MS)
+        expect(composer.get_by_role("button", name=re.compile("New thread"))).to_be_visible()
+        any_toggle = composer.get_by_role("button", name=re.compile(r"Super Context: o"))
+        expect(any_toggle).to_be_hidden()
+        _shot(cell.locator(".jp-Cell-outputArea"), "01_composer_sent.png")
+        # The flag went to the notebook's private lab home, not the server's.
+        assert _config_flag(lab.lab_home) == shared
 
 
 @pytest.mark.browser
@@ -685,3 +758,78 @@ def test_save_refuses_to_overwrite_a_file_changed_on_disk_since_the_editor_opene
         expect(status).to_contain_text("changed on disk since you opened it", timeout=TIMEOUT_MS)
         _shot(_cell(page, 1).locator(".jp-Cell-outputArea"), "stale_editor_refused.png")
         assert agent_file.read_text("utf-8") == saved_by_the_later_cell
+
+
+def _chip(panel: Any, label: str) -> Any:
+    chip = panel.locator(".scl-chip").filter(has_text=re.compile(f"^{re.escape(label)}$"))
+    return chip.first
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(150)
+def test_scout_follows_the_threads_workspace_and_every_chip_opens_its_source(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    with lab.ran_all("kelp.ipynb") as page:
+        panel = _cell(page, 2).locator(".scl-bundle-panel")
+        expect(panel.locator(".scl-outcome")).to_be_visible(timeout=TIMEOUT_MS)
+        # The workspace of the thread, named in the panel, and its facts in the summary.
+        expect(panel.locator(".scl-workspace")).to_have_text(
+            re.compile(r"^searched workspace kelp-ws .*kelp-ws$")
+        )
+        summary = panel.locator(".scl-summary")
+        expect(summary).to_contain_text("38% of the reef")
+        expect(summary).not_to_contain_text("sourdough")
+        # Each fact reads once: the chip alone follows it, the note is not printed inline.
+        assert summary.inner_text().count("Urchin barrens at Maria Island") == 1
+        _shot(_cell(page, 2).locator(".jp-Cell-outputArea"), "kelp_panel.png")
+
+        named = _chip(panel, "memory: global/urchin-barrens")
+        assert "Urchin barrens at Maria Island cover 38%" in (named.get_attribute("title") or "")
+        opened = {
+            "memory: global/urchin-barrens": "Urchin barrens at Maria Island cover 38%",
+            "memory: MEMORY.md or a note": "A plain (memory) cites MEMORY.md",
+            "profile": "I teach marine biology at Hobart",
+            "integrations": "gmail connected University mailbox",
+        }
+        for label, text in opened.items():
+            chip = _chip(panel, label)
+            expect(chip).to_be_visible()
+            details = chip.locator("xpath=ancestor::details[1]")
+            expect(details.locator("pre")).to_be_hidden()
+            chip.click()
+            expect(details.locator("pre")).to_be_visible()
+            expect(details.locator("pre")).to_contain_text(text)
+        _shot_span(page, summary, summary, "kelp_chips_opened.png")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(150)
+def test_a_slow_run_shows_what_it_is_doing_then_its_panel(lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    page = lab.open("slow.ipynb")
+    try:
+        _start_run_all(page)
+        cell = _cell(page, 1)
+        status = cell.locator(".scl-live-status")
+        line = status.locator(".scl-live-status-line")
+        expect(line).to_have_text(
+            re.compile(r"^Scout: asking the model ollama:slow \(call 1 of up to 8\) · \d+ s$"),
+            timeout=TIMEOUT_MS,
+        )
+        # The seconds count up while the model works.
+        expect(line).to_have_text(re.compile(r"· [3-9] s$"), timeout=TIMEOUT_MS)
+        _shot(cell.locator(".jp-Cell-outputArea"), "slow_run_status.png")
+
+        panel = cell.locator(".scl-bundle-panel")
+        expect(panel).to_be_visible(timeout=SLOW_S * 1000 + TIMEOUT_MS)
+        expect(status).to_be_hidden()
+        expect(panel.locator(".scl-outcome")).to_be_visible()
+        expect(panel).to_contain_text("model ollama:slow")
+        _shot(cell.locator(".jp-Cell-outputArea"), "slow_run_panel.png")
+        last = _cell(page, 2).locator(".jp-InputArea-prompt")
+        expect(last).to_have_text(re.compile(r"\[\d+\]"), timeout=TIMEOUT_MS)
+    finally:
+        page.close()
+        lab.shut_down_kernels()

@@ -87,7 +87,7 @@ def test_scout_text_is_identical_across_runs_and_has_no_ids_or_timings(message: 
     first, second = _scout_display(message), _scout_display(message)
     assert _plain(first) == _plain(second)
     _assert_stable(_plain(first), str(first.workspace.root), first.run.definition_hash)
-    assert _plain(first).startswith("Scout run: completed")
+    assert _plain(first).startswith("Scout run: completed\n  workspace: demo-workspace\n")
     assert repr(first) == _plain(first)
 
 
@@ -98,7 +98,7 @@ def test_turn_texts_are_identical_across_threads_and_carry_the_reply() -> None:
         assert _plain(left) == _plain(right)
         _assert_stable(_plain(left), str(left.workspace.root) if left.workspace else "")
     first, later = (_plain(display) for display in one)
-    assert first.startswith("Turn (first turn): prepared\n")
+    assert first.startswith("Turn (first turn): prepared\n  workspace: demo-workspace\n")
     assert "proposed_goal: Finish the sensitivity analysis section" in first
     assert first.endswith("\n".join("  " + line for line in one[0].turn.reply.splitlines()))
     assert later.startswith("Reply:\n")
@@ -116,7 +116,9 @@ def test_a_run_without_an_envelope_shows_its_problems() -> None:
         provenance=turn_provenance(turn, orchestrator_model=thread.orchestrator_model),
     )
     text = _plain(display)
-    assert text.startswith(f"Turn (first turn): failed\n  reason: {turn.reason}")
+    assert text.startswith(
+        f"Turn (first turn): failed\n  workspace: demo-workspace\n  reason: {turn.reason}"
+    )
     assert "  Scout run: completed\n    no context bundle\n    problems:\n" in text
     assert text.endswith("Reply:\n  Cold answer.")
     assert display._repr_mimebundle_()[1][METADATA_KEY]["reason"] == turn.reason

@@ -21,16 +21,18 @@ from supercontext_lab.lab.magics import SupercontextMagics
 from supercontext_lab.lab.widgets import AgentEditor, Composer
 from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineScoutModel
 from supercontext_lab.scout import ScoutRun
-from supercontext_lab.testing import OpenAITestServer
+from supercontext_lab.testing import OpenAITestServer, build_workspace
 
 GRANT = "Help me finish the sensitivity analysis section for the grant renewal"
 GOAL = "Finish the sensitivity analysis section for the grant renewal"
 
 
 def _outputs(action: Callable[[], Any]) -> tuple[list[RichOutput], str]:
+    """What ``action`` displayed with a text form, and what it printed. The live status
+    line of %%scout and %%chat has none (see test_scout_and_chat_show_a_live_status)."""
     with capture_output() as captured:
         action()
-    return captured.outputs, captured.stdout
+    return [o for o in captured.outputs if "text/plain" in o.data], captured.stdout
 
 
 def _error(shell: InteractiveShell, cell: str) -> BaseException | None:
@@ -106,7 +108,7 @@ def test_scout_thread_help_names_the_workspace_option(shell: InteractiveShell) -
         shell.run_cell("%scout_thread?")
     text = " ".join(captured.stdout.split())
     assert "%config SupercontextMagics.workspace" in text
-    assert "default: SupercontextMagics.workspace, else the shipped demo" in text
+    assert "default: the current thread's, else SupercontextMagics.workspace, else" in text
 
 
 # --------------------------------------------------------------------------- %supercontext
@@ -197,7 +199,7 @@ def _bad_agent(tmp_path: Path) -> str:
         ("%%scout --workspace {tmp}/missing\nhello", "workspace folder not found: "),
         ("%%scout\n   \n", "%%scout needs a message in the cell body"),
         ("%%chat\n\n", "%%chat needs a message in the cell body"),
-        ("%%chat --new\nhi", "unrecognized arguments: --new"),
+        ("%%chat --old\nhi", "unrecognized arguments: --old"),
         ("%%scout --agent {tmp}/none.toml\nhello", "agent definition not found: "),
         ("%%scout --agent {bad}\nhello", "temperature"),
         ("%scout_thread new --agent {bad}", "temperature"),
@@ -263,6 +265,52 @@ def test_scout_stores_the_run_and_displays_the_panel(shell: InteractiveShell) ->
     assert json.loads(json.dumps(provenance)) == provenance
 
 
+@pytest.mark.parametrize(
+    ("magic", "what", "phases"),
+    [
+        ("scout", "Scout", ["asking the model", "gathering", "asking the model", "checking"]),
+        ("chat", "Turn", ["asking the model", "gathering", "asking the model", "checking"]),
+    ],
+)
+def test_scout_and_chat_show_a_live_status_then_hide_it(
+    shell: InteractiveShell,
+    monkeypatch: pytest.MonkeyPatch,
+    magic: str,
+    what: str,
+    phases: list[str],
+) -> None:
+    from supercontext_lab.harness.progress import Progress
+    from supercontext_lab.lab.widgets import RunStatus
+
+    told: list[Progress] = []
+    shown: list[RunStatus] = []
+    show = RunStatus.show
+
+    def recording(self: RunStatus, progress: Progress) -> None:
+        told.append(progress)
+        shown.append(self)
+        show(self, progress)
+
+    monkeypatch.setattr(RunStatus, "show", recording)
+    with capture_output() as captured:
+        shell.run_cell_magic(magic, "", GRANT)
+    status_output, result = captured.outputs
+    # The status comes first, as a widget view only: no text for nbval or a saved notebook.
+    assert set(status_output.data) == {WIDGET_VIEW_MIME}
+    status = shown[0]
+    assert {id(s) for s in shown} == {id(status)}
+    assert status_output.data[WIDGET_VIEW_MIME]["model_id"] == status.model_id
+    assert status.what == what
+    assert status.value == "" and status.layout.display == "none"
+    said = [p.phase for p in told]
+    for phase in phases:
+        assert any(s.startswith(phase) for s in said), (phase, said)
+    assert told[0].describe() == "asking the model offline:scout (call 1 of up to 8)"
+    if magic == "chat":
+        assert said[-1] == "asking the orchestrator"
+    assert "text/plain" in result.data
+
+
 def test_scout_options_focus_out_and_workspace(
     shell: InteractiveShell, workspace_dir: Path
 ) -> None:
@@ -286,6 +334,103 @@ def test_config_workspace_option_is_used_without_flag(
     shell.run_line_magic("config", f"SupercontextMagics.workspace = {str(workspace_dir)!r}")
     _outputs(lambda: shell.run_cell_magic("scout", "", "Help me plan the husbandry log"))
     assert "QUOKKA-7731" in shell.user_ns["_scout"].system_prompt
+
+
+def _kelp(tmp_path: Path) -> Path:
+    """A workspace of one's own: marine biology notes the demo does not have."""
+    return build_workspace(
+        tmp_path / "kelp-ws",
+        {
+            "PROFILE.md": "# Profile\n\nI study kelp forests off Tasmania.\n",
+            "memory/global/urchin-survey.md": (
+                "The urchin survey at Maria Island counts 412 urchins per transect.\n"
+            ),
+        },
+    )
+
+
+def test_magics_follow_the_current_threads_workspace(
+    shell: InteractiveShell, magics: Any, tmp_path: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    outputs, _ = _outputs(
+        lambda: shell.run_cell_magic("scout", "", "How many urchins per transect at Maria Island?")
+    )
+    run = shell.user_ns["_scout"]
+    assert "412 urchins" in (run.envelope or "")
+    assert "sourdough" not in (run.envelope or "")
+    # The panel and its text fallback name the workspace searched.
+    panel_output = outputs[-1]
+    assert "workspace: kelp-ws" in panel_output.data["text/plain"]
+    assert r"**Workspace:** kelp\-ws" in panel_output.data["text/markdown"]
+    # A new thread, a first %%chat turn and the editor stay on it too.
+    _outputs(lambda: shell.run_line_magic("scout_thread", "new"))
+    assert magics.thread.workspace.root == kelp.resolve()
+    outputs, _ = _outputs(lambda: shell.run_cell_magic("chat", "", "Plan the urchin survey"))
+    assert "workspace: kelp-ws" in outputs[-1].data["text/plain"]
+    assert "412 urchins" in (magics.thread.turns[0].envelope or "")
+    editor = shell.run_line_magic("agent_toml", "")
+    assert editor.workspace.root == kelp.resolve()
+
+
+def test_an_evaluation_follows_the_current_threads_workspace(
+    shell: InteractiveShell, tmp_path: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    dataset = tmp_path / "cases.jsonl"
+    case = {
+        "id": "urchins",
+        "message": "How many urchins per transect at Maria Island?",
+        "expect": {"mentions": ["412 urchins"]},
+    }
+    dataset.write_text(json.dumps(case) + "\n", "utf-8")
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    _outputs(lambda: shell.run_line_magic("scout_eval", f"{dataset} --no-progress"))
+    report = shell.user_ns["eval_report"]
+    assert report.variants[0].metrics["mention_rate"] == 1.0
+
+
+def test_the_workspace_option_set_after_a_thread_wins_until_the_next_thread(
+    shell: InteractiveShell, magics: Any, tmp_path: Path, workspace_dir: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    shell.run_line_magic("config", f"SupercontextMagics.workspace = {str(workspace_dir)!r}")
+    _outputs(lambda: shell.run_cell_magic("scout", "", "Help me plan the husbandry log"))
+    assert "QUOKKA-7731" in shell.user_ns["_scout"].system_prompt
+    # --workspace is a one-off: the current workspace stays as it was.
+    _outputs(lambda: shell.run_cell_magic("scout", f"--workspace {kelp}", "urchins"))
+    _outputs(lambda: shell.run_cell_magic("scout", "", "Help me plan the husbandry log"))
+    assert "QUOKKA-7731" in shell.user_ns["_scout"].system_prompt
+    # A thread started now is on the configured folder, and the magics follow it.
+    _outputs(lambda: shell.run_line_magic("scout_thread", "new"))
+    assert magics.thread.workspace.root == workspace_dir.resolve()
+
+
+def test_the_composers_new_thread_becomes_the_one_chat_continues(
+    shell: InteractiveShell, magics: Any
+) -> None:
+    _outputs(lambda: shell.run_line_magic("scout_thread", "new"))
+    composer = magics.composer
+    _outputs(lambda: shell.run_cell_magic("chat", "", GRANT))
+    first = magics.thread
+    composer.new_button.click()
+    assert magics.thread is composer.thread is not first
+    _outputs(lambda: shell.run_cell_magic("chat", "", "thanks"))
+    assert len(magics.thread.turns) == 1 and len(first.turns) == 1
+
+
+def test_the_composers_new_thread_keeps_its_workspace(
+    shell: InteractiveShell, magics: Any, tmp_path: Path, workspace_dir: Path
+) -> None:
+    kelp = _kelp(tmp_path)
+    _outputs(lambda: shell.run_line_magic("scout_thread", f"new --workspace {kelp}"))
+    shell.run_line_magic("config", f"SupercontextMagics.workspace = {str(workspace_dir)!r}")
+    # Flipping the toggle rebuilds the composer's empty thread: on the composer's folder.
+    magics.composer.toggle.value = not magics.composer.toggle.value
+    assert magics.thread.workspace.root == kelp.resolve()
+    assert magics.composer.thread is magics.thread
 
 
 def test_config_workspace_that_is_missing_names_the_option(
@@ -360,13 +505,48 @@ def test_chat_first_turn_shows_the_panel_then_later_turns_the_reply_only(
     assert second[0].metadata[METADATA_KEY]["reason"] == "not_first_turn"
 
 
+def test_the_line_form_sends_a_python_string_and_new_starts_a_thread(
+    shell: InteractiveShell, magics: Any
+) -> None:
+    shell.user_ns["first_message"] = GRANT + " (Maya's draft)"
+    shell.run_cell("%supercontext off")
+    with capture_output():
+        shell.run_cell("%chat $first_message")
+    first = magics.thread
+    assert first.turns[0].message == GRANT + " (Maya's draft)"
+    assert first.turns[0].reason == "super_context_disabled"
+    with capture_output():
+        shell.run_cell("%chat And the travel line, please")
+    assert magics.thread is first and len(first.turns) == 2
+    # --new: a new current thread, which reads the flag now.
+    shell.run_cell("%supercontext on")
+    with capture_output():
+        shell.run_cell("%chat --new $first_message")
+    assert magics.thread is not first
+    assert magics.thread.turns[0].preparation == "prepared"
+    assert magics.thread.workspace.root == first.workspace.root
+    outputs, _ = _outputs(lambda: shell.run_cell_magic("chat", "--new", "Plan the budget"))
+    assert len(magics.thread.turns) == 1
+    assert outputs[-1].data["text/plain"].startswith("Turn (first turn): prepared")
+
+
+@pytest.mark.parametrize("line", ["", "   ", "--new", "--new   "])
+def test_the_line_form_needs_a_message(shell: InteractiveShell, line: str) -> None:
+    error = _error(shell, f"%chat {line}")
+    assert isinstance(error, UsageError)
+    assert "%chat needs a message" in str(error)
+
+
 def test_chat_with_the_flag_off_goes_cold_and_says_why(shell: InteractiveShell) -> None:
     _outputs(lambda: shell.run_line_magic("supercontext", "off"))
     outputs, _ = _outputs(lambda: shell.run_cell_magic("chat", "", GRANT))
     assert (
         outputs[0]
         .data["text/plain"]
-        .startswith("Turn (first turn): skipped\n  reason: super_context_disabled")
+        .startswith(
+            "Turn (first turn): skipped\n  workspace: demo-workspace\n"
+            "  reason: super_context_disabled"
+        )
     )
     assert outputs[0].metadata[METADATA_KEY]["reason"] == "super_context_disabled"
 

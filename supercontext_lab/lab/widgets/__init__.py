@@ -13,6 +13,7 @@ from .composer import Composer
 from .diff import bundle_diff_html, changed_fields
 from .editor import AgentEditor
 from .panel import BundlePanel
+from .status import RunStatus
 from .trace import TraceTimeline
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "BundleComparison",
     "BundlePanel",
     "Composer",
+    "RunStatus",
     "TraceTimeline",
     "bundle_diff_html",
     "changed_fields",

@@ -1,9 +1,11 @@
 """The composer: a message box, Send, and the Super Context toggle of a new thread.
 
 The toggle is shown only while the thread has no messages, because the flag is read when
-a thread is constructed (SPEC §3): flipping it persists the flag for *new* threads, and
-the composer's own thread, still empty, is re-created so its first message uses it.
-Messages sent to the same thread another way (``%%chat``) count too: :meth:`Composer.refresh`
+a thread is constructed (SPEC §3): flipping it persists the flag for *new* threads, as the
+reference system does, and the composer's own thread, still empty, is re-created so its
+first message uses it. The line beside the toggle says so before it is clicked. Once the
+thread has messages, *New thread* starts a fresh one, and the toggle is back. Messages
+sent to the same thread another way (``%%chat``) count too: :meth:`Composer.refresh`
 brings the composer up to date with its thread.
 """
 
@@ -17,15 +19,43 @@ import ipywidgets as widgets
 from ...config import set_super_context_enabled, super_context_status
 from ...errors import SupercontextError
 from ...harness import Thread, TurnResult
+from ...harness.progress import Progress, RunProgress
 from .guard import guarded
 from .html import escape, note
 from .panel import BundlePanel, describe_cold_start
+from .status import status_html
 
 __all__ = ["Composer"]
 
 _FONT = "font-family: var(--jp-ui-font-family, sans-serif); font-size:13px;"
 _PLACEHOLDER_FIRST = "Message…  (the first message of a new thread is prepared by the scout)"
+_PLACEHOLDER_OFF = "Message…  (Super Context is off for this thread: no message is prepared)"
 _PLACEHOLDER_LATER = "Message…  (continues this thread; only its first message was prepared)"
+_PLACEHOLDER_COLD = "Message…  (continues this thread; it started cold: {reason})"
+_PLACEHOLDER_RESUMED = "Message…  (continues this thread)"
+TOGGLE_CAPTION = (
+    "Saved in the lab's config.toml for every new thread, as in the reference system; this "
+    "thread has no messages yet, so its first one uses it too."
+)
+"""What the line beside the toggle says before it is clicked."""
+
+
+def _placeholder(thread: Thread | None, flag: bool) -> str:
+    """What the message box says the next message gets: prepared, or why not. ``flag`` is
+    the effective flag, which a thread not built yet will read."""
+    if thread is None or not (thread.transcript or thread.turns):
+        enabled = flag if thread is None else thread.enabled
+        return _PLACEHOLDER_FIRST if enabled else _PLACEHOLDER_OFF
+    if not thread.turns:
+        return _PLACEHOLDER_RESUMED
+    first = thread.turns[0]
+    if first.prepared:
+        return _PLACEHOLDER_LATER
+    return _PLACEHOLDER_COLD.format(reason=first.reason or "no context was prepared")
+
+
+def _caption(text: str) -> str:
+    return f'<span style="{_FONT} color:#616161;">{escape(text)}</span>'
 
 
 def _bubble(who: str, text: str, *, colour: str) -> str:
@@ -74,9 +104,15 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             value=False,
             icon="toggle-off",
             tooltip="Run the context scout before the first turn of new threads",
-            layout=widgets.Layout(width="auto"),
+            # Its own width, whatever the line beside it says: "Super Context: on" whole.
+            layout=widgets.Layout(width="auto", flex="0 0 auto"),
         )
-        self.toggle_note = widgets.HTML()
+        self.toggle_note = widgets.HTML(_caption(TOGGLE_CAPTION))
+        self.new_button = widgets.Button(
+            description="New thread",
+            icon="plus",
+            tooltip="Start a fresh thread here (the Super Context flag is read then)",
+        )
         self.history = widgets.VBox()
         self.output = widgets.Output()
         self.toggle_row = widgets.HBox(
@@ -87,7 +123,8 @@ class Composer(widgets.VBox):  # type: ignore[misc]
                 self.history,
                 self.message,
                 widgets.HBox(
-                    [self.send_button, self.status], layout=widgets.Layout(align_items="center")
+                    [self.send_button, self.new_button, self.status],
+                    layout=widgets.Layout(align_items="center"),
                 ),
                 self.toggle_row,
                 self.output,
@@ -95,6 +132,7 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         )
         self.add_class("scl-composer")
         self.send_button.on_click(self._guarded(self._on_send))
+        self.new_button.on_click(self._guarded(self._on_new))
         self.toggle.observe(self._guarded(self._on_toggle), names="value")
         self._guarded(self._sync_toggle)()
 
@@ -118,8 +156,17 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         self.last_turn = None
         self.last_panel = None
         self.status.value = ""
+        self.toggle_note.value = _caption(TOGGLE_CAPTION)
         self._sync_toggle()
         return self._thread
+
+    def _on_new(self, _button: Any = None) -> None:
+        thread = self.new_thread()
+        state = "on" if thread.enabled else "off"
+        self.status.value = note(
+            f"New thread, with Super Context {state} (read now). The earlier one stays as it was.",
+            "info",
+        )
 
     def _guarded(self, handler: Callable[..., None]) -> Callable[..., None]:
         return guarded(handler, output=self.output, status=self.status)
@@ -138,11 +185,14 @@ class Composer(widgets.VBox):  # type: ignore[misc]
 
     def _sync_toggle(self) -> None:
         """Show the effective flag, and the toggle only while the thread is empty; the
-        message box says the scout prepares a message only while it would be the first."""
-        self._set_toggle(super_context_status().enabled)
+        message box says whether the next message is prepared, and after the first one
+        whether it was (or why the thread started cold)."""
+        flag = super_context_status().enabled
+        self._set_toggle(flag)
         later = self._has_messages()
         self.toggle_row.layout.display = "none" if later else None
-        self.message.placeholder = _PLACEHOLDER_LATER if later else _PLACEHOLDER_FIRST
+        self.new_button.layout.display = None if later else "none"
+        self.message.placeholder = _placeholder(self._thread, flag)
 
     def refresh(self) -> None:
         """Catch up with turns sent to this composer's thread without it (``%%chat``):
@@ -155,8 +205,8 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         state = "on" if thread.enabled else "off"
         self.status.value = note(
             f"This thread has {count} turn{'' if count == 1 else 's'} (sent with %%chat, shown "
-            f"under those cells). Super Context was {state} when it started; start a new "
-            "thread to change that.",
+            f"under those cells). Super Context was {state} when it started; New thread starts "
+            "one that reads the flag again.",
             "info",
         )
 
@@ -203,7 +253,6 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             self.status.value = note("Type a message first; nothing was sent.", "warn")
             return
         thread = self.thread
-        first = thread.is_new
         user = widgets.HTML(_bubble("You", text, colour="#37474f"))
         live = widgets.HTML()
         entry = widgets.VBox([user, live])
@@ -214,11 +263,14 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             streamed.append(delta)
             live.value = _bubble("Assistant (streaming)", "".join(streamed), colour="#1565c0")
 
-        preparing = first and thread.enabled
-        self.status.value = note("Preparing context, then asking…" if preparing else "Asking…")
+        def show(progress: Progress) -> None:
+            self.status.value = status_html(progress, what="Working")
+
         self.send_button.disabled = True
         try:
-            turn = thread.send(text, on_text=on_text)
+            with RunProgress(show) as progress:
+                progress.turn_of(thread, text)
+                turn = thread.send(text, on_text=on_text, on_step=progress.on_step)
         except BaseException:
             self.history.children = tuple(c for c in self.history.children if c is not entry)
             self.status.value = ""

@@ -4,20 +4,11 @@ The raw TOML text is the single source of truth. A form change is applied to the
 with :func:`~supercontext_lab.agents.edit_agent_toml` / :func:`set_tool_enabled` (so
 comments and layout survive); an edit of the text is validated with the loader and, when
 valid, shown in the form. While the text is invalid the form is disabled, Apply, Save and
-Run again refuse, and the loader's one-line message is shown.
+Run again refuse, and the loader's one-line message is shown, with the line of a syntax
+error (:mod:`.toml_errors`).
 
-Saving: the file opened is saved in place; the shipped definition (``path=None``) is
-read-only, so Save writes to the path typed in :attr:`AgentEditor.save_path` (a "save
-as" that then becomes the file being edited). The package's own ``context_scout`` folder
-is never written. Saves are atomic and keep a ``.bak`` of the replaced file; a file that is
-a link is written through to its target when that stays inside the definition's folder or
-the workspace, and refused with the cause otherwise (see
-:func:`~supercontext_lab.agents.toml_edit.write_target`).
-
-Files are read bounded and without blocking (a FIFO given as agent.toml is refused, not
-waited on). The editor remembers what the file held when it was opened (or last saved or
-reverted): a Save over a file that somebody else has saved since is refused, and Revert
-then loads the file and shows what changed on disk.
+Where Save writes, what it refuses and what Revert loads are the files' business
+(:mod:`.editor_files`): the editor shows what they say.
 """
 
 from __future__ import annotations
@@ -29,49 +20,22 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ...agents import definition as definition_module
-from ...agents.definition import (
-    AgentDefinition,
-    default_agent_toml,
-    default_prompt,
-    load_agent_definition,
-    read_agent_file,
-)
-from ...agents.toml_edit import (
-    backup_path,
-    edit_agent_toml,
-    save_agent_files,
-    set_tool_enabled,
-    write_target,
-)
+from ...agents.definition import AgentDefinition, load_agent_definition
+from ...agents.toml_edit import edit_agent_toml, set_tool_enabled
 from ...errors import AgentDefinitionError
+from ...harness.progress import Progress, RunProgress
 from ...scout import ScoutRun
 from ...sources.workspace import Workspace
 from .agent_form import OMIT_FIELDS, AgentForm
 from .comparison import BundleComparison
-from .diff import text_diff_html
+from .editor_files import AgentFiles, Outcome
 from .guard import guarded
-from .html import note
+from .html import note, pre
 from .panel import BundlePanel
+from .status import status_html
+from .toml_errors import error_excerpt
 
 __all__ = ["OMIT_FIELDS", "AgentEditor"]
-
-_SHIPPED_DIR = Path(definition_module.__file__).resolve().parent / "context_scout"
-
-
-_OnDisk = tuple[str | None, str | None]
-"""What an agent.toml and the prompt.md beside it hold on disk (``None``: no file)."""
-
-
-def _on_disk(toml_path: Path) -> _OnDisk:
-    return read_agent_file(toml_path), read_agent_file(toml_path.with_name("prompt.md"))
-
-
-def _prompt_for(toml_path: Path) -> str:
-    """The prompt a definition saved at ``toml_path`` would load: prompt.md beside it, else
-    the shipped one."""
-    beside = read_agent_file(toml_path.with_name("prompt.md"))
-    return default_prompt() if beside is None else beside
 
 
 class AgentEditor(widgets.VBox):  # type: ignore[misc]
@@ -98,33 +62,18 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         self.error: str | None = None
         self._callbacks: list[Callable[[AgentDefinition], Any]] = []
         self._syncing = False
-        self.source_path: Path | None = None
-        opening_note = (
-            "Editing the shipped definition (read-only): type a path in 'Save to' to save a copy."
-        )
-        # What the file held when it was opened, saved or reverted (see _check_unchanged).
-        self._disk: _OnDisk = (None, None)
         # Where each unticked tool stood in [tools] named, so re-ticking puts it back there.
         self._tool_orders: dict[str, list[str]] = {}
-        if path is not None:
-            target = Path(path).expanduser()
-            self.source_path = target / "agent.toml" if target.is_dir() else target
-            self._disk = _on_disk(self.source_path)
-            if self._disk[0] is not None:
-                text, prompt = self._disk[0], _prompt_for(self.source_path)
-                opening_note = f"Editing {self.source_path}."
-            else:
-                text, prompt = default_agent_toml(), default_prompt()
-                opening_note = (
-                    f"{self.source_path} does not exist yet: Save creates it from this text."
-                )
-        else:
-            text, prompt = default_agent_toml(), default_prompt()
-        self._saved_text, self._saved_prompt = text, prompt
-        self._build_controls(text, prompt)
-        self.status.value = note(opening_note, "info")
+        self.files = AgentFiles(path)
+        self._build_controls(self.files.text, self.files.prompt)
+        self.status.value = note(self.files.opening_note, "info")
         self.definition: AgentDefinition | None = self._validate()
         self._wire()
+
+    @property
+    def source_path(self) -> Path | None:
+        """The agent.toml being edited (``None`` for the shipped definition)."""
+        return self.files.source_path
 
     # -- construction ----------------------------------------------------------------------
 
@@ -259,7 +208,10 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
 
     def _show_invalid(self, message: str) -> None:
         self.error = message
-        self.validation.value = note(message, "error", strong="Invalid:")
+        excerpt = error_excerpt(self.toml_text.value, message)
+        self.validation.value = note(message, "error", strong="Invalid:") + (
+            pre(excerpt) if excerpt else ""
+        )
         self.form.set_disabled(True)
         for button in (self.apply_button, self.save_button, self.rerun_button):
             button.disabled = True
@@ -361,98 +313,35 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
             f"Applied definition {definition.definition_hash()} to this kernel.", "ok"
         )
 
-    def _save_target(self) -> Path | None:
-        raw = self.save_path.value.strip()
-        if not raw:
-            self.status.value = note(
-                "Save refused: type the path of your copy in 'Save to' first "
-                "(the shipped definition is read-only).",
-                "warn",
-            )
-            return None
-        if "\0" in raw:
-            self.status.value = note("Save refused: the path in 'Save to' holds a NUL.", "warn")
-            return None
-        target = Path(raw).expanduser()
-        if target.is_dir():
-            target = target / "agent.toml"
-        # realpath, not resolve: a link loop must reach the save's own refusal.
-        if Path(os.path.realpath(target)).parent == _SHIPPED_DIR:
-            self.status.value = note(
-                "Save refused: the shipped definition is read-only; choose another path.", "warn"
-            )
-            return None
-        return target
+    def _show(self, outcome: Outcome) -> None:
+        self.status.value = note(outcome.message, outcome.kind)
 
     def _allowed(self) -> list[Path]:
         """Folders a linked agent file may lead into besides its own: the workspace."""
         return [self.workspace.root] if self.workspace is not None else []
-
-    def _check_unchanged(self, target: Path) -> bool:
-        """Whether ``target`` still holds what this editor last saw there; when it does
-        not, Save is refused with the status saying so."""
-        if self.source_path is None or os.path.abspath(target) != os.path.abspath(self.source_path):
-            return True  # a first save to a new path: Save to names a file on purpose
-        if _on_disk(target) == self._disk:
-            return True
-        self.status.value = note(
-            f"Save refused: {target} changed on disk since you opened it; nothing was "
-            "written. Revert loads it and shows what changed.",
-            "error",
-        )
-        return False
 
     def _on_save(self, _button: Any = None) -> None:
         definition = self._validate()
         if definition is None:
             self._refused("Save")
             return
-        target = self._save_target()
-        if target is None or not self._check_unchanged(target):
+        target = self.files.save_target(self.save_path.value)
+        if isinstance(target, Outcome):
+            self._show(target)
             return
-        text, prompt = self.toml_text.value, self.prompt_text.value
-        # Write prompt.md only when it differs from what the saved TOML would load.
-        prompt_arg = None if prompt == _prompt_for(target) else prompt
-        real = write_target(target, allowed=self._allowed())
-        existed = real.exists()
-        try:
-            save_agent_files(target, text, prompt=prompt_arg, allowed=self._allowed())
-        except OSError as exc:
-            self.status.value = note(f"Save failed: {target}: {exc}", "error")
+        refusal = self.files.check_unchanged(target)
+        if refusal is not None:
+            self._show(refusal)
             return
-        self.source_path = target
-        self._saved_text, self._saved_prompt = text, prompt
-        self._disk = _on_disk(target)
-        self.disk_changes.value = ""
-        if self._disk[0] != text:
-            # Saved, then replaced at once by another save: "Saved" would be untrue. What
-            # this editor wrote stays its base, so Save refuses and Revert shows theirs.
-            self._disk = (text, self._disk[1])
-            self.status.value = note(
-                f"Save of {target} was overwritten at once: it holds other text now. "
-                "Revert loads it.",
-                "error",
-            )
-            return
-        through = f" (through the link to {real})" if real != target else ""
-        kept = f" (previous version kept in {backup_path(real).name})" if existed else ""
-        also = " and prompt.md" if prompt_arg is not None else ""
-        self.status.value = note(f"Saved {target}{through}{also}{kept}.", "ok")
+        outcome = self.files.save(
+            target, self.toml_text.value, self.prompt_text.value, allowed=self._allowed()
+        )
+        if outcome.written:
+            self.disk_changes.value = ""
+        self._show(outcome)
 
     def _on_revert(self, _button: Any = None) -> None:
-        changes = ""
-        if self.source_path is not None and self.source_path.exists():
-            disk = _on_disk(self.source_path)
-            text = disk[0] or ""
-            prompt = default_prompt() if disk[1] is None else disk[1]
-            where = str(self.source_path)
-            if disk != self._disk:
-                changes = self._disk_changes_html(disk)
-                where += ", which changed on disk since you opened it (changes below)"
-            self._disk = disk
-        else:
-            text, prompt = self._saved_text, self._saved_prompt
-            where = "the text it was opened with"
+        text, prompt, outcome, changes = self.files.revert()
         self._syncing = True
         try:
             self.toml_text.value = text
@@ -460,18 +349,8 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
         finally:
             self._syncing = False
         self._validate()
-        self._saved_text, self._saved_prompt = text, prompt
         self.disk_changes.value = changes
-        self.status.value = note(f"Reverted to {where}.", "info")
-
-    def _disk_changes_html(self, disk: _OnDisk) -> str:
-        """The differences between what the editor last saw on disk and ``disk``."""
-        names = ("agent.toml", "prompt.md")
-        return "".join(
-            text_diff_html(before or "", after or "", title=name)
-            for name, before, after in zip(names, self._disk, disk, strict=True)
-            if before != after
-        )
+        self._show(outcome)
 
     def _on_rerun(self, _button: Any = None) -> None:
         if self.rerun is None:
@@ -482,10 +361,13 @@ class AgentEditor(widgets.VBox):  # type: ignore[misc]
             self._refused("Run again")
             return
         previous = self.last_run or self.baseline
-        self.status.value = note(
-            f"Running the scout with definition {definition.definition_hash()}…"
-        )
-        run = self.rerun(definition)
+
+        def show(progress: Progress) -> None:
+            self.status.value = status_html(progress, what="Run again")
+
+        with RunProgress(show) as progress:
+            progress.set("running the scout", f"with definition {definition.definition_hash()}")
+            run = self.rerun(definition)
         self.last_run = run
         self._show_comparison(previous, run)
 

@@ -22,6 +22,8 @@ from ...scout.sources import SourceText
 __all__ = [
     "BADGE_KINDS",
     "CHIP_COLOURS",
+    "NOT_READ",
+    "PLAIN_CHIP_LABELS",
     "badge",
     "chip",
     "escape",
@@ -68,6 +70,12 @@ CHIP_COLOURS: dict[str, tuple[str, str]] = {
 }
 """Attribution kind → (text colour, background colour); one entry per ``SourceKind``."""
 
+PLAIN_CHIP_LABELS: dict[str, str] = {"memory": "memory: MEMORY.md or a note"}
+"""What a chip says for an attribution that names no document, where the kind alone would
+look like the named form: a plain ``(memory)`` may cite MEMORY.md or any note read."""
+
+_HOVER_CHARS = 600
+
 _UNSAFE_URL_CHARS = re.compile(r"[\s\x00-\x1f\x7f<>\"'`]")
 
 
@@ -93,19 +101,22 @@ def badge(text: str, kind: str) -> str:
     )
 
 
-def _chip_html(kind: str, label_html: str) -> str:
+def _chip_html(kind: str, label_html: str, hover: str | None = None) -> str:
     colour, background = CHIP_COLOURS[kind]
+    title = f"source: {kind}" if hover is None else hover
     return (
-        f'<span class="scl-chip scl-chip-{kind}" title="source: {kind}" '
+        f'<span class="scl-chip scl-chip-{kind}" title="{escape(title)}" '
         f'style="display:inline-block; padding:0 7px; margin:0 1px; border-radius:8px; '
         f"font-size:11.5px; line-height:18px; color:{colour}; background:{background}; "
         f'border:1px solid {colour}44; white-space:nowrap;">{label_html}</span>'
     )
 
 
-def chip(kind: str, ref: str | None = None) -> str:
-    """One attribution chip: ``chip("memory")``, ``chip("memory", "ns/key")`` (shown as
-    ``memory: ns/key``) or ``chip("web", "https://…")``.
+def chip(kind: str, ref: str | None = None, *, hover: str | None = None) -> str:
+    """One attribution chip: ``chip("memory")`` (shown as ``memory: MEMORY.md or a note``,
+    see :data:`PLAIN_CHIP_LABELS`), ``chip("memory", "ns/key")`` (shown as
+    ``memory: ns/key``) or ``chip("web", "https://…")``. ``hover`` is the plain text shown
+    on hover (default: ``source: <kind>``).
 
     A web reference becomes a link only when it is a plain ``http``/``https`` URL (opened
     in a new tab with ``rel="noopener noreferrer"``); anything else is shown as text.
@@ -116,14 +127,14 @@ def chip(kind: str, ref: str | None = None) -> str:
             f"attribution kind {kind!r} is not known; use one of {', '.join(CHIP_COLOURS)}."
         )
     if ref is None:
-        return _chip_html(name, escape(name))
+        return _chip_html(name, escape(PLAIN_CHIP_LABELS.get(name, name)), hover)
     shown = link_or_text(ref) if name == "web" else escape(ref)
-    return _chip_html(name, f"{escape(name)}: {shown}")
+    return _chip_html(name, f"{escape(name)}: {shown}", hover)
 
 
-def source_chip(source: Source) -> str:
+def source_chip(source: Source, *, hover: str | None = None) -> str:
     """The chip of a parsed :class:`~supercontext_lab.bundle_records.Source`."""
-    return chip(source.kind, source.ref)
+    return chip(source.kind, source.ref, hover=hover)
 
 
 def link_or_text(url: str) -> str:
@@ -139,31 +150,42 @@ def link_or_text(url: str) -> str:
     return escape(url)
 
 
-def note_chip(source: Source, title: str, text: str) -> str:
-    """The chip of a source the run read, with its first line beside it; clicking it
-    opens the source's text (a ``<details>`` element: no script needed)."""
-    first = f' <span class="scl-note-title">{escape(title)}</span>' if title else ""
+def _hover(text: str) -> str:
+    """A source's text as a hover shows it: the start of it."""
+    return text if len(text) <= _HOVER_CHARS else text[:_HOVER_CHARS].rstrip() + " …"
+
+
+def note_chip(source: Source, text: str) -> str:
+    """The chip of a source the run read: the chip alone in the line, the source's text
+    on hover, and the whole text opened below it on click (a ``<details>`` element: no
+    script needed)."""
     return (
         f'<details class="scl-cited" style="display:inline;"><summary style="display:inline; '
-        f'cursor:pointer; list-style:none;">{source_chip(source)}{first}</summary>'
-        f"{pre(text, max_height='240px')}</details>"
+        f'cursor:pointer; list-style:none;">{source_chip(source, hover=_hover(text))}'
+        f"</summary>{pre(text, max_height='240px')}</details>"
     )
+
+
+NOT_READ = "not read by this run: there is nothing to open"
+"""The hover of a chip whose source the run did not read."""
 
 
 def render_attributions(text: str, notes: Mapping[Source, SourceText] | None = None) -> str:
     """``text`` escaped, with every attribution the bundle parser finds in it
     (:func:`~supercontext_lab.bundle_records.find_attributions`) turned into a chip
-    (inline, no wrapper). A source found in ``notes`` (what the run read) gets the chip
-    of :func:`note_chip`."""
+    (inline, no wrapper). With ``notes`` (what the run read, see
+    :func:`~supercontext_lab.lab.widgets.cited.cited_sources`), a source found there gets
+    the chip of :func:`note_chip`, and one missing says it was not read."""
     pieces: list[str] = []
     position = 0
     for attribution in find_attributions(text):
         pieces.append(escape(text[position : attribution.start]))
-        read = notes.get(attribution.source) if notes else None
+        read = notes.get(attribution.source) if notes is not None else None
         if read is not None:
-            pieces.append(note_chip(attribution.source, read.title, read.text))
+            pieces.append(note_chip(attribution.source, read.text))
         else:
-            pieces.append(source_chip(attribution.source))
+            hover = NOT_READ if notes is not None else None
+            pieces.append(source_chip(attribution.source, hover=hover))
         position = attribution.end
     pieces.append(escape(text[position:]))
     return "".join(pieces)
@@ -174,9 +196,9 @@ def _is_bullet(line: str) -> bool:
 
 
 def render_summary_html(summary: str, notes: Mapping[Source, SourceText] | None = None) -> str:
-    """The summary as HTML: every attribution becomes a coloured chip (with the note's
-    first line and text when ``notes`` has it), every other character is escaped, and
-    line breaks are kept (the block uses ``pre-wrap``).
+    """The summary as HTML: every attribution becomes a coloured chip (its source's text
+    on hover and, clicked, below it when ``notes`` has it), every other character is
+    escaped, and line breaks are kept (the block uses ``pre-wrap``).
 
     Bullet lines (``- fact``) become the items of a list, so the reader sees bullets, not
     a literal dash; other lines are kept as they are, in order.

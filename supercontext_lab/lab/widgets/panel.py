@@ -1,9 +1,11 @@
 """The bundle panel: what one scout run or one harness turn prepared, and why.
 
 A :class:`BundlePanel` leads with the outcome ("bundle accepted" and the grounding check's
-"grounded N of M", or "cold start: <reason>"), then the run's status. Below it: the goal,
-the ``has_enough_context`` badge, the summary with its attributions as chips (a cited
-note shows its first line and, clicked, its text), the recommended tool calls and skills
+"grounded N of M", or "cold start: <reason>"), then the run's status, then the workspace
+it searched (its folder's name, the path on hover and beside it). Below it: the goal,
+the ``has_enough_context`` badge, the summary with its attributions as chips (each shows
+the text of its source on hover and opens it on click: see :mod:`.cited`), the recommended
+tool calls and skills
 checked against the workspace, what the check dropped (struck through, with why), the
 raw envelope, the problems (each once) and the trace. It only renders what the engine
 returned; it never re-parses or re-decides anything.
@@ -23,6 +25,8 @@ from ...harness.turn import failure_reason
 from ...scout import Dropped, ScoutRun
 from ...scout.grounding import GroundingReport, known_names
 from ...sources.workspace import Workspace
+from ..display import shown_path, workspace_name
+from .cited import cited_sources
 from .html import badge, escape, note, pre, render_summary_html, section, table
 from .trace import TraceTimeline
 
@@ -175,6 +179,8 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
         self.dropped: list[Dropped] = []
         self.title_html = widgets.HTML()
         self.outcome_html = widgets.HTML()
+        self.workspace_html = widgets.HTML()
+        self.workspace_html.add_class("scl-workspace")
         self.reason_html = widgets.HTML()
         self.goal_html = widgets.HTML()
         self.badge_html = widgets.HTML()
@@ -199,6 +205,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             children=[
                 self.title_html,
                 self.outcome_html,
+                self.workspace_html,
                 self.reason_html,
                 header,
                 self.meta_html,
@@ -232,12 +239,26 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             else ""
         )
         self.outcome_html.value = _outcome_html(view, report)
+        self.workspace_html.value = self._workspace_line(searched=run is not None)
         self._render_header(view)
         self._render_bundle(view.bundle)
         self._render_envelope(view.envelope)
         self.trace.update(run.trace if run is not None else [])
         self._render_problems(view)
         self.tabs.selected_index = _PROBLEMS_TAB if view.bundle is None else 0
+
+    def _workspace_line(self, *, searched: bool) -> str:
+        """Which workspace the run searched (or the turn would have): its name, and its
+        path beside it and on hover."""
+        if self.workspace is None:
+            return ""
+        path = shown_path(self.workspace.root)
+        verb = "searched workspace" if searched else "workspace (not searched)"
+        return (
+            f'<div style="font-size:12px; color:#424242; margin:0 0 4px 0;">{verb} '
+            f'<b title="{escape(path)}">{escape(workspace_name(self.workspace))}</b> '
+            f'<span style="color:#757575;">{escape(path)}</span></div>'
+        )
 
     def _render_header(self, view: _View) -> None:
         bundle = view.bundle
@@ -272,7 +293,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             self.tools_html.value = ""
             self.skills_html.value = ""
             return
-        notes = self.run.sources.notes() if self.run and self.run.sources else None
+        notes = cited_sources(self.run.sources) if self.run is not None else None
         summary = (
             render_summary_html(bundle.summary, notes) if bundle.summary.strip() else "<i>empty</i>"
         )

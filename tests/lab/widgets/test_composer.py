@@ -67,6 +67,29 @@ def test_the_placeholder_promises_the_scout_only_before_the_first_message() -> N
     assert "continues this thread" in other.message.placeholder
 
 
+@pytest.mark.parametrize(
+    ("enabled", "message", "after"),
+    [
+        (True, BUDGET, "only its first message was prepared"),
+        (True, "thanks", "it started cold: context_free_greeting"),
+        (False, BUDGET, "it started cold: super_context_disabled"),
+    ],
+)
+def test_after_the_first_message_the_placeholder_says_whether_it_was_prepared(
+    enabled: bool, message: str, after: str
+) -> None:
+    supercontext_lab.set_super_context_enabled(enabled)
+    composer = Composer(Thread)
+    before = composer.message.placeholder
+    assert ("prepared by the scout" in before) is enabled
+    assert ("Super Context is off for this thread" in before) is not enabled
+
+    send(composer, message)
+
+    assert after in composer.message.placeholder
+    assert "was prepared" not in composer.message.placeholder or (enabled and message == BUDGET)
+
+
 def test_toggle_is_hidden_for_a_thread_that_already_has_messages() -> None:
     thread = Thread(super_context_enabled=True)
     thread.send(BUDGET)
@@ -222,3 +245,54 @@ def test_the_toggle_note_never_calls_a_thread_with_turns_empty() -> None:
         composer.toggle_note.value
     )
     assert composer.toggle.description == "Super Context: off"
+
+
+def test_while_a_message_is_sent_the_status_says_what_the_turn_is_doing() -> None:
+    composer = Composer(Thread)
+    seen: list[str] = []
+    composer.status.observe(lambda change: seen.append(change["new"]), names="value")
+
+    send(composer, BUDGET)
+
+    working = [value for value in seen if "Working:" in value]
+    assert "asking the model offline:scout (call 1 of up to 8)" in working[0]
+    assert any("gathering with memory_recall" in value for value in working)
+    assert "asking the orchestrator offline:orchestrator" in working[-1]
+    assert all(" s</span>" in value for value in working)
+    # Then the outcome replaces it.
+    assert "context prepared by the scout, then replied" in composer.status.value
+
+
+def test_the_toggle_says_where_it_is_clicked_that_it_is_saved_for_new_threads() -> None:
+    composer = Composer(Thread)
+    caption = composer.toggle_note.value
+    assert "Saved in the lab&#x27;s config.toml for every new thread" in caption
+    assert "this thread has no messages yet, so its first one uses it too" in caption
+    assert composer.toggle_row.children == (composer.toggle, composer.toggle_note)
+
+
+def test_new_thread_is_offered_once_the_thread_has_messages_and_brings_the_toggle_back() -> None:
+    supercontext_lab.set_super_context_enabled(False)
+    made: list[Thread] = []
+
+    def factory() -> Thread:
+        made.append(Thread())
+        return made[-1]
+
+    composer = Composer(factory)
+    assert composer.new_button.layout.display == "none"
+    send(composer, BUDGET)
+    assert composer.new_button.layout.display is None
+    assert composer.toggle_row.layout.display == "none"
+
+    supercontext_lab.set_super_context_enabled(True)
+    composer.new_button.click()
+
+    assert composer.thread is made[-1] and len(made) == 2
+    assert composer.thread.enabled is True
+    assert composer.history.children == ()
+    assert composer.toggle_row.layout.display is None
+    assert composer.toggle.value is True
+    assert composer.new_button.layout.display == "none"
+    assert "New thread, with Super Context on (read now)" in composer.status.value
+    assert "prepared by the scout" in composer.message.placeholder

@@ -14,10 +14,17 @@ from hypothesis import strategies as st
 
 import supercontext_lab
 from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
+from supercontext_lab.bundle_records import Source
 from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import Thread
 from supercontext_lab.lab.widgets import BundlePanel, TraceTimeline
-from supercontext_lab.lab.widgets.html import badge, escape, render_summary_html, strip_bullet
+from supercontext_lab.lab.widgets.html import (
+    NOT_READ,
+    badge,
+    escape,
+    render_summary_html,
+    strip_bullet,
+)
 from supercontext_lab.lab.widgets.panel import TAB_TITLES, describe_cold_start
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.routes import parse_model_id
@@ -89,6 +96,26 @@ def test_panel_from_an_offline_demo_run() -> None:
         < outcome.index("scout completed")
     )
     assert "status" not in panel.meta_html.value
+    # Then the workspace it searched: the folder's name, its path beside it.
+    assert panel.children[2] is panel.workspace_html
+    assert "searched workspace <b" in panel.workspace_html.value
+    assert ">demo-workspace</b>" in panel.workspace_html.value
+
+
+def test_the_workspace_line_names_the_folder_and_escapes_its_path(tmp_path: Path) -> None:
+    folder = tmp_path / 'kelp <b>"ws"'
+    folder.mkdir()
+    thread = Thread(Workspace(folder), super_context_enabled=False)
+    run = thread.run_scout(BUDGET)
+
+    searched = BundlePanel(run, workspace=thread.workspace).workspace_html.value
+    skipped = BundlePanel(turn=thread.send(BUDGET), workspace=thread.workspace)
+
+    assert "searched workspace" in searched
+    assert escape('kelp <b>"ws"') in searched
+    assert '<b>"ws"' not in searched
+    assert "workspace (not searched)" in skipped.workspace_html.value
+    assert BundlePanel(run).workspace_html.value == ""
 
 
 def test_update_replaces_what_the_panel_shows() -> None:
@@ -203,14 +230,126 @@ def test_what_the_check_dropped_is_struck_through_with_why() -> None:
     assert "in catalogue" in panel.tools_html.value
 
 
-def test_a_cited_note_chip_shows_its_first_line_and_opens_its_text() -> None:
+class _Chips(HTMLParser):
+    """Each chip of a summary: its label, its hover text and the text it opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chips: list[dict[str, str]] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "span" and "scl-chip" in (found.get("class") or "").split():
+            self.chips.append({"label": "", "hover": found.get("title") or "", "opens": ""})
+            self._in = "label"
+        elif tag == "pre" and self.chips:
+            self._in = "opens"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("span", "pre"):
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            self.chips[-1][self._in] += data
+
+
+class _Shown(HTMLParser):
+    """The text a reader sees before opening anything: everything outside ``<pre>``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self._pre = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._pre += tag == "pre"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._pre -= tag == "pre"
+
+    def handle_data(self, data: str) -> None:
+        if not self._pre:
+            self.text.append(data)
+
+
+def _shown_text(html: str) -> str:
+    parser = _Shown()
+    parser.feed(html)
+    return "".join(parser.text)
+
+
+def _chips(html: str) -> dict[str, dict[str, str]]:
+    parser = _Chips()
+    parser.feed(html)
+    return {chip["label"]: chip for chip in parser.chips}
+
+
+def test_a_cited_note_chip_shows_once_with_its_note_on_hover_and_click() -> None:
     thread = supercontext_lab.Thread(super_context_enabled=True)
     run = thread.run_scout("What did we decide about the dispersal kernel?")
     panel = BundlePanel(run, workspace=thread.workspace)
     html = panel.summary_html.value
     assert '<details class="scl-cited"' in html
-    assert "memory: global/decision-dispersal-kernel" in html
+    chip = _chips(html)["memory: global/decision-dispersal-kernel"]
+    note = run.sources.note(Source("memory", "global/decision-dispersal-kernel"))
+    assert chip["hover"] == note.text
+    assert chip["opens"] == note.text
+    # The fact reads once: the note's first line is not printed after the chip.
+    assert "scl-note-title" not in html
+    shown = _shown_text(html)
+    assert shown.count(note.title[:40]) == run.bundle.summary.count(note.title[:40]) == 1
     assert "grounded" in panel.outcome_html.value
+
+
+def test_plain_memory_profile_and_integrations_chips_open_what_they_cite() -> None:
+    thread = supercontext_lab.Thread(super_context_enabled=True)
+    run = thread.run_scout(
+        "Help me prepare the grant renewal budget and email Priya, in my usual writing style"
+    )
+    chips = _chips(BundlePanel(run, workspace=thread.workspace).summary_html.value)
+
+    memory = chips["memory: MEMORY.md or a note"]
+    assert memory["opens"].startswith("A plain (memory) cites MEMORY.md or any memory note")
+    assert "MEMORY.md\n# MEMORY.md: curated long-term memory" in memory["opens"]
+    assert "- global/person-priya-natarajan: " in memory["opens"]
+    assert memory["hover"] == memory["opens"][: len(memory["hover"]) - 2] + " …"
+
+    profile = chips["profile"]
+    assert "PROFILE.md\n# Profile: Dr. Maya Lindqvist" in profile["opens"]
+    assert "\n\nflavour/communication.md\n" in profile["opens"]
+
+    integrations = chips["integrations"]
+    assert "gmail connected University mailbox" in integrations["opens"]
+    assert integrations["hover"] == integrations["opens"][: len(integrations["hover"])] or (
+        integrations["hover"].endswith(" …")
+    )
+
+
+def test_a_chip_whose_source_the_run_did_not_read_says_so(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    bundle = envelope(summary="- Budget is due (memory: global/never-read)\n- Plain (profile)")
+    panel = BundlePanel(scripted_run(workspace, bundle, grounding="off"))
+    chips = _chips(panel.summary_html.value)
+    assert chips["memory: global/never-read"]["hover"] == NOT_READ
+    assert chips["memory: global/never-read"]["opens"] == ""
+    # An empty workspace has no PROFILE.md: a plain (profile) has nothing to open either.
+    assert chips["profile"]["hover"] == NOT_READ
+
+
+def test_a_hostile_note_stays_text_in_the_chip_hover_and_opened_text(tmp_path: Path) -> None:
+    (tmp_path / "memory" / "global").mkdir(parents=True)
+    (tmp_path / "memory" / "global" / "evil.md").write_text(
+        f'The grant budget " onmouseover="x {SCRIPT} must be checked by Priya.\n', "utf-8"
+    )
+    thread = Thread(Workspace(tmp_path), super_context_enabled=True)
+    run = thread.run_scout("Help me check the grant budget")
+    html = BundlePanel(run, workspace=thread.workspace).summary_html.value
+    assert "<script" not in html
+    assert '" onmouseover="' not in html
+    chip = _chips(html)["memory: global/evil"]
+    assert SCRIPT in chip["hover"] and SCRIPT in chip["opens"]
 
 
 # ------------------------------------------------------------------------------ escaping
@@ -471,7 +610,10 @@ def test_empty_trace() -> None:
 @pytest.mark.parametrize(
     ("summary", "fragments"),
     [
-        ("A fact (memory)", ['scl-chip-memory" title="source: memory"', ">memory</span>"]),
+        (
+            "A fact (memory)",
+            ['scl-chip-memory" title="source: memory"', ">memory: MEMORY.md or a note</span>"],
+        ),
         ("A fact (Profile).", ["scl-chip-profile"]),
         ("(integrations)", ["scl-chip-integrations"]),
         (
@@ -617,6 +759,8 @@ def test_bulleted_summaries_keep_every_line_in_order(lines: list[str]) -> None:
     parser.feed(render_summary_html("\n".join(lines)))
     parser.close()
     shown = "".join(parser.text)
-    expected = "".join(strip_bullet(line).replace("(memory)", "memory") for line in lines)
+    expected = "".join(
+        strip_bullet(line).replace("(memory)", "memory: MEMORY.md or a note") for line in lines
+    )
     if any(_has_bullet(line) for line in lines):
         assert shown == expected
