@@ -181,7 +181,7 @@ class RunProgress:
         now, unless its route starts a server: then the phase says so, and the thread
         builds it when the run begins (a failure there is the run's, as without progress)."""
         definition = thread.definition
-        if thread._scout_model is None:
+        if not thread.scout_model_built:
             try:
                 route = get_model_route(definition.model.hint)
                 if starts_a_server(route):
@@ -205,7 +205,7 @@ class RunProgress:
             self._orchestrator = thread.orchestrator_model.name
         except SupercontextError:
             self._orchestrator = ""  # the turn itself reports a broken route
-        if thread._skip_reason(message, not thread.turns) is None:
+        if thread.skip_reason(message) is None:
             self.scout_of(thread, in_turn=True)
         else:
             self.set(ORCHESTRATOR, self._orchestrator)

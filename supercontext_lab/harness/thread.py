@@ -107,6 +107,17 @@ class Thread:
     # -- models ------------------------------------------------------------------------------
 
     @property
+    def scout_model_built(self) -> bool:
+        """Whether the scout's model exists yet (a local route starts its server when it
+        is built)."""
+        return self._scout_model is not None
+
+    def skip_reason(self, message: str) -> ColdStartReason | None:
+        """Why the gate would start ``message`` cold as the thread's next turn, or
+        ``None`` when the scout would run."""
+        return self._skip_reason(message, not self.turns)
+
+    @property
     def scout_model(self) -> ChatModel:
         if self._scout_model is None:
             self._scout_model = resolve_model(self.definition.model.hint, role="scout")
