@@ -171,10 +171,12 @@ def _scout_model(route: ModelRoute, progress: RunProgress | None) -> ChatModel:
     from ..models.routing import model_for_route
 
     if progress is not None and starts_a_server(route):
+        from ..models.gguf import check_gguf
         from ..models.local import resolve_gguf
 
-        # A missing file or extra is bad input: one line, before any progress is shown.
-        resolve_gguf(route.model)
+        # A missing or broken file, or a missing extra, is bad input: one line, before any
+        # progress is shown.
+        check_gguf(resolve_gguf(route.model))
         progress.starting_model(route.label or f"local:{route.model or 'smollm2'}")
     return model_for_route(route, role="scout")
 
