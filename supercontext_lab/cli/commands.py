@@ -427,9 +427,11 @@ def _build_parser() -> Parser:
 
     # Imported here so that importing this module stays light (the handler imports the rest).
     from .eval import add_eval_parser
+    from .memory import add_memory_parser
     from .workspace import add_workspace_parser
 
     add_eval_parser(sub)
+    add_memory_parser(sub)
     add_workspace_parser(sub)
     return parser
 
