@@ -10,7 +10,9 @@ prepended and the reason is kept on the :class:`TurnResult`.
 Each completed turn (the message as typed and the reply) is archived into the
 workspace's past conversations under the thread's id (SPEC §15), so a later thread can
 recall it; the running thread never recalls itself. ``Thread(..., archive=False)`` or
-``[memory] archive_threads = false`` turns that off.
+``[memory] archive_threads = false`` turns that off. A reply of the offline orchestrator,
+a stand-in that only restates the bundle and the request, is not archived (the user's
+message is): quoted later, it would pass for something settled.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from ..gate import (
     super_context_skip_reason,
 )
 from ..models.base import ChatModel, Message, ToolCall, ToolSpec
+from ..models.offline import OfflineOrchestratorModel
 from ..models.routing import ORCHESTRATOR_HINT, resolve_model
 from ..models.wire import messages_from_openai
 from ..scout import ScoutRun, TraceStep, run_scout
@@ -358,8 +361,11 @@ class Thread:
         note on the turn, never a broken turn."""
         if not self.archive:
             return
+        stand_in = isinstance(self._orchestrator_model, OfflineOrchestratorModel)
         try:
-            archive_turn(self.workspace, self.thread_id, result.message, result.reply)
+            archive_turn(
+                self.workspace, self.thread_id, result.message, "" if stand_in else result.reply
+            )
         except (SupercontextError, OSError, ValueError) as exc:
             result.notes.append(one_line(f"the turn was not archived: {exc}", 300))
 
