@@ -139,6 +139,10 @@ def store_for(workspace: Workspace, *, create: bool = False) -> ConversationStor
 # -- resolving hits ----------------------------------------------------------------------
 
 
+def _is_turn(hit: MemoryHit) -> bool:
+    return hit.namespace == NAMESPACE and hit.category == CATEGORY
+
+
 def _shortened(turn: StoredTurn, query: str) -> StoredTurn:
     if len(turn.content) <= MAX_TURN_QUOTE_CHARS:
         return turn
@@ -160,17 +164,25 @@ def resolve_hits(
     """``hits`` in order, each turn of a past conversation checked against ``store`` and
     made a :class:`TranscriptHit` (see the module docstring); other hits unchanged."""
     excluded = frozenset(exclude)
+    located = {hit.key: split_key(hit.key) for hit in hits if _is_turn(hit)}
+    infos = store.by_docs([w[0] for w in located.values() if w]) if store is not None else {}
+    wanted = [
+        (info.id, where[1] - 1, where[1] + 1)
+        for where in located.values()
+        if where is not None and (info := infos.get(where[0])) is not None
+    ]
+    stored = store.spans(wanted) if store is not None else {}
     out: list[MemoryHit | TranscriptHit] = []
     gone: list[str] = []
     changed: set[str] = set()
     quoted: set[tuple[str, int, int]] = set()
     for hit in hits:
-        if hit.namespace != NAMESPACE or hit.category != CATEGORY:
+        if not _is_turn(hit):
             out.append(hit)
             continue
-        where = split_key(hit.key)
-        info = store.by_doc(where[0]) if store is not None and where is not None else None
-        if info is None or where is None or store is None:
+        where = located[hit.key]
+        info = infos.get(where[0]) if where is not None else None
+        if where is None or info is None:
             # A user's own note filed under memory/conversations/ is a note like any
             # other; a turn document without its conversation is left over.
             if where is None:
@@ -181,15 +193,16 @@ def resolve_hits(
         if info.id in excluded:
             continue
         position = where[1]
-        around = store.turns(info.id, position - 1, position + 1)
-        by_position = {turn.position: turn for turn in around}
-        found = by_position.get(position)
+        found = stored.get((info.id, position))
         if found is None or found.content != hit.content:
             changed.add(info.id)
             continue
-        ordered = [by_position[p] for p in sorted(by_position)]
-        texts = [turn.content for turn in ordered]
-        start, end = turn_extent(texts, ordered.index(found))
+        ordered = [
+            turn
+            for p in (position - 1, position, position + 1)
+            if (turn := stored.get((info.id, p))) is not None
+        ]
+        start, end = turn_extent([turn.content for turn in ordered], ordered.index(found))
         window = tuple(_shortened(turn, query) for turn in ordered[start : end + 1])
         span = (info.id, window[0].position, window[-1].position)
         if span in quoted:

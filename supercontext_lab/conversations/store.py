@@ -222,6 +222,9 @@ class ConversationStore:
             ) from exc
         self._lock = threading.RLock()
         self._closed = False
+        # (PRAGMA data_version, turns): data_version changes when another connection
+        # commits; this connection's own writes reset it.
+        self._counted: tuple[int, int] | None = None
         self._conn = self._open()
 
     @property
@@ -340,6 +343,7 @@ class ConversationStore:
                     f"The conversation store {self._path} cannot be written ({exc}); if "
                     "another program holds it, retry."
                 ) from exc
+            self._counted = None
             try:
                 yield conn
             except BaseException:
@@ -380,6 +384,32 @@ class ConversationStore:
             lambda conn: conn.execute(self._INFO + " WHERE doc = ?", (doc,)).fetchone()
         )
         return ConversationInfo(*row) if row else None
+
+    def by_docs(self, docs: Sequence[str]) -> dict[str, ConversationInfo]:
+        """The conversations indexed under the key prefixes ``docs``, by prefix (one query)."""
+        wanted = sorted(set(docs))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self._read(
+            lambda conn: conn.execute(self._INFO + f" WHERE doc IN ({marks})", wanted).fetchall()
+        )
+        return {row[6]: ConversationInfo(*row) for row in rows}
+
+    def spans(self, spans: Sequence[tuple[str, int, int]]) -> dict[tuple[str, int], StoredTurn]:
+        """The turns of every ``(conversation, start, end)`` span, by (conversation,
+        position), in one query."""
+        if not spans:
+            return {}
+        where = " OR ".join("(conversation = ? AND position BETWEEN ? AND ?)" for _ in spans)
+        params = [value for span in spans for value in (span[0], max(span[1], 0), span[2])]
+        rows = self._read(
+            lambda conn: conn.execute(
+                f"SELECT conversation, position, role, content, time FROM turns WHERE {where}",
+                params,
+            ).fetchall()
+        )
+        return {(row[0], row[1]): StoredTurn(*row[1:]) for row in rows}
 
     def turns(
         self, conversation_id: str, start: int = 0, end: int | None = None
