@@ -200,6 +200,9 @@ class Quotable(Generic[_K]):
     """A memory hit's key (its file name), which the search matched too."""
     boost: float = 1.0
     """A weight a caller gives the hit (the offline scout's category of the request)."""
+    whole_below: int = SHORT_NOTE_CHARS
+    """A hit whose sentences come to at most this many characters is quoted whole
+    (:data:`SHORT_TURN_CHARS` for the turns of a past conversation)."""
 
 
 WEAK_HIT = 0.35
@@ -244,7 +247,7 @@ def ranked_passages(
                 continue
             weight = (0.5 + 0.5 * quotable.score / top if top > 0 else 1.0) * quotable.boost
             found = passages(
-                quotable.text, request, limit=PASSAGES_PER_NOTE, whole_below=SHORT_NOTE_CHARS
+                quotable.text, request, limit=PASSAGES_PER_NOTE, whole_below=quotable.whole_below
             )
             if not found:
                 # The search matched the note's name, not a sentence: its first one says
