@@ -17,7 +17,8 @@ scout quotes by too), which the extractive emission lets a model choose by numbe
 A hit on a past conversation is a turn (with the neighbour that completes it): it is a
 source named ``(transcript: <conversation id>)`` whose text is every turn of that
 conversation the run read, so the grounding check reads the cited turns, and it is
-quoted like a note, each quote saying who spoke
+quoted like a note (whole when short,
+:data:`~supercontext_lab._passages.SHORT_TURN_CHARS`), each quote saying who spoke
 (:func:`~supercontext_lab._transcripts.with_speaker`).
 """
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._facts import distinct_facts, note_sentences
-from .._passages import Quotable, ranked_passages
+from .._passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
 from .._relevance import RequestTerms
 from .._text import one_line
 from .._transcripts import with_speaker
@@ -228,7 +229,10 @@ class RunSources:
         """The run's passages that answer ``request``, best first and numbered from 1,
         repeats left out (compared as :func:`~supercontext_lab._facts.distinct_facts`
         does); see the module docstring for the ranking."""
-        texts = [Quotable(text, source, score, name) for text, source, score, name in self._texts]
+        texts = [
+            Quotable(text, source, score, name, whole_below=_whole_below(source))
+            for text, source, score, name in self._texts
+        ]
         if self.memory_md.strip():
             texts.append(Quotable(self.memory_md, Source("memory")))
         if self.profile_md.strip():
@@ -250,6 +254,13 @@ class RunSources:
     def notes(self) -> dict[Source, SourceText]:
         """The named sources the run read, for displays (a chip shows the note's text)."""
         return dict(self.named)
+
+
+def _whole_below(source: Source) -> int:
+    """How short a text must be to be quoted whole: a turn of a past conversation (with
+    the neighbour that completes it) is quoted whole longer than a note, so a reply that
+    lists ten venues answers "which was the last one"."""
+    return SHORT_TURN_CHARS if source.kind == "transcript" else SHORT_NOTE_CHARS
 
 
 def sources_of(workspace: Workspace, results: Iterable[tuple[str, ToolResult]]) -> RunSources:
