@@ -25,7 +25,13 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..._facts import distinct_facts, note_sentences
-from ..._passages import Quotable, passages, ranked_passages
+from ..._passages import (
+    SHORT_NOTE_CHARS,
+    SHORT_TURN_CHARS,
+    Quotable,
+    passages,
+    ranked_passages,
+)
 from ..._relevance import coverage, name_fit, named_in_notes
 from ..._text import goal_line, one_line
 from ..._transcripts import with_speaker
@@ -141,6 +147,7 @@ class OfflineScoutModel(OfflineModel):
                         # memories of that category: the words differ ("decide",
                         # "Decision"), the intent not.
                         1.6 if category in boosted else 1.0,
+                        SHORT_TURN_CHARS if transcript else SHORT_NOTE_CHARS,
                     )
                 )
         ranked = ranked_passages(hits, context.terms)[:_HIT_FACTS]
