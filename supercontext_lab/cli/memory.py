@@ -66,9 +66,7 @@ def add_memory_parser(sub: Any) -> argparse.ArgumentParser:
         "first: id, date, number of turns, where they came from and title. Without it, "
         "count the memory's documents by namespace.",
     )
-    lister.add_argument(
-        "--conversations", action="store_true", help="list the past conversations"
-    )
+    lister.add_argument("--conversations", action="store_true", help="list the past conversations")
     lister.add_argument("--workspace", help="a workspace folder (default: the shipped demo)")
     lister.add_argument("--json", action="store_true", help="print one JSON object")
     lister.set_defaults(handler=_cmd_list)
@@ -133,9 +131,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return 0
     found = list_conversations(workspace)
     if args.json:
-        emit_json(
-            {"workspace": str(workspace.root), "conversations": [c.to_dict() for c in found]}
-        )
+        emit_json({"workspace": str(workspace.root), "conversations": [c.to_dict() for c in found]})
         return 0
     emit(f"workspace: {workspace.root}")
     for info in found:
