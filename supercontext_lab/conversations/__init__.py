@@ -21,6 +21,7 @@ Nothing here imports Jupyter.
 from __future__ import annotations
 
 import os
+from importlib import resources
 
 from ..sources.workspace import Workspace
 from .archive import ARCHIVE_SETTING, archive_enabled, archive_turn
@@ -54,6 +55,7 @@ __all__ = [
     "archive_enabled",
     "archive_turn",
     "conversation_id",
+    "demo_chat_export_path",
     "forget_conversation",
     "import_conversations",
     "list_conversations",
@@ -64,6 +66,13 @@ __all__ = [
     "store_for",
     "transcript_text",
 ]
+
+
+def demo_chat_export_path() -> str:
+    """The small ChatGPT export shipped with the lab (``demo/chat_export/conversations.json``,
+    written for the lab around the demo workspace's persona)."""
+    package = resources.files("supercontext_lab")
+    return str(package.joinpath("demo").joinpath("chat_export").joinpath("conversations.json"))
 
 
 def _workspace(workspace: Workspace | str | os.PathLike[str]) -> Workspace:
