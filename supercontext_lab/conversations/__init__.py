@@ -27,7 +27,15 @@ from ..sources.workspace import Workspace
 from .archive import ARCHIVE_SETTING, archive_enabled, archive_turn
 from .formats import parse_export, read_export
 from .reading import FORMATS, FormatName, ParsedExport
-from .recall import TranscriptHit, open_store, resolve_hits, store_for, transcript_text
+from .recall import (
+    TranscriptHit,
+    TurnsAround,
+    open_store,
+    resolve_hits,
+    store_for,
+    transcript_text,
+    turns_around,
+)
 from .records import Conversation, Turn, conversation_id
 from .store import (
     CATEGORY,
@@ -52,6 +60,7 @@ __all__ = [
     "StoredTurn",
     "TranscriptHit",
     "Turn",
+    "TurnsAround",
     "archive_enabled",
     "archive_turn",
     "conversation_id",
@@ -65,6 +74,7 @@ __all__ = [
     "resolve_hits",
     "store_for",
     "transcript_text",
+    "turns_around",
 ]
 
 

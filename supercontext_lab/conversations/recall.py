@@ -47,10 +47,12 @@ from .store import (
 __all__ = [
     "MAX_TURN_QUOTE_CHARS",
     "TranscriptHit",
+    "TurnsAround",
     "open_store",
     "resolve_hits",
     "store_for",
     "transcript_text",
+    "turns_around",
 ]
 
 MAX_TURN_QUOTE_CHARS = 1500
@@ -227,3 +229,43 @@ def _repair(
             store.reindex(memory, sorted(changed))
     except (MemoryIndexError, ConversationStoreError) as exc:
         _log.warning("Could not repair the index of past conversations: %s", exc)
+
+
+@dataclass(frozen=True)
+class TurnsAround:
+    """The turns a run read of one conversation, with their neighbours: what a panel
+    shows when its transcript chip is opened."""
+
+    conversation: str
+    title: str
+    date: str | None
+    turns: tuple[StoredTurn, ...]
+    """The turns read and up to ``around`` turns on each side, in order."""
+    read: frozenset[int]
+    """Positions of the turns the run read."""
+    total: int
+    """How many turns the conversation has."""
+
+
+def _was_read(turn: StoredTurn, text: str) -> bool:
+    line = f"{turn.label}: {turn.content.strip()}"
+    return line in text or f"{turn.label}: {turn.content.strip()[:80]}" in text
+
+
+def turns_around(
+    store: ConversationStore, conversation: str, read_text: str, *, around: int = 2
+) -> TurnsAround | None:
+    """The turns of ``conversation`` whose text is in ``read_text`` (what a run read of
+    it, as :func:`transcript_text` writes it) with ``around`` turns on each side; ``None``
+    when the store no longer holds the conversation."""
+    info = store.info(conversation)
+    if info is None:
+        return None
+    every = store.turns(conversation)
+    read = frozenset(turn.position for turn in every if _was_read(turn, read_text))
+    if read:
+        first, last = max(min(read) - around, 0), max(read) + around
+        shown = tuple(turn for turn in every if first <= turn.position <= last)
+    else:
+        shown = tuple(every[: 2 * around + 1])
+    return TurnsAround(info.id, info.title, info.date, shown, read, info.turns)
