@@ -6,15 +6,21 @@ from the middle of a turn loses that label ("By the way, I just got back from a
 networking event …" does not say who "I" is), so :func:`with_speaker` puts the speaker
 back in front of it. One layout, one place: the transcript store writes it, the scout's
 sources and the offline scout read it.
+
+A quote that only repeats the request is no fact (:func:`echoes`): a thread that asked
+"Help me finish the budget section" last week does not tell a new thread asking the same
+anything but that it was asked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ._relevance import RequestTerms
 from ._text import one_line
+from ._words import keywords, stems
 
-__all__ = ["SPEAKERS", "speaker_label", "transcript_lines", "with_speaker"]
+__all__ = ["SPEAKERS", "echoes", "speaker_label", "transcript_lines", "with_speaker"]
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 """The label of each role, as a quoted turn starts."""
@@ -56,3 +62,12 @@ def with_speaker(transcript: str, passage: str) -> str:
         if probe and probe in text:
             return f"{label}: {flat}"
     return flat
+
+
+def echoes(quote: str, request: RequestTerms) -> bool:
+    """Whether ``quote`` (of a past conversation) says nothing the request does not: every
+    content word of it, who spoke left out, is one of the request's."""
+    labels = tuple(f"{label}:" for label in SPEAKERS.values())
+    said = " ".join(word for word in quote.split() if word not in labels)
+    terms = stems(keywords(said))
+    return bool(terms) and terms <= request.terms
