@@ -32,7 +32,7 @@ from .._facts import distinct_facts, note_sentences
 from .._passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
 from .._relevance import RequestTerms
 from .._text import one_line
-from .._transcripts import with_speaker
+from .._transcripts import echoes, with_speaker
 from ..bundle_records import Source
 from ..sources.workspace import Workspace
 from ..tools.base import ToolResult
@@ -229,18 +229,23 @@ class RunSources:
         """The run's passages that answer ``request``, best first and numbered from 1,
         repeats left out (compared as :func:`~supercontext_lab._facts.distinct_facts`
         does); see the module docstring for the ranking."""
+        # A past turn that only repeats the request (the same question asked in an
+        # earlier thread) is no fact, and must not set the scale other hits are weighed by.
         texts = [
             Quotable(text, source, score, name, whole_below=_whole_below(source))
             for text, source, score, name in self._texts
+            if source.kind != "transcript" or not echoes(text, request)
         ]
         if self.memory_md.strip():
             texts.append(Quotable(self.memory_md, Source("memory")))
         if self.profile_md.strip():
             texts.append(Quotable(self.profile_md, Source("profile")))
-        ranked = [
-            (self._quoted(passage.text, source), source)
-            for passage, source in ranked_passages(texts, request)
-        ]
+        ranked: list[tuple[str, Source]] = []
+        for passage, source in ranked_passages(texts, request):
+            quote = self._quoted(passage.text, source)
+            if source.kind == "transcript" and echoes(quote, request):
+                continue  # a past turn that only repeats the request says nothing new
+            ranked.append((quote, source))
         unique = distinct_facts(ranked, lambda row: row[0], limit)
         return [Fact(number, text, source) for number, (text, source) in enumerate(unique, 1)]
 
