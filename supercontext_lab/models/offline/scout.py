@@ -34,7 +34,7 @@ from ..._passages import (
 )
 from ..._relevance import coverage, name_fit, named_in_notes
 from ..._text import goal_line, one_line
-from ..._transcripts import with_speaker
+from ..._transcripts import echoes, with_speaker
 from ...bundle_render import write_envelope
 from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
@@ -129,6 +129,8 @@ class OfflineScoutModel(OfflineModel):
                     continue
                 content = str(hit.get("content", ""))
                 transcript = str(hit.get("transcript") or "")
+                if transcript and echoes(content, context.terms):
+                    continue  # the same request asked before: no fact, and no scale
                 if transcript:
                     # A turn of a past conversation: cited by its conversation, and a
                     # question about what was said prefers it.
@@ -150,13 +152,17 @@ class OfflineScoutModel(OfflineModel):
                         SHORT_TURN_CHARS if transcript else SHORT_NOTE_CHARS,
                     )
                 )
-        ranked = ranked_passages(hits, context.terms)[:_HIT_FACTS]
-        # Each fact names the note (or conversation) it came from, so the check and the
-        # reader can find it; a quote of a conversation says who spoke.
-        return [
-            _fact(with_speaker(turns, passage.text) if turns else passage.text, cite)
-            for passage, (cite, turns) in ranked
-        ]
+        facts: list[_Fact] = []
+        for passage, (cite, turns) in ranked_passages(hits, context.terms):
+            if len(facts) == _HIT_FACTS:
+                break
+            # Each fact names the note (or conversation) it came from, so the check and
+            # the reader can find it; a quote of a conversation says who spoke, and one
+            # that only repeats the request says nothing new.
+            quote = with_speaker(turns, passage.text) if turns else passage.text
+            if not (turns and echoes(quote, context.terms)):
+                facts.append(_fact(quote, cite))
+        return facts
 
     def _skills(
         self, context: RequestContext
