@@ -51,7 +51,7 @@ def test_a_transcript_chip_shows_the_title_and_opens_on_the_turns_around(tmp_pat
     assert LETTER not in html.split("<details")[0]  # the chip shows the title, not the id
     # The hover starts with the turns read; opened, the chip shows the turns around them.
     assert "conversation 6a1f0c2e-5b7d-4e21-9c3a-0d4e8f1a2b3c: turn" in html
-    assert "1. User: Tomás just answered about his letter of support." in html
+    assert "3. User: Tomás just answered about his letter of support." in html
 
 
 def test_a_transcript_chip_opens_on_the_turns_around_the_one_read(tmp_path: Path) -> None:
