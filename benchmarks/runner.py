@@ -33,6 +33,7 @@ BENCHMARKS = (
     "eval",
     "parsers",
     "segmenter",
+    "conversations",
 )
 
 
@@ -74,6 +75,12 @@ class Options:
     segmenter_repeats: int = 5
     segmenter_peer_sizes: tuple[int, int] = (4_000, 16_000)
     segmenter_own_sizes: tuple[int, int] = (250_000, 1_000_000)
+    #: The chat export imported and recalled from: conversations, turns each, import
+    #: repeats, recall queries.
+    conversations: int = 1000
+    conversation_turns: int = 10
+    conversation_repeats: int = 3
+    conversation_queries: int = 200
     results_dir: Path = field(default_factory=lambda: REPO_ROOT / "benchmarks" / "results")
     #: Where the corpus is cached (kept apart from the results so ``--results`` reuses it).
     cache_dir: Path = field(default_factory=lambda: REPO_ROOT / "benchmarks" / "results" / "cache")
@@ -113,6 +120,9 @@ class Options:
             ),
             segmenter_repeats=3,
             segmenter_own_sizes=(50_000, 200_000),
+            conversations=200,
+            conversation_repeats=1,
+            conversation_queries=100,
             docs_dir=None,
             command="python -m benchmarks all --quick",
         )
@@ -274,6 +284,20 @@ def _eval(options: Options, shared: _Shared, log: Callable[[str], None]) -> Sect
     )
 
 
+def _conversations(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import conversations
+
+    assert shared.corpus is not None
+    return conversations.run(
+        shared.corpus.docs,
+        conversations=options.conversations,
+        turns=options.conversation_turns,
+        repeats=options.conversation_repeats,
+        queries=options.conversation_queries,
+        log=log,
+    )
+
+
 _RUNNERS: dict[str, Callable[[Options, _Shared, Callable[[str], None]], Section]] = {
     "memory": _memory,
     "scaling": _scaling,
@@ -283,6 +307,7 @@ _RUNNERS: dict[str, Callable[[Options, _Shared, Callable[[str], None]], Section]
     "startup": _startup,
     "eval": _eval,
     "segmenter": _segmenter,
+    "conversations": _conversations,
 }
 
 
@@ -301,7 +326,7 @@ def run_all(
     sections: list[Section] = []
     with isolated_lab_home(), tempfile.TemporaryDirectory(prefix="scl-bench-") as tmp:
         shared = _Shared(work=Path(tmp))
-        if "memory" in names or "scaling" in names:
+        if {"memory", "scaling", "conversations"} & set(names):
             _load_corpus(options, shared, log)
         for name in BENCHMARKS:  # in the order of BENCHMARKS, whatever the order asked
             if name in names:

@@ -25,6 +25,10 @@ A passage is one sentence, or two when one completes the other:
 * else the sentence before is joined when this one is a code block, opens by referring
   back ("It was …", "They …", "That …", "Yes, …") or is too short to stand alone.
 
+The turns of a conversation follow the same rule one level up (:func:`turn_extent`): a
+question or a short request is quoted with the answer after it, a "Yes, that one" with
+what it answers.
+
 Linear in the note: every sentence is analysed once; scores are a pass over the terms.
 """
 
@@ -46,11 +50,14 @@ __all__ = [
     "PASSAGES_PER_NOTE",
     "SHAPE_BONUS",
     "SHORT_NOTE_CHARS",
+    "SHORT_TURN_CHARS",
+    "SHORT_TURN_WORDS",
     "WEAK_HIT",
     "Passage",
     "Quotable",
     "passages",
     "ranked_passages",
+    "turn_extent",
 ]
 
 _K = TypeVar("_K")
@@ -65,6 +72,14 @@ SHAPE_BONUS = 0.25
 SHORT_NOTE_CHARS = 450
 """A memory note this short (its sentences joined) is quoted whole: about three sentences,
 which is what most hand-written notes are."""
+
+SHORT_TURN_CHARS = 700
+"""A quoted turn of a past conversation this short (with the neighbour that completes it)
+is quoted whole: a reply that lists ten venues answers "which was the last one" only as
+a whole."""
+
+SHORT_TURN_WORDS = 12
+"""A turn of at most this many words is quoted with a neighbour (see :func:`turn_extent`)."""
 
 _MAX_SENTENCES = 4_000
 """Sentences of one note scored at most (a note is bounded when read; this bounds the
@@ -185,6 +200,9 @@ class Quotable(Generic[_K]):
     """A memory hit's key (its file name), which the search matched too."""
     boost: float = 1.0
     """A weight a caller gives the hit (the offline scout's category of the request)."""
+    whole_below: int = SHORT_NOTE_CHARS
+    """A hit whose sentences come to at most this many characters is quoted whole
+    (:data:`SHORT_TURN_CHARS` for the turns of a past conversation)."""
 
 
 WEAK_HIT = 0.35
@@ -229,7 +247,7 @@ def ranked_passages(
                 continue
             weight = (0.5 + 0.5 * quotable.score / top if top > 0 else 1.0) * quotable.boost
             found = passages(
-                quotable.text, request, limit=PASSAGES_PER_NOTE, whole_below=SHORT_NOTE_CHARS
+                quotable.text, request, limit=PASSAGES_PER_NOTE, whole_below=quotable.whole_below
             )
             if not found:
                 # The search matched the note's name, not a sentence: its first one says
@@ -240,3 +258,27 @@ def ranked_passages(
             ranked.append((-(passage.score + 0.01) * weight, order, passage, quotable.key))
     ranked.sort(key=lambda row: row[:2])
     return [(passage, key) for _, _, passage, key in ranked]
+
+
+def turn_extent(turns: Sequence[str], index: int) -> tuple[int, int]:
+    """Where the quote of ``turns[index]`` (the texts of a conversation's turns, in order)
+    starts and ends, both included.
+
+    The turn after is joined when this one asks a question (or ends in a colon) that the
+    next one answers; the turn before when this one refers back ("Yes, that one"). A short
+    turn (:data:`SHORT_TURN_WORDS` words at most) rarely stands alone: it is a request
+    the next turn answers ("Brainstorm jobs for seniors"), or, at the end, a reply to the
+    turn before. Otherwise the turn is quoted alone.
+    """
+    text = turns[index]
+    answered = index + 1 < len(turns) and not _asks_forward(turns[index + 1])
+    if answered and _asks_forward(text):
+        return index, index + 1
+    if index > 0 and _opens_back(text):
+        return index - 1, index
+    if len(words(text[:400])) <= SHORT_TURN_WORDS:
+        if answered:
+            return index, index + 1
+        if index > 0:
+            return index - 1, index
+    return index, index

@@ -8,13 +8,15 @@ Every error the package raises on purpose derives from :class:`SupercontextError
     ├── AgentDefinitionError        agent.toml / prompt.md invalid        (also ValueError)
     ├── WorkspaceError              a workspace folder or one of its files is unusable
     │   ├── MemoryIndexError        the SQLite memory index is unusable
-    │   └── PathRefusedError        a link out of the workspace, a FIFO, a device, /proc
+    │   ├── PathRefusedError        a link out of the workspace, a FIFO, a device, /proc
+    │   └── ConversationStoreError  the transcript store under .supercontext/ is unusable
     ├── ToolError                   a scout tool refused or failed a call
     │   └── ToolNotAllowedError     a call outside the read-only allowlist
     ├── ModelError                  a chat model failed (bad status, bad body, unreachable)
     │   └── ModelTimeoutError       a model call ran past its timeout
     ├── ScoutError                  a scout run could not start (bad inputs)
     ├── DatasetError                an evaluation dataset line is invalid  (also ValueError)
+    ├── ConversationImportError     a chat export cannot be imported       (also ValueError)
     ├── InputLimitError             untrusted TOML/JSON refused before parsing (also ValueError)
     │   ├── InputTooLargeError      more characters or bytes than allowed
     │   ├── InputTooDeepError       nested deeper than allowed
@@ -32,6 +34,8 @@ __all__ = [
     "AgentDefinitionError",
     "CacheError",
     "ConfigError",
+    "ConversationImportError",
+    "ConversationStoreError",
     "DatasetError",
     "DuplicateKeyError",
     "InputLimitError",
@@ -75,6 +79,10 @@ class PathRefusedError(WorkspaceError):
     a FIFO, a device or a file under /proc, /sys or /dev."""
 
 
+class ConversationStoreError(WorkspaceError):
+    """The transcript store of past conversations cannot be opened, read or written."""
+
+
 class ToolError(SupercontextError):
     """A scout tool refused a call or failed while answering it."""
 
@@ -100,6 +108,11 @@ class ScoutError(SupercontextError):
 
 class DatasetError(SupercontextError, ValueError):
     """An evaluation dataset cannot be read; the message names the line."""
+
+
+class ConversationImportError(SupercontextError, ValueError):
+    """A chat export (or a saved thread) cannot be imported; the message names the file,
+    where in it and why. Nothing of the file is imported when it is raised."""
 
 
 class InputLimitError(SupercontextError, ValueError):

@@ -55,6 +55,10 @@ def tiny_options(tmp: Path) -> Options:
         segmenter_repeats=1,
         segmenter_peer_sizes=(400, 1_600),
         segmenter_own_sizes=(2_000, 8_000),
+        conversations=20,
+        conversation_turns=4,
+        conversation_repeats=1,
+        conversation_queries=10,
         results_dir=tmp / "results",
         cache_dir=tmp / "cache",
         docs_dir=tmp / "docs",
@@ -134,6 +138,20 @@ def test_harness_startup_and_eval_run(workdir: Path) -> None:
     statuses = {t["area"]: t["status"] for t in data["targets"]}  # type: ignore[attr-defined]
     assert set(statuses) == {"Harness overhead", "Start-up", "Evaluation throughput"}
     assert not (options.results_dir.parent / "docs").exists()
+
+
+def test_the_conversations_benchmark_imports_and_recalls(workdir: Path) -> None:
+    options = tiny_options(workdir / "conversations")
+    options.docs_dir = None
+    run_all(options, ["conversations"], log=_quiet)
+    data = _load(options)
+    section = data["sections"]["conversations"]  # type: ignore[index]
+    assert section["turns"] == 80
+    assert section["complete"] is True and section["idempotent"] is True
+    assert section["recall_ms"]["n"] == 10
+    assert section["queries_with_hits"] == 10
+    statuses = {t["area"] for t in data["targets"]}  # type: ignore[attr-defined]
+    assert statuses == {"Past conversations"}
 
 
 def test_the_parser_benchmark_times_every_parser_on_every_hostile_class(workdir: Path) -> None:

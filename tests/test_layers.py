@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("definitions, sources, models", ("agents", "sources", "models")),
+    ("past conversations", ("conversations",)),
     ("tools", ("tools",)),
     ("engine: scout", ("scout",)),
     ("engine: harness", ("harness",)),

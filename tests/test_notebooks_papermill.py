@@ -30,6 +30,7 @@ PARAMETERS = {
     "05_recommended_tools_and_skills": {"workspace"},
     "06_a_real_model": {"local_model"},
     "07_comparing_scout_variants": {"dataset", "variant_agent"},
+    "08_past_conversations": {"workspace", "chat_export"},
 }
 
 

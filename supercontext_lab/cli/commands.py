@@ -273,7 +273,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     message = text_argument(args.message, "--message")
     workspace = _workspace(args.workspace)
-    thread = Thread(workspace)
+    # The demo shows one first turn, the same each time: it keeps no past conversation
+    # that a later demo would recall.
+    thread = Thread(workspace, archive=False)
     # The demo is a copy in the lab home: say where, so it can be opened (and copied to
     # make one's own; the copy itself is replaced when the shipped demo changes).
     where = " (the shipped demo, copied there)" if args.workspace is None else ""
@@ -429,9 +431,11 @@ def _build_parser() -> Parser:
 
     # Imported here so that importing this module stays light (the handler imports the rest).
     from .eval import add_eval_parser
+    from .memory import add_memory_parser
     from .workspace import add_workspace_parser
 
     add_eval_parser(sub)
+    add_memory_parser(sub)
     add_workspace_parser(sub)
     return parser
 

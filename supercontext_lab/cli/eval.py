@@ -2,7 +2,12 @@
 
     supercontext-lab eval --dataset cases.jsonl --agent v2=variants/v2/agent.toml --json
 
-The shipped definition always runs as ``baseline``; each ``--agent NAME=PATH`` (or
+The dataset may also be LongMemEval's official JSON (a list of questions with their chat
+sessions): each question is then the first message of a new thread on a workspace that
+holds its sessions (built in the lab home; with ``--workspace DIR``, every session is
+imported into DIR and every question runs there), and the report adds
+``evidence_recall`` and ``answer_in_bundle`` per question type (``"longmemeval"`` in the
+JSON). The shipped definition always runs as ``baseline``; each ``--agent NAME=PATH`` (or
 ``PATH``, named after its folder) adds a variant, and each ``--model ID`` (``local:smollm2``,
 ``ollama:qwen2.5``, ``baseline:rank``) adds the shipped definition on that model, named
 after the id. Whenever a variant runs a model, the no-model baselines ``rank`` and
@@ -50,7 +55,11 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         description="Run every case of a dataset under the shipped scout (baseline) and "
         "each --agent variant, then print per-variant metrics.",
     )
-    parser.add_argument("--dataset", required=True, help="a JSONL dataset, one case a line")
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        help="a JSONL dataset, one case a line, or LongMemEval's official JSON",
+    )
     parser.add_argument(
         "--workspace",
         action="append",
@@ -209,6 +218,13 @@ def _json_output(report: Any) -> dict[str, Any]:
 def run_eval_command(args: argparse.Namespace) -> int:
     """The ``eval`` handler: returns the exit status."""
     from ..eval.dataset import load_dataset
+    from ..eval.longmemeval import (
+        is_longmemeval,
+        load_longmemeval,
+        longmemeval_metrics,
+        longmemeval_text,
+        question_scores,
+    )
     from ..eval.runner import evaluate
 
     dataset = Path(args.dataset)
@@ -221,7 +237,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
             raise UsageProblem(f"{PROG}: workspace folder not found: {folder}")
     if args.dask_address is not None and args.executor != "dask":
         raise UsageProblem(f"{PROG}: --dask-address needs --executor dask")
-    cases = load_dataset(dataset, allowed_workspaces=args.workspace)
+    longmemeval = None
+    if is_longmemeval(dataset):
+        longmemeval = load_longmemeval(
+            dataset, workspace=args.workspace[0] if args.workspace else None
+        )
+        cases = longmemeval.cases
+    else:
+        cases = load_dataset(dataset, allowed_workspaces=args.workspace)
     variants = _variants(args.agent, args.model, baselines=not args.no_baselines)
     cache: bool | Literal["replay"] = "replay" if args.replay else not args.no_cache
     report = evaluate(
@@ -235,11 +258,24 @@ def run_eval_command(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
         workspace=args.workspace[0] if args.workspace else None,
     )
+    by_type = longmemeval_metrics(longmemeval, report.results) if longmemeval else None
     if args.json:
-        emit_json(_json_output(report))
+        output = _json_output(report)
+        if longmemeval is not None:
+            output["longmemeval"] = {
+                "variants": by_type,
+                "cases": [
+                    question_scores(longmemeval.questions[result.id], result)
+                    for result in report.results
+                ],
+            }
+        emit_json(output)
     else:
         emit(report.to_text())
         emit("")
+        if by_type is not None:
+            emit(longmemeval_text(by_type))
+            emit("")
         emit(report.latency_text())
         emit("")
         emit(report.footer())

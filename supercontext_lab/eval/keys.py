@@ -29,6 +29,8 @@ from typing import Any
 
 from .._hashing import fingerprint, package_revision
 from .._text import strip_userinfo
+from ..conversations import open_store
+from ..errors import ConversationStoreError
 from ..models.gguf import file_identity
 from ..models.local import resolve_gguf
 from ..routes import ModelRoute
@@ -99,7 +101,8 @@ def _walk(folder: str, prefix: str, out: list[tuple[str, int, int]], top: bool) 
 
 def workspace_fingerprint(root: str | os.PathLike[str]) -> str:
     """The sha256 of a workspace folder's name and of every file's relative path, size and
-    modification time (``.supercontext/``, the lab's own index, left out).
+    modification time (``.supercontext/``, the lab's own index, left out), and of the past
+    conversations it holds (the transcript store's revision), when it holds any.
 
     Linked folders are not entered, as the workspace's readers do not enter them; a linked
     file counts with its target's size and time.
@@ -108,7 +111,26 @@ def workspace_fingerprint(root: str | os.PathLike[str]) -> str:
     files: list[tuple[str, int, int]] = []
     _walk(str(path), "", files, True)
     # Names that are not UTF-8 keep their bytes as surrogates; JSON escapes them.
-    return fingerprint([path.name, sorted(files)])
+    content: list[Any] = [path.name, sorted(files)]
+    conversations = _conversations_revision(path)
+    if conversations is not None:
+        content.append({"conversations": conversations})
+    return fingerprint(content)
+
+
+def _conversations_revision(root: Path) -> str | None:
+    """The revision of the workspace's past conversations; ``None`` when it has none (a
+    store that cannot be read is a revision of its own: its runs are not reused)."""
+    try:
+        store = open_store(root, create=False)
+    except ConversationStoreError as exc:
+        return f"unreadable: {exc}"
+    if store is None:
+        return None
+    try:
+        return store.revision()
+    finally:
+        store.close()
 
 
 def case_result_key(

@@ -6,6 +6,13 @@ scout *before* the orchestrator sees the message, prepends the validated envelop
 ``agent_prepare_context`` from the orchestrator for that turn and adopts the bundle's
 ``proposed_goal`` when the thread has no goal. Any failure means a cold start: nothing is
 prepended and the reason is kept on the :class:`TurnResult`.
+
+Each completed turn (the message as typed and the reply) is archived into the
+workspace's past conversations under the thread's id (SPEC §15), so a later thread can
+recall it; the running thread never recalls itself. ``Thread(..., archive=False)`` or
+``[memory] archive_threads = false`` turns that off. A reply of the offline orchestrator,
+a stand-in that only restates the bundle and the request, is not archived (the user's
+message is): quoted later, it would pass for something settled.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from ..agents.definition import AgentDefinition, default_agent_definition
 from ..bundle import ContextBundle, parse_context_bundle
 from ..bundle_grammar import neutralise_envelope
 from ..config import get_super_context_enabled
+from ..conversations import archive_enabled, archive_turn, conversation_id
 from ..errors import ModelError, PathRefusedError, SupercontextError, WorkspaceError
 from ..gate import (
     ColdStartReason,
@@ -35,11 +43,13 @@ from ..gate import (
     super_context_skip_reason,
 )
 from ..models.base import ChatModel, Message, ToolCall, ToolSpec
+from ..models.offline import OfflineOrchestratorModel
 from ..models.routing import ORCHESTRATOR_HINT, resolve_model
 from ..models.wire import messages_from_openai
 from ..scout import ScoutRun, TraceStep, run_scout
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
+from ..tools import build_scout_registry
 from .turn import (
     Preparation,
     TurnResult,
@@ -68,7 +78,9 @@ class Thread:
     """One conversation with an orchestrator, with the Super Context pre-flight.
 
     The Super Context flag is read once, here (``super_context_enabled=None`` reads the
-    effective config value), so toggling it affects new threads only.
+    effective config value), so toggling it affects new threads only. So is whether the
+    thread archives its turns into the workspace's past conversations (``archive=None``
+    reads ``memory.archive_threads``, default true).
     """
 
     def __init__(
@@ -85,6 +97,7 @@ class Thread:
         scout_timeout_s: float | None = None,
         native_tool_calling: bool = True,
         is_orchestrator: bool = True,
+        archive: bool | None = None,
     ) -> None:
         self.workspace = (
             workspace if isinstance(workspace, Workspace) else open_workspace(workspace)
@@ -103,6 +116,7 @@ class Thread:
         self.is_orchestrator = is_orchestrator
         self.turns: list[TurnResult] = []
         self.prepared_markers: list[dict[str, Any]] = []
+        self.archive = archive_enabled(archive)
 
     # -- models ------------------------------------------------------------------------------
 
@@ -143,16 +157,26 @@ class Thread:
         focus: str | None = None,
         on_step: Callable[[TraceStep], None] | None = None,
     ) -> ScoutRun:
-        """Run the scout on ``message`` now (no gate), with this thread's setup."""
+        """Run the scout on ``message`` now (no gate), with this thread's setup; its
+        ``memory_recall`` never returns this thread's own archived turns."""
         return run_scout(
             message,
             workspace=self.workspace,
             model=self.scout_model,
             definition=self.definition,
             focus=focus,
+            registry=build_scout_registry(
+                self.workspace, exclude_conversations=[self.conversation_id]
+            ),
             timeout_s=self.scout_timeout_s,
             on_step=on_step,
         )
+
+    @property
+    def conversation_id(self) -> str:
+        """The id this thread's turns are archived under (its ``thread_id``), what a later
+        bundle cites as ``(transcript: <id>)``."""
+        return conversation_id(self.thread_id)
 
     def agent_prepare_context(self, question: str, focus: str | None = None) -> str:
         """The ``agent_prepare_context`` tool: the bounded envelope, or a line saying why
@@ -328,8 +352,22 @@ class Thread:
         self.transcript.append(Message(role="user", content=result.sent_message))
         if result.orchestrator_error is None:
             self.transcript.append(Message(role="assistant", content=result.reply))
+            self._archive(result)
         self.turns.append(result)
         return result
+
+    def _archive(self, result: TurnResult) -> None:
+        """Keep the completed turn in the workspace's past conversations; a failure is a
+        note on the turn, never a broken turn."""
+        if not self.archive:
+            return
+        stand_in = isinstance(self._orchestrator_model, OfflineOrchestratorModel)
+        try:
+            archive_turn(
+                self.workspace, self.thread_id, result.message, "" if stand_in else result.reply
+            )
+        except (SupercontextError, OSError, ValueError) as exc:
+            result.notes.append(one_line(f"the turn was not archived: {exc}", 300))
 
     # -- persistence -------------------------------------------------------------------------
 

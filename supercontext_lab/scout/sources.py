@@ -13,6 +13,13 @@ of every memory hit, flavour facet, MEMORY.md and PROFILE.md that answer the req
 (:func:`~supercontext_lab._passages.passages`), each with the attribution that cites it,
 best first (:func:`~supercontext_lab._passages.ranked_passages`, the ranking the offline
 scout quotes by too), which the extractive emission lets a model choose by number.
+
+A hit on a past conversation is a turn (with the neighbour that completes it): it is a
+source named ``(transcript: <conversation id>)`` whose text is every turn of that
+conversation the run read, so the grounding check reads the cited turns, and it is
+quoted like a note (whole when short,
+:data:`~supercontext_lab._passages.SHORT_TURN_CHARS`), each quote saying who spoke
+(:func:`~supercontext_lab._transcripts.with_speaker`).
 """
 
 from __future__ import annotations
@@ -22,9 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._facts import distinct_facts, note_sentences
-from .._passages import Quotable, ranked_passages
+from .._passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
 from .._relevance import RequestTerms
 from .._text import one_line
+from .._transcripts import echoes, with_speaker
 from ..bundle_records import Source
 from ..sources.workspace import Workspace
 from ..tools.base import ToolResult
@@ -86,7 +94,8 @@ class RunSources:
     """The sources of one run, keyed by what cites them; see the module docstring."""
 
     named: dict[Source, SourceText] = field(default_factory=dict)
-    """Sources cited by name: ``(memory: ns/key)``, ``(skill: id)``, ``(web: url)``."""
+    """Sources cited by name: ``(memory: ns/key)``, ``(transcript: id)``, ``(skill: id)``,
+    ``(web: url)``."""
     memory_md: str = ""
     profile_md: str = ""
     profile: list[str] = field(default_factory=list)
@@ -145,6 +154,9 @@ class RunSources:
         if not (namespace and key and content.strip()):
             # A hit without its content gave the model nothing to cite.
             return
+        if _str(hit.get("transcript")).strip():
+            self._transcript_hit(hit, content)
+            return
         source = Source("memory", f"{namespace}/{key}")
         if source in self.named:
             return
@@ -152,6 +164,22 @@ class RunSources:
         score = hit.get("score")
         recalled = float(score) if isinstance(score, int | float) else 0.0
         self._texts.append((content, source, recalled, key))
+
+    def _transcript_hit(self, hit: Mapping[str, Any], content: str) -> None:
+        """A turn of a past conversation: the conversation is the source, and every turn
+        of it the run read is its text."""
+        source = Source("transcript", _str(hit.get("transcript")).strip())
+        known = self.named.get(source)
+        if known is not None and content in known.text:
+            return
+        title = _str(hit.get("title")) or source.ref or ""
+        date = _str(hit.get("date"))
+        shown = one_line(f"{title} ({date[:10]})" if date else title, 90, at_word=True)
+        text = content if known is None else f"{known.text}\n{content}"
+        self.named[source] = SourceText(source, text, known.title if known else shown)
+        score = hit.get("score")
+        recalled = float(score) if isinstance(score, int | float) else 0.0
+        self._texts.append((content, source, recalled, ""))
 
     def _skill(self, skill_id: str, item: Mapping[str, Any], *, installed: bool) -> None:
         if not skill_id:
@@ -201,21 +229,43 @@ class RunSources:
         """The run's passages that answer ``request``, best first and numbered from 1,
         repeats left out (compared as :func:`~supercontext_lab._facts.distinct_facts`
         does); see the module docstring for the ranking."""
-        texts = [Quotable(text, source, score, name) for text, source, score, name in self._texts]
+        # A past turn that only repeats the request (the same question asked in an
+        # earlier thread) is no fact, and must not set the scale other hits are weighed by.
+        texts = [
+            Quotable(text, source, score, name, whole_below=_whole_below(source))
+            for text, source, score, name in self._texts
+            if source.kind != "transcript" or not echoes(text, request)
+        ]
         if self.memory_md.strip():
             texts.append(Quotable(self.memory_md, Source("memory")))
         if self.profile_md.strip():
             texts.append(Quotable(self.profile_md, Source("profile")))
-        ranked = ranked_passages(texts, request)
-        unique = distinct_facts(ranked, lambda row: row[0].text, limit)
-        return [
-            Fact(number, passage.text, source)
-            for number, (passage, source) in enumerate(unique, start=1)
-        ]
+        ranked: list[tuple[str, Source]] = []
+        for passage, source in ranked_passages(texts, request):
+            quote = self._quoted(passage.text, source)
+            if source.kind == "transcript" and echoes(quote, request):
+                continue  # a past turn that only repeats the request says nothing new
+            ranked.append((quote, source))
+        unique = distinct_facts(ranked, lambda row: row[0], limit)
+        return [Fact(number, text, source) for number, (text, source) in enumerate(unique, 1)]
+
+    def _quoted(self, text: str, source: Source) -> str:
+        """A passage as a fact: one of a past conversation says who spoke."""
+        if source.kind != "transcript":
+            return text
+        known = self.named.get(source)
+        return with_speaker(known.text, text) if known is not None else text
 
     def notes(self) -> dict[Source, SourceText]:
         """The named sources the run read, for displays (a chip shows the note's text)."""
         return dict(self.named)
+
+
+def _whole_below(source: Source) -> int:
+    """How short a text must be to be quoted whole: a turn of a past conversation (with
+    the neighbour that completes it) is quoted whole longer than a note, so a reply that
+    lists ten venues answers "which was the last one"."""
+    return SHORT_TURN_CHARS if source.kind == "transcript" else SHORT_NOTE_CHARS
 
 
 def sources_of(workspace: Workspace, results: Iterable[tuple[str, ToolResult]]) -> RunSources:

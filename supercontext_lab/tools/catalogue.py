@@ -7,7 +7,7 @@ package and one :func:`_entry` below (and, for the loader's allowlist, its row i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -66,8 +66,9 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     _entry(
         "memory_recall",
         "Search the user's memory tree (facts, decisions, past conversations). Give a "
-        "namespace ('global' by default, 'skill-<id>' for a skill's notes, '*' for all) "
-        "and a few query words; hits carry category, key, content and score.",
+        "namespace ('global' by default, 'skill-<id>' for a skill's notes, 'conversations' "
+        "for past conversations, '*' for all) and a few query words; hits carry category, "
+        "key, content and score, and a past conversation's turn the transcript id to cite.",
         MemoryRecallArgs,
         memory_recall,
     ),
@@ -135,6 +136,7 @@ def build_scout_registry(
     allow_private_addresses: bool | None = None,
     registry_url: str | None = None,
     web_timeout: float | None = None,
+    exclude_conversations: Iterable[str] = (),
 ) -> ToolRegistry:
     """Every tool of :data:`CATALOGUE`, bound to ``workspace``.
 
@@ -144,7 +146,8 @@ def build_scout_registry(
     lab's config, default false); ``registry_url`` adds a remote skill registry (a JSON list
     shaped like ``registry.json``, fetched once; local entries win when ids collide);
     ``web_timeout`` bounds each fetch in seconds (``None`` reads ``web.timeout_s``,
-    default 10).
+    default 10); ``memory_recall`` never returns the past conversations named in
+    ``exclude_conversations``.
     """
     context = ToolContext(
         workspace,
@@ -152,5 +155,6 @@ def build_scout_registry(
         allow_private_addresses=allow_private_addresses,
         web_timeout=web_timeout,
         registry_url=registry_url,
+        exclude_conversations=frozenset(exclude_conversations),
     )
     return ToolRegistry(entry.bind(context) for entry in CATALOGUE)

@@ -37,7 +37,9 @@ class ToolContext:
     ``web_search`` is the search provider (without one ``web_search_tool`` says search is
     not configured); ``allow_private_addresses`` and ``web_timeout`` override the lab's
     ``web.*`` settings when not ``None``; ``registry_url`` adds a remote skill registry,
-    fetched once, on first use, under the same settings as ``web_fetch``.
+    fetched once, on first use, under the same settings as ``web_fetch``;
+    ``exclude_conversations`` names past conversations ``memory_recall`` never returns
+    (the thread the scout runs for: a thread never recalls itself).
     """
 
     workspace: Workspace
@@ -45,6 +47,7 @@ class ToolContext:
     allow_private_addresses: bool | None = None
     web_timeout: float | None = None
     registry_url: str | None = None
+    exclude_conversations: frozenset[str] = frozenset()
     _remote: list[RegistryEntry] | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 

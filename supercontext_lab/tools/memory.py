@@ -6,6 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
+from ..conversations import NAMESPACE as CONVERSATIONS
+from ..conversations import TranscriptHit, resolve_hits, store_for
+from ..errors import ConversationStoreError
 from ..sources.flavour import FLAVOUR_FACETS, normalise_facet
 from ..sources.memory import MAX_RECALL_LIMIT
 from .base import ToolArgs, ToolResult
@@ -20,7 +23,8 @@ class MemoryRecallArgs(ToolArgs):
     namespace: str = Field(
         default="global",
         min_length=1,
-        description="Memory namespace such as 'global' or 'skill-<id>'; '*' searches all.",
+        description="Memory namespace such as 'global', 'skill-<id>' or 'conversations' "
+        "(past conversations); '*' searches all.",
     )
     query: str = Field(min_length=1, description="Words to search for.")
     limit: int = Field(
@@ -35,25 +39,48 @@ class MemoryFlavourArgs(ToolArgs):
 
 
 def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
-    """The best memory hits for the query in one namespace (or ``*``)."""
+    """The best memory hits for the query in one namespace (or ``*``).
+
+    A hit on a past conversation is a turn, checked against the transcript store and
+    quoted with the neighbour that completes it; it names its conversation, to be cited
+    ``(transcript: <id>)``. The conversations of ``context.exclude_conversations`` (the
+    thread that is running) are never returned.
+    """
     limit = min(args.limit, MAX_RECALL_LIMIT)
-    hits = context.workspace.memory.recall(args.namespace, args.query, limit=limit)
+    workspace = context.workspace
+    memory = workspace.memory
+    notes: list[str] = []
+    try:
+        store = store_for(workspace)
+        if store is not None and args.namespace in ("*", CONVERSATIONS):
+            store.ensure_indexed(memory)
+    except ConversationStoreError as exc:
+        store = None
+        notes.append(f"past conversations cannot be read: {exc}")
+    hits = memory.recall(args.namespace, args.query, limit=limit)
+    resolved = resolve_hits(
+        hits, store, memory, query=args.query, exclude=context.exclude_conversations
+    )
     payload: dict[str, Any] = {
         "namespace": args.namespace,
         "query": args.query,
         "hits": [
-            {
+            hit.payload()
+            if isinstance(hit, TranscriptHit)
+            else {
                 "namespace": hit.namespace,
                 "key": hit.key,
                 "category": hit.category,
                 "content": hit.content,
                 "score": round(hit.score, 3),
             }
-            for hit in hits
+            for hit in resolved
         ],
     }
-    if not hits:
-        payload["note"] = "no memory matched; try other words or namespace '*'"
+    if not resolved:
+        notes.append("no memory matched; try other words or namespace '*'")
+    if notes:
+        payload["note"] = "; ".join(notes)
     return ToolResult.success(payload)
 
 

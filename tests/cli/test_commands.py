@@ -306,6 +306,15 @@ def test_demo_summary_quotes_whole_sentences() -> None:
         assert fact.endswith((".", "!", "?", ")")), fact
 
 
+def test_the_demo_keeps_no_past_conversation_and_prints_the_same_twice() -> None:
+    from supercontext_lab import open_workspace
+
+    first, second = _run("demo"), _run("demo")
+    bundle = first.stdout.partition("== Bundle")[2].partition("== What the orchestrator")[0]
+    assert bundle and bundle in second.stdout
+    assert not (open_workspace(None).root / ".supercontext" / "conversations.sqlite3").exists()
+
+
 def test_demo_prints_every_part() -> None:
     out = _run("demo")
     assert out.returncode == 0, out.stderr

@@ -93,7 +93,9 @@ def test_scout_text_is_identical_across_runs_and_has_no_ids_or_timings(message: 
 
 def test_turn_texts_are_identical_across_threads_and_carry_the_reply() -> None:
     messages = (GRANT, "And what about the budget?")
-    one, two = _turn_displays(*messages), _turn_displays(*messages)
+    # Neither thread archives: the second would recall the first's turns (SPEC §15).
+    one = _turn_displays(*messages, archive=False)
+    two = _turn_displays(*messages, archive=False)
     for left, right in zip(one, two, strict=True):
         assert _plain(left) == _plain(right)
         _assert_stable(_plain(left), str(left.workspace.root) if left.workspace else "")

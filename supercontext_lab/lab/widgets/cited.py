@@ -2,6 +2,9 @@
 
 A chip that names a document (``(memory: ns/key)``, ``(skill: id)``, ``(web: url)``)
 opens what the run read of it (:meth:`~supercontext_lab.scout.sources.RunSources.notes`).
+A ``(transcript: <id>)`` chip is shown by its conversation's title and date, says on hover
+which turn the run read, and opens on that turn with the turns around it, read from the
+workspace's past conversations (without the workspace, the turns the run read).
 The plain forms name no document, so their chips open what they may rest on, from the
 same record of the run: ``(memory)`` MEMORY.md and the notes read, ``(profile)``
 PROFILE.md and the flavour facets read, ``(integrations)`` the integrations the scout's
@@ -14,8 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from ..._text import one_line
 from ...bundle_records import Source
+from ...conversations import open_store, turns_around
+from ...errors import ConversationStoreError
 from ...scout.sources import RunSources, SourceText
+from ...sources.workspace import Workspace
 
 __all__ = ["cited_sources"]
 
@@ -67,11 +74,55 @@ def _integrations(sources: RunSources) -> SourceText | None:
     return SourceText(Source("integrations"), f"{lead}\n\n{listed.strip()}", "integrations")
 
 
-def cited_sources(sources: RunSources | None) -> dict[Source, SourceText]:
-    """Every source a chip of this run may open, named and plain, with its text."""
+_AROUND_CHARS = 400
+
+
+def _transcript(source: Source, read: SourceText, workspace: Workspace | None) -> SourceText:
+    """What a transcript chip shows: the title and date, the turn read, the turns around."""
+    around = None
+    if workspace is not None and source.ref:
+        try:
+            store = open_store(workspace.root, create=False)
+        except ConversationStoreError:
+            store = None
+        if store is not None:
+            with store:
+                around = turns_around(store, source.ref, read.text)
+    if around is None:
+        return SourceText(source, f"{read.title or source.ref}\n\n{read.text}", read.title)
+    head = " · ".join(part for part in (around.title, (around.date or "")[:10]) if part)
+    read = [turn for turn in around.turns if turn.position in around.read]
+    others = [turn for turn in around.turns if turn.position not in around.read]
+    numbers = ", ".join(str(turn.position + 1) for turn in read) or "none"
+    lines = [
+        head,
+        f"conversation {around.conversation}: turn{'s' if len(read) > 1 else ''} {numbers} "
+        f"of {around.total} read",
+        "",
+        *(f"{turn.position + 1}. {turn.label}: {turn.content.strip()}" for turn in read),
+    ]
+    if others:
+        lines += ["", "Around it:"]
+        lines += [
+            f"{turn.position + 1}. {turn.label}: "
+            + one_line(turn.content, _AROUND_CHARS, at_word=True)
+            for turn in others
+        ]
+    return SourceText(source, "\n".join(lines), head)
+
+
+def cited_sources(
+    sources: RunSources | None, workspace: Workspace | None = None
+) -> dict[Source, SourceText]:
+    """Every source a chip of this run may open, named and plain, with its text; with
+    the ``workspace`` the run searched, a transcript chip opens on the turns around the
+    one it cites."""
     if sources is None:
         return {}
     cited = sources.notes()
+    for source, read in list(cited.items()):
+        if source.kind == "transcript":
+            cited[source] = _transcript(source, read, workspace)
     for plain in (_memory(sources), _profile(sources), _integrations(sources)):
         if plain is not None:
             cited[plain.source] = plain

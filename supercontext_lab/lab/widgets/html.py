@@ -155,13 +155,18 @@ def _hover(text: str) -> str:
     return text if len(text) <= _HOVER_CHARS else text[:_HOVER_CHARS].rstrip() + " …"
 
 
-def note_chip(source: Source, text: str) -> str:
+def note_chip(source: Source, text: str, *, title: str = "") -> str:
     """The chip of a source the run read: the chip alone in the line, the source's text
     on hover, and the whole text opened below it on click (a ``<details>`` element: no
-    script needed)."""
+    script needed). A transcript chip with a ``title`` (its conversation's title and
+    date) shows that instead of the conversation's id."""
+    if title and source.kind == "transcript":
+        shown = _chip_html(source.kind, f"transcript: {escape(title)}", _hover(text))
+    else:
+        shown = source_chip(source, hover=_hover(text))
     return (
         f'<details class="scl-cited" style="display:inline;"><summary style="display:inline; '
-        f'cursor:pointer; list-style:none;">{source_chip(source, hover=_hover(text))}'
+        f'cursor:pointer; list-style:none;">{shown}'
         f"</summary>{pre(text, max_height='240px')}</details>"
     )
 
@@ -182,7 +187,7 @@ def render_attributions(text: str, notes: Mapping[Source, SourceText] | None = N
         pieces.append(escape(text[position : attribution.start]))
         read = notes.get(attribution.source) if notes is not None else None
         if read is not None:
-            pieces.append(note_chip(attribution.source, read.text))
+            pieces.append(note_chip(attribution.source, read.text, title=read.title))
         else:
             hover = NOT_READ if notes is not None else None
             pieces.append(source_chip(attribution.source, hover=hover))

@@ -293,7 +293,7 @@ class BundlePanel(widgets.VBox):  # type: ignore[misc]
             self.tools_html.value = ""
             self.skills_html.value = ""
             return
-        notes = cited_sources(self.run.sources) if self.run is not None else None
+        notes = cited_sources(self.run.sources, self.workspace) if self.run is not None else None
         summary = (
             render_summary_html(bundle.summary, notes) if bundle.summary.strip() else "<i>empty</i>"
         )

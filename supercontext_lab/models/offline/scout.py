@@ -11,8 +11,9 @@ itself, so removing a tool from agent.toml visibly changes its bundle. Its plan:
    ``web_search_tool`` when the request asks for fresh outside facts;
 2. then the envelope, built only from those results and the prompt's sections.
 
-Facts from memory hits name their note, ``(memory: <namespace>/<key>)``; MEMORY.md lines
-are cited ``(memory)``, PROFILE.md and flavour
+Facts from memory hits name their note, ``(memory: <namespace>/<key>)``, and facts from
+the turns of past conversations their conversation, ``(transcript: <id>)``, saying who
+spoke; MEMORY.md lines are cited ``(memory)``, PROFILE.md and flavour
 facets ``(profile)``, the Connected Integrations section ``(integrations)``. Greetings,
 thanks and one-shot questions get ``proposed_goal: none``. Everything is deterministic.
 """
@@ -24,9 +25,16 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..._facts import distinct_facts, note_sentences
-from ..._passages import Quotable, passages, ranked_passages
+from ..._passages import (
+    SHORT_NOTE_CHARS,
+    SHORT_TURN_CHARS,
+    Quotable,
+    passages,
+    ranked_passages,
+)
 from ..._relevance import coverage, name_fit, named_in_notes
 from ..._text import goal_line, one_line
+from ..._transcripts import echoes, with_speaker
 from ...bundle_render import write_envelope
 from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
@@ -114,23 +122,47 @@ class OfflineScoutModel(OfflineModel):
         """The memory hits' passages on the request, best first, ranked as every route
         ranks them (:func:`~supercontext_lab._passages.ranked_passages`)."""
         boosted = wanted_categories(context)
-        hits = [
-            Quotable(
-                str(hit.get("content", "")),
-                f"memory: {hit.get('namespace', '')}/{hit.get('key', '')}",
-                float(hit.get("score", 0.0)),
-                str(hit.get("key", "")),
-                # A question about a decision, a deadline or a person prefers memories of
-                # that category: the words differ ("decide", "Decision"), the intent not.
-                1.6 if str(hit.get("category", "")) in boosted else 1.0,
-            )
-            for result in context.results.get("memory_recall", [])
-            for hit in result.get("hits", [])
-            if isinstance(hit, dict)
-        ]
-        ranked = ranked_passages(hits, context.terms)[:_HIT_FACTS]
-        # Each fact names the note it came from, so the check and the reader can find it.
-        return [_fact(passage.text, attribution) for passage, attribution in ranked]
+        hits: list[Quotable[tuple[str, str]]] = []
+        for result in context.results.get("memory_recall", []):
+            for hit in result.get("hits", []):
+                if not isinstance(hit, dict):
+                    continue
+                content = str(hit.get("content", ""))
+                transcript = str(hit.get("transcript") or "")
+                if transcript and echoes(content, context.terms):
+                    continue  # the same request asked before: no fact, and no scale
+                if transcript:
+                    # A turn of a past conversation: cited by its conversation, and a
+                    # question about what was said prefers it.
+                    cite, name, category = f"transcript: {transcript}", "", "conversation"
+                else:
+                    key = str(hit.get("key", ""))
+                    cite, name = f"memory: {hit.get('namespace', '')}/{key}", key
+                    category = str(hit.get("category", ""))
+                hits.append(
+                    Quotable(
+                        content,
+                        (cite, content if transcript else ""),
+                        float(hit.get("score", 0.0)),
+                        name,
+                        # A question about a decision, a deadline or a person prefers
+                        # memories of that category: the words differ ("decide",
+                        # "Decision"), the intent not.
+                        1.6 if category in boosted else 1.0,
+                        SHORT_TURN_CHARS if transcript else SHORT_NOTE_CHARS,
+                    )
+                )
+        facts: list[_Fact] = []
+        for passage, (cite, turns) in ranked_passages(hits, context.terms):
+            if len(facts) == _HIT_FACTS:
+                break
+            # Each fact names the note (or conversation) it came from, so the check and
+            # the reader can find it; a quote of a conversation says who spoke, and one
+            # that only repeats the request says nothing new.
+            quote = with_speaker(turns, passage.text) if turns else passage.text
+            if not (turns and echoes(quote, context.terms)):
+                facts.append(_fact(quote, cite))
+        return facts
 
     def _skills(
         self, context: RequestContext

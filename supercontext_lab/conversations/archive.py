@@ -1,0 +1,54 @@
+"""The thread archive: each completed turn of a thread kept as a past conversation.
+
+A :class:`~supercontext_lab.Thread` archives every turn it completes (the user's message
+as typed, without the prepared context in front of it, and the reply, each with the
+time) into its workspace's conversations, under the thread's id, so a new thread on the
+same workspace can recall what this one settled. ``[memory] archive_threads = false`` in
+config.toml, or ``Thread(..., archive=False)``, turns it off; evaluations never archive.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from .._text import one_line
+from ..config import get_setting
+from ..sources.workspace import Workspace
+from .recall import store_for
+from .records import Turn, clean_text, conversation_id, iso_time
+
+__all__ = ["ARCHIVE_SETTING", "archive_enabled", "archive_turn"]
+
+ARCHIVE_SETTING = "memory.archive_threads"
+"""The config.toml key that turns the thread archive off (``[memory] archive_threads``)."""
+
+
+def archive_enabled(explicit: bool | None = None) -> bool:
+    """Whether a thread archives its turns: ``explicit`` when given, else the lab's
+    ``memory.archive_threads`` setting (default true)."""
+    if explicit is not None:
+        return explicit
+    return get_setting(ARCHIVE_SETTING, True)
+
+
+def archive_turn(
+    workspace: Workspace,
+    thread_id: str,
+    message: str,
+    reply: str,
+    *,
+    at: _dt.datetime | None = None,
+) -> str:
+    """Append one completed turn (``message`` and ``reply``) to the conversation of the
+    thread ``thread_id`` in ``workspace``; returns the conversation id. The first turn
+    names the conversation. Raises the store's or the index's errors."""
+    moment = at or _dt.datetime.now(_dt.timezone.utc)
+    when = iso_time(moment.timestamp())
+    turns = [Turn("user", clean_text(message), when)]
+    if reply.strip():
+        turns.append(Turn("assistant", clean_text(reply), when))
+    ident = conversation_id(thread_id)
+    store = store_for(workspace, create=True)
+    assert store is not None  # create=True always opens one
+    store.append(ident, turns, workspace.memory, title=one_line(message, 80, at_word=True))
+    return ident

@@ -1,0 +1,383 @@
+"""LongMemEval's official JSON as an evaluation set (SPEC §15).
+
+    from supercontext_lab.eval.longmemeval import load_longmemeval, longmemeval_metrics
+    from supercontext_lab.eval import evaluate
+
+    questions = load_longmemeval("longmemeval_s.json")
+    report = evaluate(questions.cases, progress=False)
+    longmemeval_metrics(questions, report.results)["baseline"]["all"]["answer_in_bundle"]
+
+A LongMemEval file is a list of questions, each with the chat sessions it is asked over
+(``haystack_session_ids``, ``haystack_dates``, ``haystack_sessions`` of ``{role,
+content}`` turns) and what answers it (``answer``, ``answer_session_ids``). Each question
+becomes an :class:`~supercontext_lab.eval.EvalCase`: its ``question`` is the first
+message of a new thread, on a workspace that holds its sessions as past conversations.
+Those workspaces are built in the lab home (``longmemeval/<file digest>/<question id>/``,
+built once and reused while the file is unchanged), never in the package nor beside the
+dataset; with a ``workspace`` folder instead, every session of the file is imported into
+it (each once) and every question runs there.
+
+Scores, beside the usual ones (SPEC §11, §13):
+
+* ``evidence_recall``: the evidence sessions (``answer_session_ids``) the bundle cites as
+  ``(transcript: <session id>)``, over the evidence sessions, micro-averaged (for a
+  question with one evidence session: whether the bundle cites it);
+* ``answer_in_bundle``: the questions whose answer, normalised (case folded, articles,
+  punctuation and spacing removed, as SQuAD normalises), is in the normalised summary of
+  the bundle, over the questions scored. A preference question's answer is a rubric, not
+  a text to find, so it is not scored;
+* abstention questions (ids ending ``_abs``) expect ``has_enough_context: false`` (and
+  are scored on nothing else); every other question expects ``true``.
+
+:func:`longmemeval_metrics` gives them per variant and per question type (abstention
+questions as their own type), with ``all`` for every question.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import string
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._hashing import fingerprint
+from .._text import one_line
+from ..bundle_records import find_attributions
+from ..config import lab_home
+from ..conversations import Conversation
+from ..conversations.formats import parse_longmemeval
+from ..conversations.reading import decode_export, load_json, read_bytes
+from ..conversations.records import conversation_id
+from ..errors import ConversationImportError, DatasetError
+from ..sources.memory import INDEX_DIR
+from ..sources.workspace import Workspace
+from .dataset import EvalCase, Expectations
+from .metrics import RunMeasure, aggregate, ratio
+
+if TYPE_CHECKING:
+    from .results import CaseResult
+
+__all__ = [
+    "ABSTENTION",
+    "PREFERENCE",
+    "LongMemEvalQuestion",
+    "LongMemEvalSet",
+    "answer_in",
+    "is_longmemeval",
+    "load_longmemeval",
+    "longmemeval_metrics",
+    "longmemeval_text",
+    "normalise_answer",
+    "question_scores",
+]
+
+ABSTENTION = "abstention"
+"""The type abstention questions (ids ending ``_abs``) are reported under."""
+PREFERENCE = "single-session-preference"
+_MARKER = "longmemeval-source.sha256"
+_SNIFF_BYTES = 1 << 16
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation + "‘’“”–—…", " "))
+
+
+@dataclass(frozen=True)
+class LongMemEvalQuestion:
+    """One LongMemEval question, as its case is scored."""
+
+    id: str
+    type: str
+    question: str
+    answer: str
+    date: str
+    sessions: tuple[str, ...]
+    """Its haystack sessions, as conversation ids."""
+    evidence: tuple[str, ...]
+    """The sessions holding the answer, as conversation ids."""
+
+    @property
+    def abstention(self) -> bool:
+        """Whether the question cannot be answered from its sessions (its id ends ``_abs``)."""
+        return self.id.endswith("_abs")
+
+    @property
+    def group(self) -> str:
+        """The type it is reported under: ``abstention`` or its ``question_type``."""
+        return ABSTENTION if self.abstention else self.type
+
+    @property
+    def scores_answer(self) -> bool:
+        return not self.abstention and self.type != PREFERENCE
+
+
+@dataclass
+class LongMemEvalSet:
+    """The questions of a LongMemEval file and their evaluation cases."""
+
+    source: str
+    questions: dict[str, LongMemEvalQuestion] = field(default_factory=dict)
+    cases: list[EvalCase] = field(default_factory=list)
+
+
+def is_longmemeval(path: str | os.PathLike[str]) -> bool:
+    """Whether the file ``path`` looks like LongMemEval's JSON (a list of questions with
+    ``haystack_sessions``), read from its first 64 KB; never raises."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return False
+    text = decode_export(head).lstrip("\ufeff \t\r\n")
+    return text.startswith("[") and '"haystack_sessions"' in text
+
+
+def normalise_answer(text: str) -> str:
+    """``text`` as answers are compared: case folded, punctuation and the articles a, an
+    and the removed, spacing collapsed."""
+    folded = text.casefold().translate(_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", folded).split())
+
+
+def answer_in(answer: str, text: str) -> bool:
+    """Whether the normalised ``answer`` is in the normalised ``text``, on word bounds."""
+    wanted = normalise_answer(answer)
+    return bool(wanted) and f" {wanted} " in f" {normalise_answer(text)} "
+
+
+def _text(record: Mapping[str, Any], key: str, where: str, source: str) -> str:
+    value = record.get(key)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(f"{source}: {where}: '{key}' must be a non-empty string.")
+    return value
+
+
+def _questions(data: Any, source: str) -> list[LongMemEvalQuestion]:
+    if not isinstance(data, list):
+        raise DatasetError(f"{source}: a LongMemEval file is a JSON list of questions.")
+    found: list[LongMemEvalQuestion] = []
+    seen: set[str] = set()
+    for index, record in enumerate(data, start=1):
+        where = f"question {index}"
+        if not isinstance(record, Mapping):
+            raise DatasetError(f"{source}: {where} must be an object.")
+        qid = _text(record, "question_id", where, source).strip()
+        if qid in seen:
+            raise DatasetError(f"{source}: {where}: the question id {qid!r} is used twice.")
+        seen.add(qid)
+        where = f"question {qid!r}"
+        ids = record.get("haystack_session_ids")
+        evidence = record.get("answer_session_ids", [])
+        if not isinstance(ids, list) or not isinstance(evidence, list):
+            raise DatasetError(
+                f"{source}: {where}: haystack_session_ids and answer_session_ids must be lists."
+            )
+        found.append(
+            LongMemEvalQuestion(
+                id=qid,
+                type=_text(record, "question_type", where, source),
+                question=_text(record, "question", where, source),
+                answer=_text(record, "answer", where, source),
+                date=str(record.get("question_date") or ""),
+                sessions=tuple(conversation_id(str(s)) for s in ids),
+                evidence=tuple(conversation_id(str(s)) for s in evidence),
+            )
+        )
+    if not found:
+        raise DatasetError(f"{source}: the file holds no question.")
+    return found
+
+
+def _case(question: LongMemEvalQuestion, workspace: Path) -> EvalCase:
+    expect = Expectations(has_enough_context=not question.abstention)
+    return EvalCase(id=question.id, message=question.question, workspace=workspace, expect=expect)
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:80] or "question"
+
+
+def _import(root: Path, conversations: Sequence[Conversation]) -> None:
+    from ..conversations import store_for
+
+    workspace = Workspace(root)
+    store = store_for(workspace, create=True)
+    assert store is not None
+    store.import_conversations(conversations, workspace.memory, format="longmemeval")
+    workspace.memory.close()
+    store.close()
+
+
+def _built(folder: Path, conversations: Sequence[Conversation]) -> Path:
+    """``folder``, a workspace holding ``conversations``: reused when it already holds
+    these, else built in a temporary folder and renamed into place."""
+    digest = fingerprint([c.digest for c in conversations])
+    marker = folder / INDEX_DIR / _MARKER
+    try:
+        if marker.read_text(encoding="utf-8").strip() == digest:
+            return folder
+    except OSError:
+        pass
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        fresh = staging / "workspace"
+        fresh.mkdir()
+        _import(fresh, conversations)
+        (fresh / INDEX_DIR / _MARKER).write_text(digest + "\n", encoding="utf-8")
+        if folder.exists():
+            folder.rename(staging / "previous")
+        fresh.rename(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def load_longmemeval(
+    path: str | os.PathLike[str], *, workspace: str | os.PathLike[str] | None = None
+) -> LongMemEvalSet:
+    """The questions of the LongMemEval file ``path`` as evaluation cases (see the module
+    docstring for where their sessions go). Raises
+    :class:`~supercontext_lab.errors.DatasetError` naming the file for anything it
+    cannot read."""
+    file = Path(path).expanduser()
+    source = str(file)
+    try:
+        data = load_json(decode_export(read_bytes(file)), source)
+        parsed = parse_longmemeval(data, source, file.stem)
+    except ConversationImportError as exc:
+        raise DatasetError(str(exc)) from None
+    questions = _questions(data, source)
+    by_id = {c.id: c for c in parsed.conversations}
+    result = LongMemEvalSet(source, {q.id: q for q in questions})
+    if workspace is not None:
+        root = Path(workspace).expanduser().resolve()
+        if not root.is_dir():
+            raise DatasetError(f"{source}: workspace folder '{root}' does not exist.")
+        _import(root, parsed.conversations)
+        result.cases = [_case(q, root) for q in questions]
+        return result
+    base = lab_home() / "longmemeval" / f"{file.stem}-{_file_digest(parsed.conversations)}"
+    for question in questions:
+        held = [by_id[s] for s in dict.fromkeys(question.sessions) if s in by_id]
+        folder = _built(base / _safe_name(question.id), held)
+        result.cases.append(_case(question, folder))
+    return result
+
+
+def _file_digest(conversations: Sequence[Conversation]) -> str:
+    return fingerprint(sorted(c.digest for c in conversations))[:16]
+
+
+# -- scoring ------------------------------------------------------------------------------
+
+
+def _cited(bundle: Mapping[str, Any] | None) -> set[str]:
+    summary = str((bundle or {}).get("summary") or "")
+    return {
+        a.source.ref
+        for a in find_attributions(summary)
+        if a.source.kind == "transcript" and a.source.ref
+    }
+
+
+def question_scores(question: LongMemEvalQuestion, result: CaseResult) -> dict[str, Any]:
+    """One run of ``question`` scored: the evidence sessions it cites and whether its
+    summary holds the answer (``None`` for what the question is not scored on)."""
+    summary = str((result.bundle or {}).get("summary") or "")
+    cited = _cited(result.bundle)
+    evidence = None if question.abstention else sorted(set(question.evidence) & cited)
+    return {
+        "id": question.id,
+        "type": question.group,
+        "variant": result.variant,
+        "repeat": result.repeat,
+        "evidence_cited": evidence,
+        "evidence_expected": None if question.abstention else len(set(question.evidence)),
+        "answer_in_bundle": answer_in(question.answer, summary) if question.scores_answer else None,
+        "has_enough_context": (result.bundle or {}).get("has_enough_context"),
+    }
+
+
+def _group_metrics(
+    rows: Sequence[dict[str, Any]], measures: Sequence[RunMeasure]
+) -> dict[str, Any]:
+    evidence = [r for r in rows if r["evidence_expected"] is not None]
+    answers = [r for r in rows if r["answer_in_bundle"] is not None]
+    base = aggregate(list(measures))
+    return {
+        "questions": len(rows),
+        "evidence_recall": ratio(
+            sum(len(r["evidence_cited"]) for r in evidence),
+            sum(r["evidence_expected"] for r in evidence),
+        ),
+        "evidence_cases": len(evidence),
+        "answer_in_bundle": ratio(sum(1 for r in answers if r["answer_in_bundle"]), len(answers)),
+        "answer_cases": len(answers),
+        **{name: base[name] for name in _BASE_METRICS},
+    }
+
+
+_BASE_METRICS = ("valid_rate", "has_enough_accuracy", "grounded_rate", "tokens_mean")
+
+
+def longmemeval_metrics(
+    questions: LongMemEvalSet, results: Sequence[CaseResult]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per variant, per question type (and ``all``): ``evidence_recall``,
+    ``answer_in_bundle`` and the usual ``valid_rate``, ``has_enough_accuracy``,
+    ``grounded_rate`` and ``tokens_mean``, with how many questions each counts."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    variants = list(dict.fromkeys(r.variant for r in results))
+    for variant in variants:
+        rows: dict[str, list[dict[str, Any]]] = {}
+        measures: dict[str, list[RunMeasure]] = {}
+        for result in results:
+            question = questions.questions.get(result.id)
+            if result.variant != variant or question is None:
+                continue
+            for group in (question.group, "all"):
+                rows.setdefault(group, []).append(question_scores(question, result))
+                measures.setdefault(group, []).append(result.measure())
+        order = sorted(g for g in rows if g not in ("all", ABSTENTION))
+        order += [g for g in (ABSTENTION, "all") if g in rows]
+        out[variant] = {group: _group_metrics(rows[group], measures[group]) for group in order}
+    return out
+
+
+def longmemeval_text(metrics: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+    """The per-type metrics as aligned plain text, one table per variant."""
+    columns = ("questions", "evidence_recall", "answer_in_bundle", "has_enough_accuracy")
+    counts = {"evidence_recall": "evidence_cases", "answer_in_bundle": "answer_cases"}
+    blocks = []
+    for variant, groups in metrics.items():
+        rows: list[tuple[str, ...]] = [("type", *columns)]
+        for group, values in groups.items():
+            cells = [group]
+            for column in columns:
+                value = values[column]
+                if column == "questions":
+                    cells.append(str(value))
+                elif column in counts and values[counts[column]] == 0:
+                    cells.append("-")  # no question of this type is scored on it
+                else:
+                    cells.append(f"{value:.3f}")
+            rows.append(tuple(cells))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(columns) + 1)]
+        lines = [f"LongMemEval by question type: {one_line(variant, 60)}"]
+        for number, row in enumerate(rows):
+            lines.append(
+                "  ".join(
+                    [row[0].ljust(widths[0])]
+                    + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+                ).rstrip()
+            )
+            if number == 0:
+                lines.append("  ".join("-" * width for width in widths))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
