@@ -210,6 +210,7 @@ def _scout_with_deadline(
     scout: ScoutCall,
     scout_timeout_s: float | None,
     on_step: Callable[[TraceStep], None] | None,
+    focus: str | None,
 ) -> None:
     gate = _Gate(on_step)
     # The worker records a failure in a record of its own: once abandoned, nothing it
@@ -224,7 +225,13 @@ def _scout_with_deadline(
     # The fallback is written while the scout runs: it is ready the moment the deadline
     # passes. Its own steps are not shown unless it is used.
     fallback = (
-        run_pack(message, workspace=workspace, definition=definition, budget=settings.pack_tokens)
+        run_pack(
+            message,
+            workspace=workspace,
+            definition=definition,
+            focus=focus,
+            budget=settings.pack_tokens,
+        )
         if settings.fallback == "pack"
         else None
     )
@@ -256,9 +263,11 @@ def run_preflight(
     scout: ScoutCall,
     scout_timeout_s: float | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
+    focus: str | None = None,
 ) -> Preflight:
     """Prepare ``message`` in ``settings.design`` (see the module docstring); the gate
-    has already let the turn through."""
+    has already let the turn through. ``focus`` (the explicit path's) counts as request
+    for the pack; the ``scout`` callable applies its own."""
     started = time.perf_counter()
     design = settings.design
     result = Preflight(design=design, deadline_ms=settings.deadline_ms)
@@ -288,6 +297,7 @@ def run_preflight(
                     message,
                     workspace=workspace,
                     definition=definition,
+                    focus=focus,
                     budget=settings.pack_tokens,
                     on_step=on_step,
                 ),
@@ -308,6 +318,7 @@ def run_preflight(
                 scout=scout,
                 scout_timeout_s=scout_timeout_s,
                 on_step=on_step,
+                focus=focus,
             )
     except (SupercontextError, OSError, ValueError) as exc:
         # The pack and the cached envelope read the workspace: a broken one is a cold
