@@ -167,12 +167,22 @@ class SupercontextMagics(magic.Magics):
         )
         return model_for_route(route, role="scout")
 
-    def _make_thread(self, workspace: str | None, agent: str | None) -> Thread:
-        """A new thread with this kernel's defaults; the Super Context flag is read now."""
+    def _make_thread(
+        self,
+        workspace: str | None,
+        agent: str | None,
+        design: str | None = None,
+        deadline_ms: float | None = None,
+    ) -> Thread:
+        """A new thread with this kernel's defaults; the Super Context flag and the
+        ``[preflight]`` settings are read now (``design`` and ``deadline_ms`` override
+        them)."""
         return Thread(
             self._workspace(workspace),
             definition=self._definition(agent),
             scout_model=self._scout_model(),
+            design=design,
+            deadline_ms=deadline_ms,
         )
 
     def _remember(
@@ -252,6 +262,18 @@ class SupercontextMagics(magic.Magics):
         help="workspace folder (default: SupercontextMagics.workspace, else the shipped demo)",
     )
     @argument("--agent", default=None, help="an agent.toml to use for the thread's scout")
+    @argument(
+        "--design",
+        default=None,
+        choices=["scout", "pack", "cached", "cold"],
+        help="the pre-flight design of the thread's first turn (default: [preflight] design)",
+    )
+    @argument(
+        "--deadline-ms",
+        type=float,
+        default=None,
+        help="abandon a scout not done by then; the pack prepares the turn instead",
+    )
     @line_magic
     @usage_errors
     def scout_thread(self, line: str) -> None:
@@ -269,11 +291,12 @@ class SupercontextMagics(magic.Magics):
         if args.action != "new":
             raise UsageError(f"unknown subcommand {args.action!r}; use %scout_thread new.")
         workspace, agent = args.workspace, args.agent
+        design, deadline_ms = args.design, args.deadline_ms
 
         def factory() -> Thread:
             # The composer makes a fresh thread when the flag flips on a new thread; that
             # thread becomes the one %%chat continues.
-            self.thread = self._make_thread(workspace, agent)
+            self.thread = self._make_thread(workspace, agent, design, deadline_ms)
             return self.thread
 
         thread = factory()
