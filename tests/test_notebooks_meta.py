@@ -43,6 +43,7 @@ EXPECTED = (
     "05_recommended_tools_and_skills",
     "06_a_real_model",
     "07_comparing_scout_variants",
+    "09_does_preflight_pay",
 )
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CHECK_MARK = "# NBVAL_CHECK_OUTPUT"

@@ -29,6 +29,7 @@ PARAMETERS = {
     "05_recommended_tools_and_skills": {"workspace"},
     "06_a_real_model": {"local_model"},
     "07_comparing_scout_variants": {"dataset", "variant_agent"},
+    "09_does_preflight_pay": {"dataset", "model", "limit", "deadline_ms"},
 }
 
 
