@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 from ..bundle import ContextBundle
 from ..errors import WorkspaceError
-from ..harness.cached import cache_fingerprint
 from ..harness.designs import PreflightSettings, check_deadline_ms, preflight_settings
 from ..harness.preflight import run_preflight
 from ..models.base import ChatModel
@@ -313,24 +312,24 @@ def _plan(
 ) -> list[CaseTask]:
     """Every task, with its result-cache key; opens and reads each workspace once.
 
-    Whole turns (``end_to_end``) and runs under a deadline are not stored whole (a turn's
-    reply is not part of a stored result, and whether a deadline is met depends on the
-    machine); their model replies still go through the response cache.
+    Whole turns (``end_to_end``), runs under a deadline and the designs that run no scout
+    are not stored whole (a turn's reply is not part of a stored result, whether a
+    deadline is met depends on the machine, and a pack or a cached envelope costs less
+    than a lookup); their model replies still go through the response cache.
     """
-    fingerprints: dict[tuple[str, bool], str] = {}
+    fingerprints: dict[str, str] = {}
     tasks: list[CaseTask] = []
     for spec in specs:
         # A factory's model cannot be identified from outside: no result caching for it.
         keyed = (
             session.results is not None
             and spec.model_factory is None
+            and spec.design == "scout"
             and not end_to_end
             and deadline_ms is None
         )
         definition = spec.definition().fingerprint() if keyed else ""
         model = model_identity(spec.route or {}) if keyed else {}
-        if keyed and spec.design != "scout":
-            model = {**model, "design": spec.design, "preflight": _settings_key(spec.design)}
         for repeat in range(repeats):
             for case in cases:
                 own = case.workspace is not None
@@ -339,19 +338,14 @@ def _plan(
                 workspace = session.workspace(path, demo, warm=True)
                 key = None
                 if keyed:
-                    # The cached envelope also depends on the recall counts, which the
-                    # workspace's fingerprint leaves out.
-                    which = (path, spec.design == "cached")
-                    if which not in fingerprints:
-                        fingerprints[which] = workspace_fingerprint(workspace.root) + (
-                            cache_fingerprint(workspace) if which[1] else ""
-                        )
+                    if path not in fingerprints:
+                        fingerprints[path] = workspace_fingerprint(workspace.root)
                     key = case_result_key(
                         definition=definition,
                         model=model,
                         message=case.message,
                         focus=case.focus,
-                        workspace=fingerprints[which],
+                        workspace=fingerprints[path],
                         repeat=repeat,
                     )
                 tasks.append(
@@ -373,16 +367,6 @@ def _plan(
                     )
                 )
     return tasks
-
-
-def _settings_key(design: str) -> dict[str, Any]:
-    """What of the ``[preflight]`` table decides a design's bundle (its budget)."""
-    settings = preflight_settings()
-    if design == "pack":
-        return {"pack_tokens": settings.pack_tokens}
-    if design == "cached":
-        return {"cached_tokens": settings.cached_tokens}
-    return {}
 
 
 def _stored_results(session: EvalSession, tasks: Sequence[CaseTask]) -> dict[int, CaseResult]:
