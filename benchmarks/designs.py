@@ -183,6 +183,31 @@ def table(report: Any, figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def targets_table(log: Callable[[str], None]) -> str:
+    """The pre-flight benchmark's targets (:mod:`.preflight`: the pack's p95, a cached
+    first turn, how late a missed deadline ends the pre-flight), as a sub-block."""
+    from . import preflight
+    from .report import targets_table as table_of
+
+    started = time.perf_counter()
+    section = preflight.run(log=log)
+    section.seconds = time.perf_counter() - started
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return "\n".join(
+        [
+            "### Targets",
+            "",
+            f"Measured by `python -m benchmarks preflight` (also part of `all`) in "
+            f"{section.seconds:.0f} s on {os.cpu_count()} CPU cores, load average "
+            f"{load[0]:.1f} at the end.",
+            "",
+            table_of([section]),
+            "",
+            *section.details,
+        ]
+    )
+
+
 def write_block(path: Path, route: str, body: str) -> None:
     """Put ``body`` into ``path``'s designs block as the sub-block of ``route``, keeping
     the other routes' sub-blocks."""
@@ -197,7 +222,7 @@ def write_block(path: Path, route: str, body: str) -> None:
     )
     parts = {name: whole for whole, name in found}
     parts[slug] = sub
-    ordered = [parts.pop("offline")] if "offline" in parts else []
+    ordered = [parts.pop(first) for first in ("targets", "offline") if first in parts]
     ordered += [parts[name] for name in sorted(parts)]
     block = "\n".join([BEGIN, _INTRO, "", "\n\n".join(ordered), END])
     if match:
@@ -208,7 +233,8 @@ def write_block(path: Path, route: str, body: str) -> None:
 
 
 def main(argv: Sequence[str], *, targets: Sequence[Path], log: Callable[[str], None]) -> int:
-    """``python -m benchmarks designs [--model ID] [--limit N] [--no-offline]``."""
+    """``python -m benchmarks designs [--model ID] [--limit N] [--no-offline]``: with the
+    offline route (the default), the pre-flight targets too."""
     models: list[str] = []
     limit: int | None = None
     offline = True
@@ -229,6 +255,11 @@ def main(argv: Sequence[str], *, targets: Sequence[Path], log: Callable[[str], N
     if not routes:
         log(usage)
         return 2
+    if offline:
+        body = targets_table(log)
+        print(body + "\n")
+        for path in targets:
+            write_block(path, "targets", body)
     for route in routes:
         report, figures = run_route(route, limit=None if route == "offline" else limit, log=log)
         body = table(report, figures)
