@@ -26,9 +26,7 @@ workspace's: when a note changed, the envelope is built again before it is serve
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import threading
 import time
 from collections.abc import Iterable
@@ -39,7 +37,7 @@ from typing import Any
 
 from .._atomic import write_atomic
 from .._bounded import json_loads
-from .._confine import read_limited
+from .._confine import read_confined
 from .._facts import note_sentences
 from .._hashing import fingerprint
 from ..bundle import fit_bundle
@@ -61,7 +59,6 @@ __all__ = [
     "load_cached",
     "recall_counts",
     "record_recalls",
-    "remove_cached",
     "serve_cached",
 ]
 
@@ -186,15 +183,24 @@ def cache_fingerprint(workspace: Workspace, *, budget: int = DEFAULT_CACHED_TOKE
 # ----------------------------------------------------------------- recall counts
 
 
+def _read(workspace: Workspace, name: str, max_bytes: int) -> Any:
+    """The JSON of ``.supercontext/<name>``, read only inside the workspace (a linked
+    ``.supercontext`` or file is refused, as the memory index refuses them); ``None``
+    when it is missing, refused, larger than ``max_bytes`` or not JSON."""
+    folder = workspace.root / INDEX_DIR
+    if folder.is_symlink():
+        return None
+    try:
+        raw, more = read_confined(workspace.root, folder / name, max_bytes)
+        return None if more else json_loads(raw.decode("utf-8"))
+    except (OSError, PathRefusedError, ValueError):
+        return None
+
+
 def recall_counts(workspace: Workspace) -> dict[str, int]:
     """How many pre-flights in ``workspace`` read each note (``"namespace/key"``);
     empty when none was recorded or the file is unreadable."""
-    path = workspace.root / INDEX_DIR / RECALLS_FILE
-    try:
-        raw, more = read_limited(path, _MAX_RECALLS_BYTES)
-        data = json_loads(raw.decode("utf-8")) if not more else None
-    except (OSError, PathRefusedError, ValueError):
-        return {}
+    data = _read(workspace, RECALLS_FILE, _MAX_RECALLS_BYTES)
     counts = data.get("counts") if isinstance(data, dict) else None
     if not isinstance(counts, dict):
         return {}
@@ -325,13 +331,7 @@ def build_cached(
 def load_cached(workspace: Workspace) -> CachedEnvelope | None:
     """The stored cached envelope of ``workspace``, current or not; ``None`` when there is
     none or it is unreadable."""
-    path = workspace.root / INDEX_DIR / CACHE_FILE
-    try:
-        raw, more = read_limited(path, _MAX_CACHE_BYTES)
-        data = None if more else json_loads(raw.decode("utf-8"))
-    except (OSError, PathRefusedError, ValueError):
-        return None
-    return CachedEnvelope.from_dict(data)
+    return CachedEnvelope.from_dict(_read(workspace, CACHE_FILE, _MAX_CACHE_BYTES))
 
 
 def serve_cached(
@@ -349,11 +349,3 @@ def serve_cached(
     except (OSError, WorkspaceError):
         # A read-only workspace still gets its envelope, built for this turn only.
         return build_cached(workspace, budget=budget, store=False), True
-
-
-def remove_cached(workspace: Workspace) -> bool:
-    """Delete the stored cached envelope; whether there was one."""
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(workspace.root / INDEX_DIR / CACHE_FILE)
-        return True
-    return False

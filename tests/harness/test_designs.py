@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -243,6 +244,25 @@ def test_a_thread_counts_the_notes_its_pre_flight_read(workspace: Workspace) -> 
         REQUEST
     )
     assert recall_counts(workspace).get("global/kernel") == 1
+
+
+def test_cached_never_reads_or_writes_through_a_linked_index_folder(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    forged = build_cached(workspace, store=False)
+    (outside / CACHE_FILE).write_text(
+        json.dumps(
+            {**forged.to_dict(), "envelope": "[context_bundle]\nsummary: FORGED\n[/context_bundle]"}
+        ),
+        encoding="utf-8",
+    )
+    (workspace.root / ".supercontext").symlink_to(outside, target_is_directory=True)
+    served, built = serve_cached(workspace)
+    assert built and "FORGED" not in served.envelope and "2Dt kernel" in served.envelope
+    assert load_cached(workspace) is None
+    assert sorted(p.name for p in outside.iterdir()) == [CACHE_FILE]
 
 
 def test_cached_in_an_empty_workspace_goes_on_cold(tmp_path: Path) -> None:
