@@ -1,7 +1,9 @@
-"""``python -m benchmarks [all|memory|scaling|harness|startup|eval ...] [options]``.
+"""``python -m benchmarks [all|memory|scaling|harness|preflight|startup|eval ...] [options]``.
 
 ``python -m benchmarks realmodel [--limit N]`` runs apart from ``all``: it needs the
-``local`` extra and a CPU model's patience (see benchmarks/README.md).
+``local`` extra and a CPU model's patience (see benchmarks/README.md). So does
+``python -m benchmarks designs [--model local:smollm2 --limit N]``, the four pre-flight
+designs end to end.
 """
 
 from __future__ import annotations
@@ -28,6 +30,16 @@ def _sizes(text: str) -> tuple[int, ...]:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmarks, print the table, write the results; exit 0 unless a run broke."""
     given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["designs"]:
+        from . import designs
+        from .runner import REPO_ROOT, isolated_lab_home
+
+        with isolated_lab_home():
+            return designs.main(
+                given[1:],
+                targets=[REPO_ROOT / "docs" / "performance.md", REPO_ROOT / "README.md"],
+                log=lambda m: print(m, file=sys.stderr),
+            )
     if given[:1] == ["realmodel"]:
         from . import realmodel
         from .runner import REPO_ROOT, isolated_lab_home

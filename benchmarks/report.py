@@ -21,6 +21,9 @@ from typing import Any
 from supercontext_lab._atomic import write_atomic
 
 __all__ = [
+    "DESIGNS_BEGIN",
+    "DESIGNS_BLOCK",
+    "DESIGNS_END",
     "MISS",
     "PASS",
     "PENDING",
@@ -228,9 +231,17 @@ def write_performance_doc(path: Path, markdown: str, *, command: str, plot_name:
     write_atomic(path, text)
 
 
+DESIGNS_BEGIN = "<!-- designs:begin -->"
+DESIGNS_END = "<!-- designs:end -->"
+DESIGNS_BLOCK = re.compile(re.escape(DESIGNS_BEGIN) + r".*?" + re.escape(DESIGNS_END), re.S)
+"""The block ``python -m benchmarks designs`` owns (the pre-flight designs' tables)."""
+
+
 def keep_section(old: str, new: str) -> str:
-    """``new`` with the real-model block of ``old`` carried over (for a full ``all`` run)."""
-    match = REALMODEL_BLOCK.search(old)
-    if match is None or REALMODEL_BEGIN in new:
-        return new
-    return new.rstrip("\n") + "\n\n" + match.group(0) + "\n"
+    """``new`` with the blocks other commands own (the real-model block, the designs
+    block) of ``old`` carried over (for a full ``all`` run)."""
+    for pattern, begin in ((REALMODEL_BLOCK, REALMODEL_BEGIN), (DESIGNS_BLOCK, DESIGNS_BEGIN)):
+        match = pattern.search(old)
+        if match is not None and begin not in new:
+            new = new.rstrip("\n") + "\n\n" + match.group(0) + "\n"
+    return new

@@ -28,6 +28,7 @@ BENCHMARKS = (
     "memory",
     "scaling",
     "harness",
+    "preflight",
     "envelope",
     "startup",
     "eval",
@@ -55,6 +56,9 @@ class Options:
     )
     turn_repeats: int = 30
     turn_warmup: int = 3
+    #: Turns per design of the pre-flight benchmark, and turns per missed deadline.
+    preflight_repeats: int = 30
+    preflight_deadline_repeats: int = 5
     timeit_repeat: int = 7
     #: Envelope sizes (characters) and repeats of the envelope parsers' hostile-input run.
     envelope_sizes: tuple[int, ...] = (1_000_000, 4_000_000)
@@ -100,6 +104,8 @@ class Options:
             update_repeats=10,
             reopen_files=300,
             turn_repeats=10,
+            preflight_repeats=10,
+            preflight_deadline_repeats=2,
             envelope_sizes=(1_000_000,),
             envelope_repeats=3,
             import_repeats=5,
@@ -236,6 +242,17 @@ def _harness(options: Options, shared: _Shared, log: Callable[[str], None]) -> S
     )
 
 
+def _preflight(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
+    from . import preflight
+
+    return preflight.run(
+        repeats=options.preflight_repeats,
+        warmup=options.turn_warmup,
+        deadline_repeats=options.preflight_deadline_repeats,
+        log=log,
+    )
+
+
 def _envelope(options: Options, shared: _Shared, log: Callable[[str], None]) -> Section:
     from . import envelope_parsers
 
@@ -302,6 +319,7 @@ _RUNNERS: dict[str, Callable[[Options, _Shared, Callable[[str], None]], Section]
     "memory": _memory,
     "scaling": _scaling,
     "harness": _harness,
+    "preflight": _preflight,
     "envelope": _envelope,
     "parsers": _parsers,
     "startup": _startup,

@@ -92,6 +92,10 @@ class ColdStartReason(str, Enum):
     CONTEXT_FULL = "context_full"
     NO_ENVELOPE = "no_envelope"
     UNGROUNDED = "ungrounded"
+    # The pre-flight design (SPEC §16).
+    DESIGN_COLD = "design_cold"
+    DEADLINE_MISSED = "deadline_missed"
+    NO_CACHED_ENVELOPE = "no_cached_envelope"
 
     def __str__(self) -> str:
         return self.value
@@ -120,6 +124,8 @@ _FAILURES = frozenset(
         ColdStartReason.CONTEXT_FULL,
         ColdStartReason.NO_ENVELOPE,
         ColdStartReason.UNGROUNDED,
+        ColdStartReason.DEADLINE_MISSED,
+        ColdStartReason.NO_CACHED_ENVELOPE,
     }
 )
 
@@ -148,6 +154,13 @@ _EXPLANATIONS: dict[ColdStartReason, str] = {
     ColdStartReason.UNGROUNDED: (
         "The grounding check found nothing in the bundle that exists or that what the scout "
         "read supports."
+    ),
+    ColdStartReason.DESIGN_COLD: 'The pre-flight design is "cold": no context is prepared.',
+    ColdStartReason.DEADLINE_MISSED: (
+        "The scout was not done by the pre-turn deadline and nothing else prepared the turn."
+    ),
+    ColdStartReason.NO_CACHED_ENVELOPE: (
+        "The workspace gave the cached design nothing to put in an envelope."
     ),
 }
 

@@ -42,6 +42,8 @@ def tiny_options(tmp: Path) -> Options:
         scaling_queries={"memorytree": 12, "bm25s": 8, "rank-bm25": 4},
         turn_repeats=2,
         turn_warmup=1,
+        preflight_repeats=2,
+        preflight_deadline_repeats=1,
         timeit_repeat=2,
         envelope_sizes=(20_000,),
         envelope_repeats=1,

@@ -45,6 +45,7 @@ EXPECTED = (
     "06_a_real_model",
     "07_comparing_scout_variants",
     "08_past_conversations",
+    "09_does_preflight_pay",
 )
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CHECK_MARK = "NBVAL_CHECK_OUTPUT"

@@ -31,6 +31,7 @@ PARAMETERS = {
     "06_a_real_model": {"local_model"},
     "07_comparing_scout_variants": {"dataset", "variant_agent"},
     "08_past_conversations": {"workspace", "chat_export"},
+    "09_does_preflight_pay": {"dataset", "model", "limit", "deadline_ms"},
 }
 
 

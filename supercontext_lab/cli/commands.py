@@ -25,6 +25,7 @@ from .common import (
     read_text_input,
     text_argument,
 )
+from .preflight import add_preflight_arguments
 
 if TYPE_CHECKING:
     from ..agents.definition import AgentDefinition
@@ -183,6 +184,9 @@ def _scout_model(route: ModelRoute, progress: RunProgress | None) -> ChatModel:
 
 def _print_trace(trace: Sequence[TraceStep]) -> None:
     for number, step in enumerate(trace, start=1):
+        if step.kind == "deadline":
+            emit(f"  {number:>2}. deadline at {step.started_ms:g} ms: {step.result_preview}")
+            continue
         if step.kind == "model":
             grace = " (final call, no tools)" if step.grace else ""
             if not step.ok:
@@ -237,6 +241,8 @@ def _cmd_scout(args: argparse.Namespace) -> int:
         raise UsageProblem(f"{PROG}: the message is empty")
     workspace = _workspace(args.workspace)
     definition = _definition(args.agent)
+    if args.design is not None or args.deadline_ms is not None:
+        return _scout_in_design(args, message, workspace, definition)
     route = _scout_route(args, definition)
     with progress_on_stderr(not args.no_progress) as progress:
         model = _scout_model(route, progress)
@@ -266,6 +272,50 @@ def _cmd_scout(args: argparse.Namespace) -> int:
     return 0 if run.ok else 1
 
 
+def _scout_in_design(
+    args: argparse.Namespace, message: str, workspace: Workspace, definition: AgentDefinition
+) -> int:
+    """``scout --design`` / ``--deadline-ms``: the message prepared in a pre-flight design."""
+    from ..scout import run_scout
+    from .preflight import preflight_json, preflight_line, prepare, settings_from_args
+
+    settings = settings_from_args(args)
+
+    def scout(timeout_s: float | None, on_step: Any) -> Any:
+        # The model is built only when the design runs the scout.
+        return run_scout(
+            message,
+            workspace=workspace,
+            model=_scout_model(_scout_route(args, definition), None),
+            definition=definition,
+            focus=args.focus,
+            timeout_s=args.timeout if timeout_s is None else timeout_s,
+            on_step=on_step,
+        )
+
+    done = prepare(
+        message,
+        settings=settings,
+        workspace=workspace,
+        definition=definition,
+        scout=scout,
+        focus=args.focus,
+    )
+    if args.json:
+        emit_json(preflight_json(done))
+    else:
+        emit(preflight_line(done))
+        if done.note:
+            emit(f"  {done.note}")
+        run = done.run
+        if run is not None:
+            _print_trace(run.trace)
+        emit(done.envelope if done.envelope is not None else "(no envelope)")
+        for problem in run.problems if run is not None else []:
+            emit(f"problem: {problem}")
+    return 0 if done.envelope is not None else 1
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     """One first turn, printed in the order of the README's diagram: message, gate, scout,
     bundle, what the orchestrator receives, its reply, then the timings."""
@@ -275,7 +325,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     workspace = _workspace(args.workspace)
     # The demo shows one first turn, the same each time: it keeps no past conversation
     # that a later demo would recall.
-    thread = Thread(workspace, archive=False)
+    thread = Thread(workspace, archive=False, design=args.design, deadline_ms=args.deadline_ms)
     # The demo is a copy in the lab home: say where, so it can be opened (and copied to
     # make one's own; the copy itself is replaced when the shipped demo changes).
     where = " (the shipped demo, copied there)" if args.workspace is None else ""
@@ -293,11 +343,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if result.preparation == "skipped" and result.reason is not None:
         emit(f"  no scout: {result.reason} ({result.reason.explanation})")
     else:
-        emit("  first turn of a new thread, flag on, message worth preparing: the scout runs")
+        does = {
+            "pack": "the pack gathers it (no model)",
+            "cached": "the cached envelope is served",
+        }.get(result.design, "the scout runs")
+        emit(f"  first turn of a new thread, flag on, message worth preparing: {does}")
+    for line in result.design_lines():
+        emit(f"  pre-flight {line}")
     run = result.scout
     if run is not None:
+        step = "Scout" if result.prepared_by in (None, "scout") else "Pre-flight"
         emit(
-            f"== Scout ({run.model_name}, read-only tools): {_calls(run.trace, run.model_calls)}, "
+            f"== {step} ({run.model_name}, read-only tools): {_calls(run.trace, run.model_calls)}, "
             f"{_plural(run.usage.total_tokens, 'token')}, {run.elapsed_ms:.1f} ms"
         )
         _print_trace(run.trace)
@@ -398,6 +455,7 @@ def _build_parser() -> Parser:
     demo.add_argument("--message", default=DEMO_MESSAGE, help="the first message to send")
     demo.add_argument("--workspace", help="a workspace folder (default: the shipped demo)")
     demo.add_argument("--no-progress", action="store_true", help=_NO_PROGRESS)
+    add_preflight_arguments(demo)
     demo.set_defaults(handler=_cmd_demo)
 
     scout = sub.add_parser("scout", help="run the context scout alone on one message")
@@ -418,6 +476,7 @@ def _build_parser() -> Parser:
         help="wall-clock limit of the run in seconds (default 120; 600 for local: models)",
     )
     scout.add_argument("--no-progress", action="store_true", help=_NO_PROGRESS)
+    add_preflight_arguments(scout)
     scout.set_defaults(handler=_cmd_scout)
 
     config = sub.add_parser("config", help="read or set the Super Context flag")
@@ -432,11 +491,13 @@ def _build_parser() -> Parser:
     # Imported here so that importing this module stays light (the handler imports the rest).
     from .eval import add_eval_parser
     from .memory import add_memory_parser
+    from .preflight import add_cache_parser
     from .workspace import add_workspace_parser
 
     add_eval_parser(sub)
     add_memory_parser(sub)
     add_workspace_parser(sub)
+    add_cache_parser(sub)
     return parser
 
 

@@ -11,11 +11,22 @@ JSON). The shipped definition always runs as ``baseline``; each ``--agent NAME=P
 ``PATH``, named after its folder) adds a variant, and each ``--model ID`` (``local:smollm2``,
 ``ollama:qwen2.5``, ``baseline:rank``) adds the shipped definition on that model, named
 after the id. Whenever a variant runs a model, the no-model baselines ``rank`` and
-``random`` (SPEC §14) run beside it (``--no-baselines`` leaves them out). Prints a metrics table, the latency of
-one run per variant (p50 and p95) and what ran and what came from the cache, or with
-``--json`` one object ``{"variants": [{"name", "metrics"}], "cases": [{"id", "variant",
-"envelope", "problems", "scores"}]}``. Exit status: 0 when the evaluation ran, 1 when no
-run produced a valid envelope, 2 for bad input.
+``random`` (SPEC §14) run beside it (``--no-baselines`` leaves them out).
+
+Pre-flight designs (SPEC §16): each ``--design NAME`` (``scout``, ``pack``, ``cached``,
+``cold``) runs as a variant named after it, instead of ``baseline``; the one ``--model``
+is then the scout design's. ``--end-to-end`` sends each case as the first message of a
+new thread and scores the orchestrator's reply, cold and prepared, at temperature 0;
+``--model`` sets the orchestrator too. ``--deadline-ms`` is the scout design's pre-turn
+deadline.
+
+Prints a metrics table, every rate with its 95 % interval, the end-to-end metrics, the
+paired comparison of every two variants, the latency of one run per variant (p50 and
+p95) and what ran and what came from the cache, or with ``--json`` one object
+``{"variants": [{"name", "design", "metrics", "intervals"}], "cases": [{"id", "variant",
+"envelope", "problems", "scores", "turn"}], "paired": [...]}``. Exit status: 0 when the
+evaluation ran, 1 when no run produced a valid envelope (and, end to end, no reply came),
+2 for bad input.
 
 Only argparse and the standard library are imported here; the evaluation machinery loads
 when the command runs.
@@ -26,6 +37,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -89,6 +101,29 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         help="do not add the no-model baselines rank and random beside model variants",
     )
     parser.add_argument(
+        "--design",
+        action="append",
+        default=[],
+        choices=["scout", "pack", "cached", "cold"],
+        help="run a pre-flight design as a variant named after it (repeatable), instead of "
+        "the shipped scout alone; with --model, the scout design runs on that model",
+    )
+    parser.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="send each case as the first message of a new thread and score the "
+        "orchestrator's reply (cold and prepared, temperature 0); --model sets the "
+        "orchestrator too",
+    )
+    parser.add_argument(
+        "--deadline-ms",
+        type=_deadline,
+        default=None,
+        metavar="MS",
+        help="the scout design's pre-turn deadline: a scout not done by then is abandoned "
+        "and the pack prepares the case",
+    )
+    parser.add_argument(
         "--executor",
         choices=["sequential", "local", "dask"],
         default="sequential",
@@ -114,6 +149,12 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_eval_command)
     return parser
+
+
+def _deadline(text: str) -> float:
+    from .preflight import deadline_argument
+
+    return deadline_argument(text)
 
 
 def parse_agent_option(option: str) -> tuple[str, Path]:
@@ -147,18 +188,29 @@ def _model_variants(ids: list[str]) -> list[Variant]:
     return variants
 
 
-def _variants(options: list[str], models: list[str], *, baselines: bool) -> list[Variant]:
+def _variants(
+    options: list[str], models: list[str], *, baselines: bool, designs: Sequence[str] = ()
+) -> list[Variant]:
+    """The variants of the command line: the shipped scout (``baseline``), or one variant
+    per ``--design``; each ``--agent``; each ``--model`` (without ``--design``: with it,
+    the one model is the scout design's); and the no-model baselines."""
     from ..agents.definition import load_agent_definition
     from ..eval.variants import (
         BASELINE,
         Variant,
         baseline,
         check_variant_name,
+        design_variant,
         pick_baselines,
         uses_a_model,
     )
 
-    variants = [baseline()]
+    if designs:
+        route = _model_variants(models)[0].route if models else None
+        variants = [design_variant(design, route) for design in dict.fromkeys(designs)]
+        models = []
+    else:
+        variants = [baseline()]
     for option in options:
         name, path = parse_agent_option(option)
         try:
@@ -186,7 +238,10 @@ def _json_output(report: Any) -> dict[str, Any]:
         "variants": [
             {
                 "name": variant.name,
+                "design": variant.design,
+                "model": variant.model,
                 "metrics": variant.metrics,
+                "intervals": {name: list(pair) for name, pair in variant.intervals.items()},
                 **({"spread": variant.spread} if variant.spread else {}),
                 "cache": {
                     "hits": variant.cache_hits,
@@ -208,9 +263,13 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "tokens": result.tokens,
                 "elapsed_ms": round(result.elapsed_ms, 3),
                 "from_cache": result.from_cache,
+                **({"turn": result.turn} if result.turn is not None else {}),
             }
             for result in report.results
         ],
+        "paired": [pair.to_dict() for pair in report.paired],
+        "statistics": report.to_dict()["statistics"],
+        "settings": dict(report.settings),
         "wall_s": round(report.wall_s, 3),
     }
 
@@ -237,6 +296,12 @@ def run_eval_command(args: argparse.Namespace) -> int:
             raise UsageProblem(f"{PROG}: workspace folder not found: {folder}")
     if args.dask_address is not None and args.executor != "dask":
         raise UsageProblem(f"{PROG}: --dask-address needs --executor dask")
+    if (args.design or args.end_to_end) and len(args.model) > 1:
+        what = "--design" if args.design else "--end-to-end"
+        raise UsageProblem(
+            f"{PROG}: {what} takes at most one --model (it runs the scout design and the "
+            "orchestrator)"
+        )
     longmemeval = None
     if is_longmemeval(dataset):
         longmemeval = load_longmemeval(
@@ -245,7 +310,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
         cases = longmemeval.cases
     else:
         cases = load_dataset(dataset, allowed_workspaces=args.workspace)
-    variants = _variants(args.agent, args.model, baselines=not args.no_baselines)
+    variants = _variants(
+        args.agent, args.model, baselines=not args.no_baselines, designs=args.design
+    )
+    orchestrator = _model_variants(args.model)[0].route if args.model else None
     cache: bool | Literal["replay"] = "replay" if args.replay else not args.no_cache
     report = evaluate(
         cases,
@@ -257,6 +325,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
         dask_address=args.dask_address,
         progress=sys.stderr.isatty(),
         workspace=args.workspace[0] if args.workspace else None,
+        end_to_end=args.end_to_end,
+        orchestrator=orchestrator,
+        deadline_ms=args.deadline_ms,
     )
     by_type = longmemeval_metrics(longmemeval, report.results) if longmemeval else None
     if args.json:
@@ -272,6 +343,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
         emit_json(output)
     else:
         emit(report.to_text())
+        for part in (report.intervals_text(), report.replies_text(), report.paired_text()):
+            if part:
+                emit("")
+                emit(part)
         emit("")
         if by_type is not None:
             emit(longmemeval_text(by_type))
@@ -279,4 +354,5 @@ def run_eval_command(args: argparse.Namespace) -> int:
         emit(report.latency_text())
         emit("")
         emit(report.footer())
-    return 0 if any(result.ok for result in report.results) else 1
+    replied = any(r.turn and r.turn.get("orchestrator_error") is None for r in report.results)
+    return 0 if any(result.ok for result in report.results) or replied else 1

@@ -45,6 +45,7 @@ __all__ = [
     "aggregate",
     "metric",
     "percentile",
+    "rate_counts",
     "ratio",
     "score_case",
     "spread",
@@ -386,6 +387,54 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
         "grounded_bullets": _sum(s.bullets for s in checked),
     }
     return metrics
+
+
+def rate_counts(runs: Sequence[RunMeasure]) -> dict[str, tuple[int, int]]:
+    """Each rate of :data:`RATE_METRICS` as the counts it is the ratio of, ``(k, n)``:
+    the same sums :func:`aggregate` divides (an interval needs them, not the ratio)."""
+    scores = [run.scores for run in runs]
+    skill = [s for s in scores if s.skills_expected is not None]
+    tool = [s for s in scores if s.tools_expected is not None]
+    goal = [s for s in scores if s.goal_correct is not None]
+    enough = [s for s in scores if s.has_enough_correct is not None]
+    mention = [s for s in scores if s.mentions_expected is not None]
+    forbidden = [s for s in scores if s.forbidden_expected is not None]
+    checked = [s for s in scores if s.bullets is not None]
+    gathered = [s for s in mention if s.gathered_found is not None]
+    return {
+        "valid_rate": (sum(1 for s in scores if s.valid), len(scores)),
+        "skill_precision": (
+            _sum(s.skills_matched for s in skill),
+            _sum(s.skills_recommended for s in skill),
+        ),
+        "skill_recall": (
+            _sum(s.skills_matched for s in skill),
+            _sum(s.skills_expected for s in skill),
+        ),
+        "tool_precision": (
+            _sum(s.tools_matched for s in tool),
+            _sum(s.tools_recommended for s in tool),
+        ),
+        "tool_recall": (_sum(s.tools_matched for s in tool), _sum(s.tools_expected for s in tool)),
+        "goal_accuracy": (sum(1 for s in goal if s.goal_correct), len(goal)),
+        "has_enough_accuracy": (sum(1 for s in enough if s.has_enough_correct), len(enough)),
+        "mention_rate": (
+            _sum(s.mentions_found for s in mention),
+            _sum(s.mentions_expected for s in mention),
+        ),
+        "forbidden_mention_rate": (
+            _sum(s.forbidden_found for s in forbidden),
+            _sum(s.forbidden_expected for s in forbidden),
+        ),
+        "grounded_rate": (
+            _sum(s.bullets_supported for s in checked),
+            _sum(s.bullets for s in checked),
+        ),
+        "gathered_mention_rate": (
+            _sum(s.gathered_found for s in gathered),
+            _sum(s.mentions_expected for s in gathered),
+        ),
+    }
 
 
 def spread(per_repeat: Sequence[Mapping[str, float | int]]) -> dict[str, dict[str, float]]:

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_atomic
-from .metrics import COUNT_NAMES, METRIC_NAMES, TIMING_METRICS
+from .end_to_end import REPLY_METRICS
+from .metrics import COUNT_NAMES, METRIC_NAMES, RATE_METRICS, TIMING_METRICS
 from .metrics import metric as metric_of
+from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, format_interval
 
 if TYPE_CHECKING:
     from .dataset import EvalCase
@@ -104,6 +106,11 @@ class VariantReport:
     source: str = ""
     model: str = ""
     reused_runs: int = 0
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """The 95 % interval of each rate (:mod:`.stats`: Wilson; the lift's, a paired
+    bootstrap)."""
+    design: str = "scout"
+    """The pre-flight design that prepared the variant's cases."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -117,6 +124,11 @@ class VariantReport:
             "definition_hash": self.definition_hash,
             "source": self.source,
             "model": self.model,
+            "design": self.design,
+            "intervals": {
+                name: [round(low, 6), round(high, 6)]
+                for name, (low, high) in self.intervals.items()
+            },
         }
         if self.spread:
             out["spread"] = {name: dict(stats) for name, stats in self.spread.items()}
@@ -133,6 +145,8 @@ class EvalReport:
     results: list[CaseResult]
     settings: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
+    paired: list[PairedComparison] = field(default_factory=list)
+    """Every two variants compared on the same cases (:mod:`.stats`)."""
 
     # ------------------------------------------------------------------ access
 
@@ -194,6 +208,8 @@ class EvalReport:
             "cases": [result.to_dict() for result in self.results],
             "settings": dict(self.settings),
             "wall_s": round(self.wall_s, 3),
+            "paired": [pair.to_dict() for pair in self.paired],
+            "statistics": {"intervals": INTERVAL_METHOD, "paired": PAIRED_METHOD},
         }
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int = 2) -> str:
@@ -289,6 +305,50 @@ class EvalReport:
             p50, p95 = variant.metrics["latency_p50_ms"], variant.metrics["latency_p95_ms"]
             rows.append([variant.name, str(runs), f"{p50:.1f}", f"{p95:.1f}"])
         return _text_table(rows)
+
+    def intervals_text(self) -> str:
+        """Every rate of every variant with its 95 % interval, one row per rate."""
+        names = [n for n in RATE_METRICS if any(n in v.intervals for v in self.variants)]
+        rows = [["95 % interval", *self.variant_names]]
+        for name in names:
+            cells = []
+            for variant in self.variants:
+                low, high = variant.intervals.get(name, (0.0, 1.0))
+                cells.append(f"{format_value(variant.metrics[name])} {format_interval(low, high)}")
+            rows.append([name, *cells])
+        return f"{_text_table(rows)}\n({INTERVAL_METHOD})"
+
+    @property
+    def end_to_end(self) -> bool:
+        """Whether the report holds whole first turns (``eval --end-to-end``)."""
+        return bool(self.settings.get("end_to_end"))
+
+    def replies_text(self) -> str:
+        """The end-to-end metrics per variant (empty when the report has none): the
+        reply's mentions with their intervals, the lift over cold, the prompt tokens the
+        pre-flight added and the time to the reply."""
+        if not self.end_to_end:
+            return ""
+        rows = [["end to end", *self.variant_names]]
+        for name in REPLY_METRICS:
+            cells = []
+            for variant in self.variants:
+                value = variant.metrics.get(name)
+                text = format_value(value)
+                if name in variant.intervals:
+                    text += " " + format_interval(*variant.intervals[name])
+                cells.append(text)
+            rows.append([name, *cells])
+        head = f"Orchestrator: {self.settings.get('orchestrator', '?')}, temperature 0"
+        return f"{head}\n{_text_table(rows)}"
+
+    def paired_text(self) -> str:
+        """One line per two variants: the paired comparison (empty for one variant)."""
+        if not self.paired:
+            return ""
+        lines = [f"Paired comparisons ({PAIRED_METHOD}):"]
+        lines.extend("  " + pair.line() for pair in self.paired)
+        return "\n".join(lines)
 
     @property
     def replies_sent(self) -> int:

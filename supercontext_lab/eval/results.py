@@ -106,6 +106,9 @@ class CaseResult:
     from_cache: bool = False
     """True when the result came from the result store instead of a run (its latency and
     trace are those of the run that was stored)."""
+    turn: dict[str, Any] | None = None
+    """An end-to-end run's first turn (``eval --end-to-end``): the design that prepared
+    it, the orchestrator's reply, its prompt tokens and the time to the reply."""
 
     @property
     def ok(self) -> bool:
@@ -141,6 +144,7 @@ class CaseResult:
             "cache_hits": self.cache_hits,
             "cache_misses": self.cache_misses,
             "from_cache": self.from_cache,
+            **({"turn": dict(self.turn)} if self.turn is not None else {}),
         }
 
 

@@ -120,6 +120,22 @@ class EvalSession:
                 self._models.append(model)
         return model
 
+    def orchestrator(self, route: ModelRoute) -> ChatModel:
+        """The calling thread's orchestrator model for ``route`` (an end-to-end
+        evaluation's), built once per thread."""
+        from .._hashing import canonical_json
+        from ..models.routing import model_for_route
+
+        models: dict[str, ChatModel] = self._local.__dict__.setdefault("orchestrators", {})
+        key = canonical_json(route.model_dump())
+        model = models.get(key)
+        if model is None:
+            model = model_for_route(route, role="orchestrator")
+            models[key] = model
+            with self._models_lock:
+                self._models.append(model)
+        return model
+
     def close(self) -> None:
         """Close what the session opened (idempotent)."""
         with _SESSIONS_LOCK:

@@ -1,5 +1,9 @@
 """Scout variants: a name, an agent definition (agent.toml + prompt.md) and a model route.
 
+A variant may also name a pre-flight design (SPEC §16): ``pack``, ``cached`` or ``cold``
+prepare the case without the scout (:func:`design_variant`, named after the design);
+``scout``, the default, runs it.
+
 A variant travels to other threads and processes (a Dask worker) as plain data — the TOML
 text, the prompt text and the route as a dict — and is rebuilt there; see
 :meth:`Variant.spec`.
@@ -19,6 +23,7 @@ from typing import Any
 import tomlkit
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
+from ..harness.designs import DESIGNS
 from ..models.base import ChatModel
 from ..routes import BASELINES, DEFAULT_LOCAL_MODEL, ModelRoute, get_model_route
 
@@ -29,6 +34,7 @@ __all__ = [
     "baseline",
     "check_variant_name",
     "definition_from_text",
+    "design_variant",
     "pick_baselines",
     "split_agent_option",
     "uses_a_model",
@@ -36,6 +42,12 @@ __all__ = [
 
 BASELINE = "baseline"
 """The name of the shipped definition's variant."""
+
+_DESIGN_LABELS = {
+    "pack": "pack (no model)",
+    "cached": "cached (built ahead, no model)",
+    "cold": "cold (no pre-flight)",
+}
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
@@ -84,6 +96,7 @@ class VariantSpec:
     prompt: str
     route: dict[str, Any] | None
     model_factory: Callable[[], ChatModel] | None
+    design: str = "scout"
 
     def definition(self) -> AgentDefinition:
         """The agent definition, rebuilt and validated."""
@@ -97,16 +110,23 @@ class Variant:
     ``route`` ``None`` means the lab's configured route for the definition's model hint
     (offline unless configured otherwise), read when the evaluation starts.
     ``model_factory`` overrides the route: it is called once per run and must return a
-    fresh :class:`ChatModel` (for a Dask cluster it must also be picklable).
+    fresh :class:`ChatModel` (for a Dask cluster it must also be picklable). ``design``
+    is the pre-flight design that prepares each case (``"scout"``: the scout runs).
     """
 
     name: str
     definition: AgentDefinition
     route: ModelRoute | None = None
     model_factory: Callable[[], ChatModel] | None = None
+    design: str = "scout"
 
     def __post_init__(self) -> None:
         check_variant_name(self.name)
+        if self.design not in DESIGNS:
+            raise ValueError(
+                f"variant {self.name!r}: design must be one of {', '.join(DESIGNS)}, "
+                f"not {self.design!r}"
+            )
         if not isinstance(self.definition, AgentDefinition):
             raise TypeError(
                 f"variant {self.name!r}: definition must be an AgentDefinition, "
@@ -136,7 +156,7 @@ class Variant:
 
     def renamed(self, name: str) -> Variant:
         """The same variant under another name."""
-        return Variant(name, self.definition, self.route, self.model_factory)
+        return Variant(name, self.definition, self.route, self.model_factory, self.design)
 
     def resolved_route(self) -> ModelRoute:
         """The route this variant runs on now (the configured one when unset)."""
@@ -144,6 +164,8 @@ class Variant:
 
     def model_label(self) -> str:
         """A short description of the model, for reports."""
+        if self.design != "scout":
+            return _DESIGN_LABELS[self.design]
         factory = self.model_factory
         if factory is not None:
             named = isinstance(factory, types.FunctionType | types.MethodType | type)
@@ -167,6 +189,7 @@ class Variant:
             prompt=self.definition.prompt,
             route=route.model_dump() if route is not None else None,
             model_factory=self.model_factory,
+            design=self.design,
         )
 
 
@@ -188,8 +211,20 @@ def pick_baselines(definition: AgentDefinition | None = None) -> list[Variant]:
     ]
 
 
+def design_variant(
+    design: str, route: ModelRoute | None = None, definition: AgentDefinition | None = None
+) -> Variant:
+    """The shipped definition (or ``definition``) prepared in ``design``, named after it;
+    ``route`` is the scout's model for the ``scout`` design (the configured one when
+    ``None``) and, in an end-to-end evaluation, what ``agent_prepare_context`` runs on."""
+    return Variant(design, definition or default_agent_definition(), route=route, design=design)
+
+
 def uses_a_model(variant: Variant) -> bool:
-    """Whether ``variant`` runs a model (not the offline scout or a baseline)."""
+    """Whether ``variant``'s bundles come from a model (not the offline scout, a
+    baseline, or a design that runs no scout)."""
+    if variant.design != "scout":
+        return False
     if variant.model_factory is not None:
         return True
     return variant.resolved_route().kind not in ("offline", "baseline")

@@ -1,12 +1,18 @@
 """The harness turn (SPEC §7): a thread (``thread``), what one turn did (``turn``).
 
-On the first turn of a genuinely new thread with Super Context on, the harness runs the
-scout before the orchestrator sees the message and prepends the validated envelope; any
-failure means a cold start, with the reason kept on the :class:`TurnResult`.
+On the first turn of a genuinely new thread with Super Context on, the harness prepares
+the message before the orchestrator sees it and prepends the validated envelope; any
+failure means a cold start, with the reason kept on the :class:`TurnResult`. How it
+prepares is the pre-flight design (SPEC §16, ``designs``): the scout, the pack
+(``pack``), the cached envelope (``cached``) or nothing, under an optional pre-turn
+deadline (``deadline``, ``preflight``).
 """
 
 from __future__ import annotations
 
+from .cached import build_cached, serve_cached
+from .designs import DESIGNS, PreflightSettings, preflight_settings
+from .pack import run_pack
 from .thread import Thread
 from .turn import (
     AGENT_CONTEXT_STATUS_HEADER,
@@ -19,10 +25,16 @@ from .turn import (
 
 __all__ = [
     "AGENT_CONTEXT_STATUS_HEADER",
+    "DESIGNS",
     "PREPARED_CONTEXT_HEADER",
+    "PreflightSettings",
     "Preparation",
     "Thread",
     "TurnResult",
     "already_prepared_envelope",
+    "build_cached",
     "build_prepared_message",
+    "preflight_settings",
+    "run_pack",
+    "serve_cached",
 ]

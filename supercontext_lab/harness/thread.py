@@ -31,12 +31,11 @@ from .._bounded import json_loads
 from .._confine import read_limited
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
-from ..bundle import ContextBundle, parse_context_bundle
-from ..bundle_grammar import neutralise_envelope
 from ..config import get_super_context_enabled
 from ..conversations import archive_enabled, archive_turn, conversation_id
 from ..errors import ModelError, PathRefusedError, SupercontextError, WorkspaceError
 from ..gate import (
+    SKIP_REASONS,
     ColdStartReason,
     has_prior_conversation,
     structural_skip_reason,
@@ -50,12 +49,14 @@ from ..scout import ScoutRun, TraceStep, run_scout
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from ..tools import build_scout_registry
+from .cached import record_recalls
+from .designs import preflight_settings
+from .preflight import accepted_envelope, run_preflight
 from .turn import (
     Preparation,
     TurnResult,
     already_prepared_envelope,
     build_prepared_message,
-    failure_reason,
 )
 
 __all__ = ["Thread"]
@@ -80,7 +81,10 @@ class Thread:
     The Super Context flag is read once, here (``super_context_enabled=None`` reads the
     effective config value), so toggling it affects new threads only. So is whether the
     thread archives its turns into the workspace's past conversations (``archive=None``
-    reads ``memory.archive_threads``, default true).
+    reads ``memory.archive_threads``, default true), and so are the ``[preflight]``
+    settings (SPEC §16): ``design`` (``"scout"``, ``"pack"``, ``"cached"`` or ``"cold"``)
+    and ``deadline_ms`` override them for this thread. ``record_recalls`` counts the
+    memory notes each pre-flight read, for the cached design's "most recalled" notes.
     """
 
     def __init__(
@@ -98,6 +102,9 @@ class Thread:
         native_tool_calling: bool = True,
         is_orchestrator: bool = True,
         archive: bool | None = None,
+        design: str | None = None,
+        deadline_ms: float | None = None,
+        record_recalls: bool = True,
     ) -> None:
         self.workspace = (
             workspace if isinstance(workspace, Workspace) else open_workspace(workspace)
@@ -114,6 +121,8 @@ class Thread:
         self.scout_timeout_s = scout_timeout_s
         self.native_tool_calling = native_tool_calling
         self.is_orchestrator = is_orchestrator
+        self.preflight = preflight_settings().with_overrides(design=design, deadline_ms=deadline_ms)
+        self.record_recalls = record_recalls
         self.turns: list[TurnResult] = []
         self.prepared_markers: list[dict[str, Any]] = []
         self.archive = archive_enabled(archive)
@@ -156,9 +165,11 @@ class Thread:
         *,
         focus: str | None = None,
         on_step: Callable[[TraceStep], None] | None = None,
+        timeout_s: float | None = None,
     ) -> ScoutRun:
         """Run the scout on ``message`` now (no gate), with this thread's setup; its
-        ``memory_recall`` never returns this thread's own archived turns."""
+        ``memory_recall`` never returns this thread's own archived turns, and
+        ``timeout_s`` (else the thread's ``scout_timeout_s``) bounds the run."""
         return run_scout(
             message,
             workspace=self.workspace,
@@ -168,7 +179,7 @@ class Thread:
             registry=build_scout_registry(
                 self.workspace, exclude_conversations=[self.conversation_id]
             ),
-            timeout_s=self.scout_timeout_s,
+            timeout_s=self.scout_timeout_s if timeout_s is None else timeout_s,
             on_step=on_step,
         )
 
@@ -188,7 +199,7 @@ class Thread:
             enough = all(m["has_enough_context"] is not False for m in self.prepared_markers)
             return already_prepared_envelope(has_enough_context=enough)
         run = self.run_scout(question, focus=focus)
-        accepted = _accepted(run)
+        accepted = accepted_envelope(run)
         if accepted is None:
             return "No context bundle could be prepared: " + "; ".join(run.problems or ["unknown"])
         return accepted[0]
@@ -214,42 +225,61 @@ class Thread:
         result: TurnResult,
         on_step: Callable[[TraceStep], None] | None,
     ) -> None:
+        result.design, result.deadline_ms = self.preflight.design, self.preflight.deadline_ms
         reason = self._skip_reason(message, first_turn)
-        if reason is not None:
+        if reason is not None and not (
+            self.preflight.design == "cached" and reason in SKIP_REASONS
+        ):
+            # The cached envelope does not read the message, so only the structural gate
+            # applies to it.
             result.preparation, result.reason = Preparation.SKIPPED, reason
             return
-        try:
-            run = self.run_scout(message, on_step=on_step)
-        except (SupercontextError, OSError, ValueError) as exc:
-            # The scout is an optimisation: whatever goes wrong, the turn goes on cold.
-            # SupercontextError covers a broken model route (ConfigError) as well as
-            # model and workspace failures.
-            result.cold(ColdStartReason.SCOUT_ERROR, str(exc))
+        done = run_preflight(
+            message,
+            settings=self.preflight,
+            workspace=self.workspace,
+            definition=self.definition,
+            scout=lambda timeout_s, step: self.run_scout(
+                message, on_step=step, timeout_s=timeout_s
+            ),
+            scout_timeout_s=self.scout_timeout_s,
+            on_step=on_step,
+        )
+        result.scout, result.notes = done.run, [*result.notes, *done.notes]
+        result.deadline_missed, result.preflight_note = done.missed_deadline, done.note
+        if done.envelope is None or done.bundle is None:
+            assert done.reason is not None
+            if done.reason.skipped:
+                result.preparation, result.reason = Preparation.SKIPPED, done.reason
+            else:
+                result.cold(done.reason, done.detail)
             return
-        except Exception as exc:
-            # An unexpected error (a third-party ChatModel's own exception, a bug) must
-            # not break the user's turn either (SPEC §7.6); its traceback is logged so
-            # it stays visible.
-            _log.warning(
-                "The context scout failed unexpectedly; the turn goes on cold.", exc_info=True
-            )
-            result.cold(ColdStartReason.SCOUT_ERROR, f"{type(exc).__name__}: {exc}")
-            return
-        result.scout = run
-        accepted = _accepted(run)
-        if accepted is None:
-            result.cold(failure_reason(run), "; ".join(run.problems) or None)
-            return
-        envelope, bundle = accepted
-        result.preparation = Preparation.PREPARED
+        envelope, bundle = done.envelope, done.bundle
+        result.preparation, result.prepared_by = Preparation.PREPARED, done.prepared_by
         result.envelope, result.bundle = envelope, bundle
-        result.sent_message = build_prepared_message(envelope, message)
+        result.sent_message = build_prepared_message(
+            envelope, message, design=done.prepared_by or "scout"
+        )
         self.prepared_markers.append(
             {"turn": len(self.turns), "has_enough_context": bundle.has_enough_context}
         )
         if self.goal is None and bundle.proposed_goal is not None:
             self.goal = bundle.proposed_goal
             result.goal_from_bundle = True
+
+    def _recalled(self, result: TurnResult) -> None:
+        """Count the memory notes a pre-flight read (for the cached design's ranking); a
+        workspace that cannot be written is not an error of the turn."""
+        run = result.scout
+        if not self.record_recalls or run is None or run.sources is None:
+            return
+        notes = [
+            source.ref for source in run.sources.named if source.kind == "memory" and source.ref
+        ]
+        try:
+            record_recalls(self.workspace, notes)
+        except (OSError, SupercontextError) as exc:
+            _log.info("Recall counts not saved in %s: %s", self.workspace.root, exc)
 
     def _orchestrator_specs(self, prepared: bool) -> list[ToolSpec]:
         return [
@@ -341,6 +371,7 @@ class Thread:
         prepared_at = time.perf_counter()
         self._call_orchestrator(result, on_text)
         done = time.perf_counter()
+        self._recalled(result)
         result.goal = self.goal
         result.timings_ms = {
             "preparation_ms": (prepared_at - started) * 1000.0,
@@ -433,24 +464,6 @@ class Thread:
         thread = cls(**options)
         thread.prepared_markers = [dict(m) for m in data.get("prepared_markers", [])]
         return thread
-
-
-def _accepted(run: ScoutRun) -> tuple[str, ContextBundle] | None:
-    """The run's envelope as the orchestrator may see it, and its bundle; ``None`` when
-    the run yielded none.
-
-    The envelope is neutralised (:func:`~supercontext_lab.bundle_grammar.neutralise_envelope`)
-    whatever wrote it: a model writing the envelope itself (the text route) may have
-    copied a look-alike tag, heading or separator from what it read. When that changes
-    the envelope, the bundle is read again from what is sent.
-    """
-    if run.envelope is None or run.bundle is None:
-        return None
-    envelope = neutralise_envelope(run.envelope)
-    if envelope == run.envelope:
-        return envelope, run.bundle
-    bundle = parse_context_bundle(envelope)
-    return (envelope, bundle) if bundle is not None else None
 
 
 def _saved_thread_problem(data: Any) -> str | None:

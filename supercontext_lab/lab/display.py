@@ -156,6 +156,10 @@ def turn_provenance(
         "preparation": turn.preparation,
         "reason": None if turn.reason is None else turn.reason.value,
         "reason_detail": turn.reason_detail,
+        "design": turn.design,
+        "prepared_by": turn.prepared_by,
+        "deadline_ms": turn.deadline_ms,
+        "deadline_missed": turn.deadline_missed,
         "orchestrator": model_provenance(orchestrator_model),
         "orchestrator_error": turn.orchestrator_error,
         "scout": scout,
@@ -340,6 +344,7 @@ class TurnDisplay(_Display):
             lines.append(f"  reason: {turn.reason}")
         if turn.reason_detail:
             lines.append(f"  detail: {one_line(turn.reason_detail)}")
+        lines.extend(f"  {one_line(line)}" for line in turn.design_lines())
         if turn.goal:
             lines.append(f"  thread goal: {one_line(turn.goal)}")
         if turn.scout is not None:
@@ -356,6 +361,8 @@ class TurnDisplay(_Display):
                 lines += [f"**Reason:** {md_inline(turn.reason)}", ""]
             if turn.reason_detail:
                 lines += [f"**Detail:** {md_inline(turn.reason_detail)}", ""]
+            if turn.design_lines():
+                lines += [f"**Pre-flight:** {md_inline('; '.join(turn.design_lines()))}", ""]
             if turn.goal:
                 lines += [f"**Thread goal:** {md_inline(turn.goal)}", ""]
             if turn.scout is not None:

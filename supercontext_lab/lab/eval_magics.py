@@ -2,8 +2,9 @@
 
     %scout_eval cases.jsonl --agent v2=variants/v2/agent.toml --executor local --out report
 
-runs every case under the shipped definition (``baseline``) and each ``--agent`` variant,
-stores the :class:`~supercontext_lab.eval.report.EvalReport` in the notebook's namespace
+runs every case under the shipped definition (``baseline``) and each ``--agent`` variant
+(or each pre-flight ``--design``, SPEC §16; ``--end-to-end`` also scores the orchestrator's
+first reply), stores the :class:`~supercontext_lab.eval.report.EvalReport` in the notebook's namespace
 under ``--out`` (default ``eval_report``) and returns an
 :class:`~supercontext_lab.lab.eval_widget.EvalComparison` widget showing it. Mistakes
 (a missing file, an invalid dataset line or agent.toml, a bad option) become one-line
@@ -19,7 +20,15 @@ from IPython.core.error import UsageError
 
 from ..eval.dataset import load_dataset
 from ..eval.runner import evaluate
-from ..eval.variants import BASELINE, Variant, baseline, check_variant_name, split_agent_option
+from ..eval.variants import (
+    BASELINE,
+    Variant,
+    baseline,
+    check_variant_name,
+    design_variant,
+    split_agent_option,
+)
+from ..routes import parse_model_id
 from .eval_widget import EvalComparison
 from .magic_io import argument, line_magic, magic_arguments, parse_argstring, usage_errors
 
@@ -94,10 +103,33 @@ class EvalMagics(magic.Magics):
     @argument(
         "--out", default="eval_report", help="variable that receives the report (eval_report)"
     )
+    @argument(
+        "--design",
+        action="append",
+        default=[],
+        choices=["scout", "pack", "cached", "cold"],
+        help="run a pre-flight design as a variant named after it (repeatable), instead of "
+        "the shipped scout alone",
+    )
+    @argument(
+        "--end-to-end",
+        action="store_true",
+        help="score the orchestrator's first reply, cold and prepared, at temperature 0",
+    )
+    @argument(
+        "--model",
+        default=None,
+        help="a model id (local:smollm2, ollama:qwen2.5): the scout design's and, end to "
+        "end, the orchestrator's",
+    )
+    @argument(
+        "--deadline-ms", type=float, default=None, help="the scout design's pre-turn deadline"
+    )
     @line_magic
     @usage_errors
     def scout_eval(self, line: str) -> EvalComparison:
-        """Evaluate the shipped scout (``baseline``) and each ``--agent`` on DATASET."""
+        """Evaluate the shipped scout (``baseline``) and each ``--agent`` on DATASET, or
+        each ``--design``; ``--end-to-end`` scores the orchestrator's reply too."""
         args = parse_argstring(self.scout_eval, line)
         if not args.out.isidentifier():
             raise UsageError(f"--out {args.out!r} is not a Python variable name.")
@@ -105,6 +137,10 @@ class EvalMagics(magic.Magics):
             raise UsageError("--no-cache and --replay exclude each other; pick one.")
         if args.dask_address and args.executor != "dask":
             raise UsageError("--dask-address needs --executor dask.")
+        if args.deadline_ms is not None and not 0 < args.deadline_ms < float("inf"):
+            raise UsageError(
+                f"--deadline-ms must be a finite number above 0, not {args.deadline_ms}."
+            )
         concurrency = _positive(args.concurrency, "--concurrency")
         repeats = _positive(args.repeats, "--repeats")
         dataset = Path(args.dataset).expanduser()
@@ -114,7 +150,11 @@ class EvalMagics(magic.Magics):
         if workspace and not Path(workspace).expanduser().is_dir():
             raise UsageError(f"workspace folder not found: {workspace}.")
         cases = load_dataset(dataset)
-        variants = [baseline()]
+        route = parse_model_id(args.model) if args.model else None
+        if args.design:
+            variants = [design_variant(design, route) for design in dict.fromkeys(args.design)]
+        else:
+            variants = [baseline(route)]
         for option in args.agent:
             variants.append(agent_variant(option, {variant.name for variant in variants}))
         report = evaluate(
@@ -127,6 +167,9 @@ class EvalMagics(magic.Magics):
             dask_address=args.dask_address,
             progress=not args.no_progress,
             workspace=workspace,
+            end_to_end=args.end_to_end,
+            orchestrator=route,
+            deadline_ms=args.deadline_ms,
         )
         if self.shell is not None:
             self.shell.user_ns[args.out] = report

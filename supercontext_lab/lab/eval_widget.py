@@ -35,7 +35,13 @@ from ..eval.results import CaseResult
 from .widgets import bundle_diff_html
 from .widgets.html import badge, escape, note, pre, section, table
 
-__all__ = ["CHART_METRICS", "EvalComparison", "chart_png", "default_export_folder"]
+__all__ = [
+    "CHART_METRICS",
+    "EvalComparison",
+    "chart_png",
+    "default_export_folder",
+    "statistics_html",
+]
 
 CHART_METRICS: tuple[str, ...] = RATE_METRICS
 """The metrics drawn in the chart: all rates between 0 and 1."""
@@ -58,7 +64,8 @@ def default_export_folder() -> Path:
 def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> bytes:
     """A grouped bar chart (one group per metric, one bar per variant) as PNG bytes.
 
-    Error bars show the standard deviation across repeats when there were several.
+    Error bars show the standard deviation across repeats when there were several, else
+    each rate's 95 % interval.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -71,7 +78,19 @@ def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> byt
     for number, variant in enumerate(report.variants):
         offsets = [index - 0.4 + width * (number + 0.5) for index in range(len(metrics))]
         values = [float(variant.metrics[name]) for name in metrics]
-        errors = [variant.spread[name]["stdev"] for name in metrics] if variant.spread else None
+        errors: Any = None
+        if variant.spread:
+            errors = [variant.spread[name]["stdev"] for name in metrics]
+        elif variant.intervals:
+            # The 95 % interval of each rate, as asymmetric error bars.
+            bounds = [
+                variant.intervals.get(name, (value, value))
+                for name, value in zip(metrics, values, strict=True)
+            ]
+            errors = [
+                [max(0.0, value - low) for value, (low, _) in zip(values, bounds, strict=True)],
+                [max(0.0, high - value) for value, (_, high) in zip(values, bounds, strict=True)],
+            ]
         axes.bar(
             offsets,
             values,
@@ -99,6 +118,20 @@ def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> byt
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def statistics_html(report: EvalReport) -> str:
+    """The end-to-end metrics, every rate with its 95 % interval and the paired
+    comparison of every two variants, as HTML (all text escaped)."""
+    parts = []
+    replies = report.replies_text()
+    if replies:
+        parts.append(section("End to end", pre(replies)))
+    parts.append(section("95 % intervals", pre(report.intervals_text())))
+    paired = report.paired_text()
+    if paired:
+        parts.append(section("Paired comparisons", pre(paired)))
+    return "".join(parts)
 
 
 def _bundle(result: CaseResult | None) -> ContextBundle | None:
@@ -170,7 +203,8 @@ class EvalComparison(widgets.VBox):  # type: ignore[misc]
         # -- metrics
         self.metrics_html = widgets.HTML(value=report.to_html())
         self.chart = widgets.Image(value=chart_png(report), format="png")
-        metrics_box = widgets.VBox([self.metrics_html, self.chart])
+        self.statistics_html = widgets.HTML(value=statistics_html(report))
+        metrics_box = widgets.VBox([self.metrics_html, self.chart, self.statistics_html])
         # -- cases
         # Widths: ipywidgets' defaults (a 300px control, an 80px label) cut the case
         # labels and the longer descriptions off.

@@ -181,12 +181,18 @@ class SupercontextMagics(magic.Magics):
         workspace: str | Workspace | None,
         agent: str | None,
         progress: RunProgress | None = None,
+        design: str | None = None,
+        deadline_ms: float | None = None,
     ) -> Thread:
-        """A new thread with this kernel's defaults; the Super Context flag is read now."""
+        """A new thread with this kernel's defaults; the Super Context flag and the
+        ``[preflight]`` settings are read now (``design`` and ``deadline_ms`` override
+        them)."""
         return Thread(
             workspace if isinstance(workspace, Workspace) else self._workspace(workspace),
             definition=self._definition(agent),
             scout_model=self._scout_model(progress),
+            design=design,
+            deadline_ms=deadline_ms,
         )
 
     def _remember(
@@ -262,6 +268,18 @@ class SupercontextMagics(magic.Magics):
         ),
     )
     @argument("--agent", default=None, help="an agent.toml to use for the thread's scout")
+    @argument(
+        "--design",
+        default=None,
+        choices=["scout", "pack", "cached", "cold"],
+        help="the pre-flight design of the thread's first turn (default: [preflight] design)",
+    )
+    @argument(
+        "--deadline-ms",
+        type=float,
+        default=None,
+        help="abandon a scout not done by then; the pack prepares the turn instead",
+    )
     @line_magic
     @usage_errors
     def scout_thread(self, line: str) -> None:
@@ -280,11 +298,14 @@ class SupercontextMagics(magic.Magics):
         if args.action != "new":
             raise UsageError(f"unknown subcommand {args.action!r}; use %scout_thread new.")
         workspace, agent = self._workspace(args.workspace), args.agent
+        design, deadline_ms = args.design, args.deadline_ms
 
         def factory() -> Thread:
             # The composer makes a fresh thread when the flag flips on a new thread; that
             # thread, on the same workspace, becomes the one %%chat continues.
-            return self._set_thread(self._make_thread(workspace, agent))
+            return self._set_thread(
+                self._make_thread(workspace, agent, design=design, deadline_ms=deadline_ms)
+            )
 
         thread = factory()
         self.composer = Composer(factory, thread=thread, on_result=self._on_turn)

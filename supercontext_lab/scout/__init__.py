@@ -14,6 +14,7 @@ from .loop import (
     DEFAULT_SCOUT_TIMEOUT_S,
     GRACE_INSTRUCTION,
     prefetch_enabled,
+    run_gathered,
     run_scout,
 )
 from .records import ScoutRun, ScoutStatus, StopCause, TraceStep, trace_summary
@@ -34,6 +35,7 @@ __all__ = [
     "TraceStep",
     "check_bundle",
     "prefetch_enabled",
+    "run_gathered",
     "run_scout",
     "trace_summary",
 ]

@@ -59,6 +59,7 @@ __all__ = [
     "DEFAULT_SCOUT_TIMEOUT_S",
     "GRACE_INSTRUCTION",
     "prefetch_enabled",
+    "run_gathered",
     "run_scout",
 ]
 
@@ -528,4 +529,35 @@ def run_scout(
     except ModelError as exc:
         run.stop(ScoutStatus.FAILED, StopCause.MODEL_ERROR)
         run.reason = f"model error: {exc}"
+    return run.finish()
+
+
+def run_gathered(
+    message: str,
+    *,
+    workspace: Workspace,
+    write: Callable[[BundleChoices], str],
+    label: str,
+    definition: AgentDefinition | None = None,
+    focus: str | None = None,
+    registry: ToolRegistry | None = None,
+    on_step: Callable[[TraceStep], None] | None = None,
+) -> ScoutRun:
+    """The harness's gathering round alone, then an envelope written without a model.
+
+    The first gathering round runs as it does before a scout's first model call (the
+    reads the offline scout plans for ``message``, whatever the definition's
+    ``prefetch``), and ``write`` turns what it gathered (:meth:`_Run.choices`: the facts
+    ranked for the request, the names that exist) into the output. The output then goes
+    through the same extraction, fitting, parsing and grounding check as a scout's, so
+    the result is a :class:`ScoutRun` with no model call, named ``label``.
+    """
+    definition = definition or default_agent_definition()
+    registry = registry or build_scout_registry(workspace)
+    # No model is called: the run only needs a name for its record.
+    writer = OfflineScoutModel(name=label)
+    run = _Run(definition, workspace, registry, writer, DEFAULT_SCOUT_TIMEOUT_S, on_step)
+    run.prompt(message, focus)
+    run.prefetch()
+    run.output = write(run.choices())
     return run.finish()

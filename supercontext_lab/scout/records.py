@@ -44,10 +44,12 @@ class TraceStep:
 
     A ``"check"`` step is the grounding check of the envelope (SPEC §13): its
     ``result_preview`` says what it found ("grounded 3 of 4; dropped tool 'x': …") and
-    ``ok`` is false when it emptied the bundle.
+    ``ok`` is false when it emptied the bundle. A ``"deadline"`` step is the harness
+    abandoning a scout at its pre-turn deadline (SPEC §16): ``started_ms`` is the
+    deadline, ``result_preview`` says so and what prepared the turn instead.
     """
 
-    kind: Literal["model", "tool", "check"]
+    kind: Literal["model", "tool", "check", "deadline"]
     iteration: int
     started_ms: float
     duration_ms: float
@@ -92,7 +94,7 @@ class TraceStep:
                 ok=self.ok,
                 attempts=self.attempts,
             )
-        elif self.kind == "check":
+        elif self.kind in ("check", "deadline"):
             base.update(ok=self.ok, result_preview=self.result_preview)
         else:
             base.update(

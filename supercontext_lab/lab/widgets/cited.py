@@ -91,15 +91,15 @@ def _transcript(source: Source, read: SourceText, workspace: Workspace | None) -
     if around is None:
         return SourceText(source, f"{read.title or source.ref}\n\n{read.text}", read.title)
     head = " · ".join(part for part in (around.title, (around.date or "")[:10]) if part)
-    read = [turn for turn in around.turns if turn.position in around.read]
+    quoted = [turn for turn in around.turns if turn.position in around.read]
     others = [turn for turn in around.turns if turn.position not in around.read]
-    numbers = ", ".join(str(turn.position + 1) for turn in read) or "none"
+    numbers = ", ".join(str(turn.position + 1) for turn in quoted) or "none"
     lines = [
         head,
-        f"conversation {around.conversation}: turn{'s' if len(read) > 1 else ''} {numbers} "
+        f"conversation {around.conversation}: turn{'s' if len(quoted) > 1 else ''} {numbers} "
         f"of {around.total} read",
         "",
-        *(f"{turn.position + 1}. {turn.label}: {turn.content.strip()}" for turn in read),
+        *(f"{turn.position + 1}. {turn.label}: {turn.content.strip()}" for turn in quoted),
     ]
     if others:
         lines += ["", "Around it:"]

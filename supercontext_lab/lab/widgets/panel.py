@@ -65,6 +65,8 @@ class _View:
     problems: list[str] = field(default_factory=list)
     raw_output: str = ""
     meta: list[str] = field(default_factory=list)
+    design: list[tuple[str, str]] = field(default_factory=list)
+    """Badges saying which pre-flight design prepared a turn, and a missed deadline."""
 
     @property
     def why(self) -> str:
@@ -112,6 +114,13 @@ def _gather(run: ScoutRun | None, turn: TurnResult | None) -> _View:
             f"{run.elapsed_ms:.0f} ms",
             f"definition {run.definition_hash}",
         ]
+    if turn is not None and turn.first_turn:
+        if turn.prepared_by is not None:
+            view.design.append((f"prepared by {turn.prepared_by}", "info"))
+        if turn.design != (turn.prepared_by or turn.design):
+            view.design.append((f"design {turn.design}", "neutral"))
+        if turn.deadline_missed and turn.deadline_ms is not None:
+            view.design.append((f"scout missed its {turn.deadline_ms:g} ms deadline", "warn"))
     if turn is not None and turn.orchestrator_error:
         view.problems.append(f"Orchestrator error: {turn.orchestrator_error}")
     # Each problem once: two refusals of one tool are one line, and so is a message both
@@ -135,6 +144,7 @@ def _outcome_html(view: _View, report: GroundingReport | None) -> str:
         parts = [badge("cold start: no bundle", "warn")]
     else:
         parts = [badge("nothing has run yet", "neutral")]
+    parts.extend(badge(text, kind) for text, kind in view.design)
     if view.status:
         parts.append(
             f'<span class="scl-run-status" style="color:#616161;">{escape(view.status)}</span>'

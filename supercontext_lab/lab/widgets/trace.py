@@ -96,7 +96,16 @@ def _check_cells(step: TraceStep) -> list[str]:
     return [f"<b>grounding check</b> {state}", escape(step.result_preview)]
 
 
-_CELLS = {"model": _model_cells, "tool": _tool_cells, "check": _check_cells}
+def _deadline_cells(step: TraceStep) -> list[str]:
+    return [f"<b>deadline</b> {badge('missed', 'error')}", escape(step.result_preview)]
+
+
+_CELLS = {
+    "model": _model_cells,
+    "tool": _tool_cells,
+    "check": _check_cells,
+    "deadline": _deadline_cells,
+}
 
 
 def render_trace_html(steps: Sequence[TraceStep]) -> str:

@@ -1,0 +1,271 @@
+"""Does pre-flight pay? The four designs end to end, on the offline pair and on a real model.
+
+``python -m benchmarks designs`` runs ``supercontext_lab.eval.evaluate(...,
+end_to_end=True)`` on the shipped demo dataset with the four pre-flight designs of SPEC
+§16 (``scout``, ``pack``, ``cached``, ``cold``): each case is the first message of a new
+thread, and the orchestrator answers it at temperature 0 once per design. It does so on
+the offline pair (the embedded offline scout and orchestrator, every case) and, with
+``--model local:smollm2``, on SmolLM2-135M as both scout and orchestrator (``--limit N``:
+the first N cases that expect mentions, which the reply is scored on; a CPU model answers
+one request at a time).
+
+For each design the table gives the bundle's mention rate and the reply's, with their 95 %
+Wilson intervals, the reply's lift over ``cold`` with its paired bootstrap interval, the
+exact McNemar test against ``cold`` (on each case's outcome "every expected mention is in
+the reply"), the prompt tokens the pre-flight added to the orchestrator's turn, the
+pre-flight's time (p50 and p95) and the time to the reply (p50); and how many of the
+scout's pre-flights would have met a pre-turn deadline. The tables are written into
+``docs/performance.md`` and ``README.md`` between ``<!-- designs:begin -->`` and
+``<!-- designs:end -->``, one sub-block per route, so running one route keeps the other's
+table. No cache: every figure is a fresh run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from supercontext_lab._atomic import write_atomic
+
+from .report import DESIGNS_BEGIN as BEGIN
+from .report import DESIGNS_BLOCK as BLOCK
+from .report import DESIGNS_END as END
+from .report import markdown_table
+
+__all__ = ["BEGIN", "END", "main", "run_route", "write_block"]
+
+DESIGNS = ("scout", "pack", "cached", "cold")
+_DATASET = Path(__file__).resolve().parents[1] / "supercontext_lab/eval/data/demo_dataset.jsonl"
+#: The deadline each route's table counts the scout's pre-flights against.
+DEADLINES_MS = {"offline": 250.0, "local:smollm2": 1500.0}
+_DEFAULT_DEADLINE_MS = 1500.0
+
+_INTRO = (
+    "## Does pre-flight pay? Four designs end to end\n\n"
+    "Each case of the shipped 40-case dataset is sent as the first message of a new "
+    "thread, and the orchestrator answers it once per pre-flight design (SPEC §16) with "
+    "the same model at temperature 0: `scout` (the context scout), `pack` (the harness's "
+    "gathering round, ranked and fitted to 600 tokens, no model), `cached` (an envelope "
+    "built ahead from the profile, MEMORY.md and the most recalled or most recent notes, "
+    "without reading the request) and `cold` (nothing). Rates are micro-averaged over "
+    "the expected mentions, with 95 % Wilson intervals; the lift is the reply's mention "
+    "rate minus `cold`'s on the same cases, with a paired bootstrap interval (2,000 "
+    "resamples of cases); p is the exact McNemar test against `cold` on each case's "
+    'outcome "every expected mention is in the reply". Added tokens are the '
+    "orchestrator's prompt tokens per turn minus `cold`'s. Regenerate with "
+    "`python -m benchmarks designs` (offline, every case) and `python -m benchmarks "
+    "designs --model local:smollm2 --limit N` (the `local` extra)."
+)
+
+
+def _slug(route: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", route.lower()).strip("-") or "offline"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.0%}"
+
+
+def _interval(pair: Sequence[float]) -> str:
+    return f"[{pair[0]:.0%}, {pair[1]:.0%}]"
+
+
+def _ms(value: float) -> str:
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def _p(value: float) -> str:
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def run_route(
+    route: str, *, limit: int | None, log: Callable[[str], None]
+) -> tuple[Any, dict[str, Any]]:
+    """The end-to-end evaluation of the four designs on ``route`` (``"offline"`` or a
+    model id), and the figures of its table."""
+    from supercontext_lab.eval import evaluate, load_dataset
+    from supercontext_lab.eval.variants import design_variant
+    from supercontext_lab.routes import ModelRoute, parse_model_id
+
+    cases = load_dataset(_DATASET)
+    if limit is not None:
+        # The reply is scored on the expected mentions: a short run takes the first cases
+        # that expect some.
+        cases = [case for case in cases if case.expect.mentions][:limit]
+    model = ModelRoute() if route == "offline" else parse_model_id(route)
+    log(f"designs: {len(cases)} cases x {len(DESIGNS)} designs end to end on {route}")
+    started = time.perf_counter()
+    report = evaluate(
+        cases,
+        [design_variant(design, model) for design in DESIGNS],
+        end_to_end=True,
+        orchestrator=model,
+        cache=False,
+        progress=False,
+    )
+    seconds = time.perf_counter() - started
+    deadline = DEADLINES_MS.get(route, _DEFAULT_DEADLINE_MS)
+    scout_prep = [r.elapsed_ms for r in report.results if r.variant == "scout"]
+    figures = {
+        "route": route,
+        "cases": len(cases),
+        "which": " (the first that expect mentions)" if limit is not None else "",
+        "seconds": seconds,
+        "deadline_ms": deadline,
+        "scout_met_deadline": sum(1 for ms in scout_prep if ms <= deadline),
+        "scout_runs": len(scout_prep),
+        "load": os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0),
+    }
+    return report, figures
+
+
+def table(report: Any, figures: dict[str, Any]) -> str:
+    """The route's sub-block: its heading, the designs table and the deadline line."""
+    from supercontext_lab.eval.metrics import percentile
+
+    pairs = {(pair.first, pair.second): pair for pair in report.paired if pair.second == "cold"}
+    rows = []
+    for design in DESIGNS:
+        variant = report.variant(design)
+        metrics, intervals = variant.metrics, variant.intervals
+        prep = [r.elapsed_ms for r in report.results if r.variant == design]
+        pair = pairs.get((design, "cold"))
+        rows.append(
+            [
+                f"`{design}`",
+                f"{_pct(float(metrics['mention_rate']))} {_interval(intervals['mention_rate'])}",
+                f"{_pct(float(metrics['reply_mention_rate']))} "
+                f"{_interval(intervals['reply_mention_rate'])}",
+                f"{float(metrics['reply_lift']):+.2f} [{intervals['reply_lift'][0]:+.2f}, {intervals['reply_lift'][1]:+.2f}]"
+                if design != "cold"
+                else "—",
+                f"{pair.only_first}/{pair.only_second}, p {_p(pair.p_value)}" if pair else "—",
+                f"{float(metrics['added_prompt_tokens']):+,.0f}" if design != "cold" else "0",
+                f"{_ms(percentile(prep, 50))} / {_ms(percentile(prep, 95))}",
+                _ms(float(metrics["time_to_reply_p50_ms"])),
+            ]
+        )
+    header = [
+        "design",
+        "bundle mention",
+        "reply mention",
+        "reply lift vs cold",
+        "vs cold: discordant, McNemar",
+        "added prompt tokens",
+        "pre-flight p50 / p95",
+        "time to reply p50",
+    ]
+    route = figures["route"]
+    who = (
+        "the offline pair (embedded offline scout and orchestrator; deterministic stand-ins, "
+        "not language models)"
+        if route == "offline"
+        else f"`{route}` as scout and orchestrator"
+    )
+    load = figures["load"]
+    lines = [
+        f"### {who}",
+        "",
+        f"{figures['cases']} cases{figures['which']}, measured in "
+        f"{figures['seconds'] / 60:.1f} min on "
+        f"{os.cpu_count()} CPU cores (load average {load[0]:.1f} at the end), no cache.",
+        "",
+        markdown_table(header, rows),
+        "",
+        f"Latency against a deadline: the scout's pre-flight met a "
+        f"{figures['deadline_ms']:g} ms deadline in {figures['scout_met_deadline']} of "
+        f"{figures['scout_runs']} cases; past it, the turn goes on with the pack.",
+    ]
+    return "\n".join(lines)
+
+
+def targets_table(log: Callable[[str], None]) -> str:
+    """The pre-flight benchmark's targets (:mod:`.preflight`: the pack's p95, a cached
+    first turn, how late a missed deadline ends the pre-flight), as a sub-block."""
+    from . import preflight
+    from .report import targets_table as table_of
+
+    started = time.perf_counter()
+    section = preflight.run(log=log)
+    section.seconds = time.perf_counter() - started
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return "\n".join(
+        [
+            "### Targets",
+            "",
+            f"Measured by `python -m benchmarks preflight` (also part of `all`) in "
+            f"{section.seconds:.0f} s on {os.cpu_count()} CPU cores, load average "
+            f"{load[0]:.1f} at the end.",
+            "",
+            table_of([section]),
+            "",
+            *section.details,
+        ]
+    )
+
+
+def write_block(path: Path, route: str, body: str) -> None:
+    """Put ``body`` into ``path``'s designs block as the sub-block of ``route``, keeping
+    the other routes' sub-blocks."""
+    slug = _slug(route)
+    begin, end = f"<!-- designs-{slug}:begin -->", f"<!-- designs-{slug}:end -->"
+    sub = f"{begin}\n{body}\n{end}"
+    text = path.read_text("utf-8") if path.exists() else ""
+    match = BLOCK.search(text)
+    inner = match.group(0)[len(BEGIN) : -len(END)] if match else ""
+    found = re.findall(
+        r"(<!-- designs-([a-z0-9-]+):begin -->.*?<!-- designs-\2:end -->)", inner, re.S
+    )
+    parts = {name: whole for whole, name in found}
+    parts[slug] = sub
+    ordered = [parts.pop(first) for first in ("targets", "offline") if first in parts]
+    ordered += [parts[name] for name in sorted(parts)]
+    block = "\n".join([BEGIN, _INTRO, "", "\n\n".join(ordered), END])
+    if match:
+        text = text[: match.start()] + block + text[match.end() :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    write_atomic(path, text)
+
+
+def main(argv: Sequence[str], *, targets: Sequence[Path], log: Callable[[str], None]) -> int:
+    """``python -m benchmarks designs [--model ID] [--limit N] [--no-offline]``: with the
+    offline route (the default), the pre-flight targets too."""
+    models: list[str] = []
+    limit: int | None = None
+    offline = True
+    args = list(argv)
+    usage = "usage: python -m benchmarks designs [--model ID] [--limit N] [--no-offline]"
+    while args:
+        flag = args.pop(0)
+        if flag == "--model" and args:
+            models.append(args.pop(0))
+        elif flag == "--limit" and args and args[0].isdigit() and int(args[0]) > 0:
+            limit = int(args.pop(0))
+        elif flag == "--no-offline":
+            offline = False
+        else:
+            log(usage)
+            return 2
+    routes = (["offline"] if offline else []) + models
+    if not routes:
+        log(usage)
+        return 2
+    if offline:
+        body = targets_table(log)
+        print(body + "\n")
+        for path in targets:
+            write_block(path, "targets", body)
+    for route in routes:
+        report, figures = run_route(route, limit=None if route == "offline" else limit, log=log)
+        body = table(report, figures)
+        print(body + "\n")
+        print(report.paired_text() + "\n")
+        for path in targets:
+            write_block(path, route, body)
+            log(f"Wrote the {route} designs table into {path}")
+    return 0

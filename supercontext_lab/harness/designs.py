@@ -1,0 +1,173 @@
+"""The four pre-flight designs and the ``[preflight]`` settings (SPEC §16).
+
+A first turn can be prepared in four ways:
+
+* ``"scout"``: the context scout, a model with read-only tools (SPEC §5), as before;
+* ``"pack"``: no model. The harness's gathering round, the facts it found ranked for the
+  request and fitted to a token budget, written with the one envelope writer
+  (:mod:`.pack`);
+* ``"cached"``: an envelope built ahead of time from the workspace (profile, MEMORY.md,
+  the notes most recalled or most recent), stored under ``.supercontext/`` and served
+  without reading the request (:mod:`.cached`);
+* ``"cold"``: no pre-flight at all.
+
+``config.toml`` holds the defaults::
+
+    [preflight]
+    design = "scout"        # scout | pack | cached | cold
+    deadline_ms = 1500      # a scout not done by then is abandoned (default: none)
+    fallback = "pack"       # what prepares a turn whose scout missed it: pack | cold
+    pack_tokens = 600       # the pack's budget, in tokens (four characters a token)
+    cached_tokens = 1000    # the cached envelope's budget
+
+A thread (``Thread(..., design=..., deadline_ms=...)``), a run (``scout --design``) and
+an evaluation (``eval --design``) override them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Literal, get_args
+
+from ..config import config_path, load_config
+from ..errors import ConfigError
+
+__all__ = [
+    "DEFAULT_CACHED_TOKENS",
+    "DEFAULT_DESIGN",
+    "DEFAULT_PACK_TOKENS",
+    "DESIGNS",
+    "FALLBACKS",
+    "PREFLIGHT_TABLE",
+    "Design",
+    "Fallback",
+    "PreflightSettings",
+    "check_deadline_ms",
+    "check_design",
+    "preflight_settings",
+]
+
+Design = Literal["scout", "pack", "cached", "cold"]
+DESIGNS: tuple[str, ...] = get_args(Design)
+"""The pre-flight designs, in the order reports list them."""
+DEFAULT_DESIGN: Design = "scout"
+
+Fallback = Literal["pack", "cold"]
+FALLBACKS: tuple[str, ...] = get_args(Fallback)
+
+PREFLIGHT_TABLE = "preflight"
+DEFAULT_PACK_TOKENS = 600
+"""The pack's budget: about the size of a scout's summary of six facts with their
+attributions."""
+DEFAULT_CACHED_TOKENS = 1000
+"""The cached envelope's budget: it is sent on every first turn, whatever the request."""
+_MIN_TOKENS = 50
+_MAX_TOKENS = 100_000
+_KEYS = ("design", "deadline_ms", "fallback", "pack_tokens", "cached_tokens")
+
+
+def check_design(name: object) -> Design:
+    """``name`` as a :data:`Design`; ``ValueError`` naming the four otherwise."""
+    for design in get_args(Design):
+        if name == design:
+            return design  # type: ignore[no-any-return]
+    raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {name!r}")
+
+
+def check_deadline_ms(value: object) -> float | None:
+    """A deadline in milliseconds: ``None`` (no deadline) or a finite number above 0;
+    ``ValueError`` otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"deadline_ms must be a number of milliseconds, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"deadline_ms must be a finite number above 0, not {value!r}")
+    return float(value)
+
+
+def _check_fallback(value: object) -> Fallback:
+    for fallback in get_args(Fallback):
+        if value == fallback:
+            return fallback  # type: ignore[no-any-return]
+    raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, not {value!r}")
+
+
+def _check_tokens(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} must be a whole number of tokens, not {value!r}")
+    if not _MIN_TOKENS <= value <= _MAX_TOKENS:
+        raise ValueError(f"{key} must be between {_MIN_TOKENS} and {_MAX_TOKENS:,}, not {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class PreflightSettings:
+    """How first turns are prepared: the ``[preflight]`` table, or its defaults."""
+
+    design: Design = DEFAULT_DESIGN
+    deadline_ms: float | None = None
+    """A scout not done this long after the preparation started is abandoned (``None``:
+    no deadline; the scout's own time limit still bounds it)."""
+    fallback: Fallback = "pack"
+    """What prepares a turn whose scout missed the deadline."""
+    pack_tokens: int = DEFAULT_PACK_TOKENS
+    cached_tokens: int = DEFAULT_CACHED_TOKENS
+
+    def with_overrides(
+        self, *, design: str | None = None, deadline_ms: float | None = None
+    ) -> PreflightSettings:
+        """These settings with a thread's or a run's ``design`` and ``deadline_ms`` (each
+        kept when ``None``); :class:`~supercontext_lab.errors.ConfigError` for a bad
+        value."""
+        changed = self
+        try:
+            if design is not None:
+                changed = replace(changed, design=check_design(design))
+            if deadline_ms is not None:
+                changed = replace(changed, deadline_ms=check_deadline_ms(deadline_ms))
+        except ValueError as exc:
+            raise ConfigError(f"{exc}.") from None
+        return changed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "design": self.design,
+            "deadline_ms": self.deadline_ms,
+            "fallback": self.fallback,
+            "pack_tokens": self.pack_tokens,
+            "cached_tokens": self.cached_tokens,
+        }
+
+
+def preflight_settings() -> PreflightSettings:
+    """The ``[preflight]`` table of ``config.toml`` (defaults for what it leaves out).
+
+    Raises :class:`~supercontext_lab.errors.ConfigError` naming the file and the key for
+    an unknown key or a bad value.
+    """
+    table = load_config().get(PREFLIGHT_TABLE)
+    if table is None:
+        return PreflightSettings()
+    path = config_path()
+    if not isinstance(table, dict):
+        raise ConfigError(f"Config file {path}: [{PREFLIGHT_TABLE}] must be a table.")
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"Config file {path}: unknown key {PREFLIGHT_TABLE}.{unknown[0]}; the keys are "
+            f"{', '.join(_KEYS)}."
+        )
+    try:
+        return PreflightSettings(
+            design=check_design(table.get("design", DEFAULT_DESIGN)),
+            deadline_ms=check_deadline_ms(table.get("deadline_ms")),
+            fallback=_check_fallback(table.get("fallback", "pack")),
+            pack_tokens=_check_tokens("pack_tokens", table.get("pack_tokens", DEFAULT_PACK_TOKENS)),
+            cached_tokens=_check_tokens(
+                "cached_tokens", table.get("cached_tokens", DEFAULT_CACHED_TOKENS)
+            ),
+        )
+    except ValueError as exc:
+        raise ConfigError(f"Config file {path}: {PREFLIGHT_TABLE}.{exc}; fix it.") from None

@@ -1,0 +1,328 @@
+"""A first turn's pre-flight in each design, under the pre-turn deadline (SPEC §16).
+
+:func:`run_preflight` decides what is prepended to a first message once the gate has let
+it through (:mod:`.designs` says what each design is):
+
+* ``scout``: the scout runs (:func:`~supercontext_lab.scout.run_scout`). With a deadline
+  it runs in a worker (:mod:`.deadline`) handed the time left as its run's budget, while
+  the harness writes the pack beside it; when the deadline passes first, the scout is
+  abandoned (never waited for, ending by itself at its budget) and the pack prepares the
+  turn, or nothing does when the fallback is ``cold``. The missed deadline, with its
+  figure, is a ``"deadline"`` step of the trace, a problem of the run and the turn's
+  :attr:`Preflight.note`;
+* ``pack``: the pack (:func:`~.pack.run_pack`), no model;
+* ``cached``: the cached envelope (:func:`~.cached.serve_cached`), rebuilt first when the
+  workspace changed since it was built; it does not read the request;
+* ``cold``: nothing.
+
+Whatever goes wrong, the turn goes on cold with the reason; the scout is an
+optimisation, never a condition.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..agents.definition import AgentDefinition
+from ..bundle import ContextBundle, parse_context_bundle
+from ..bundle_grammar import neutralise_envelope
+from ..errors import SupercontextError
+from ..gate import ColdStartReason
+from ..models.base import Usage
+from ..scout import ScoutRun, ScoutStatus, StopCause, TraceStep
+from ..sources.workspace import Workspace
+from .cached import CACHED_LABEL, serve_cached
+from .deadline import start
+from .designs import Design, PreflightSettings
+from .pack import run_pack
+from .turn import failure_reason
+
+__all__ = ["Preflight", "accepted_envelope", "deadline_note", "run_preflight"]
+
+_log = logging.getLogger(__name__)
+
+ScoutCall = Callable[[float | None, Callable[[TraceStep], None] | None], ScoutRun]
+"""Runs the scout on the turn's message: ``(timeout_s or None, on_step) -> ScoutRun``."""
+
+
+@dataclass
+class Preflight:
+    """What a first turn's pre-flight did (see the module docstring)."""
+
+    design: Design
+    """The design asked for."""
+    prepared_by: Design | None = None
+    """The design whose envelope the turn carries (``None`` when it goes on cold)."""
+    run: ScoutRun | None = None
+    """The run shown for the turn: the scout's, the pack's, the cached envelope's record,
+    or the abandoned scout's (its trace is the deadline step)."""
+    envelope: str | None = None
+    bundle: ContextBundle | None = None
+    reason: ColdStartReason | None = None
+    detail: str | None = None
+    deadline_ms: float | None = None
+    missed_deadline: bool = False
+    note: str | None = None
+    """Why the turn was prepared by another design than the one asked for."""
+    notes: list[str] = field(default_factory=list)
+    """Other things worth knowing (the cached envelope was rebuilt)."""
+    elapsed_ms: float = 0.0
+
+    @property
+    def prepared(self) -> bool:
+        return self.envelope is not None
+
+
+def accepted_envelope(run: ScoutRun) -> tuple[str, ContextBundle] | None:
+    """The run's envelope as the orchestrator may see it, and its bundle; ``None`` when
+    the run yielded none.
+
+    The envelope is neutralised (:func:`~supercontext_lab.bundle_grammar.neutralise_envelope`)
+    whatever wrote it: a model writing the envelope itself (the text route) may have
+    copied a look-alike tag, heading or separator from what it read. When that changes
+    the envelope, the bundle is read again from what is sent.
+    """
+    if run.envelope is None or run.bundle is None:
+        return None
+    envelope = neutralise_envelope(run.envelope)
+    if envelope == run.envelope:
+        return envelope, run.bundle
+    bundle = parse_context_bundle(envelope)
+    return (envelope, bundle) if bundle is not None else None
+
+
+def deadline_note(deadline_ms: float, fallback: str) -> str:
+    """The words of a missed deadline, with its figure."""
+    instead = "the pack prepared the turn" if fallback == "pack" else "the turn went on cold"
+    return (
+        f"deadline_missed: the scout was not done by its {deadline_ms:g} ms deadline; it was "
+        f"abandoned (never waited for) and {instead}"
+    )
+
+
+def _deadline_step(deadline_ms: float, text: str) -> TraceStep:
+    return TraceStep(
+        kind="deadline",
+        iteration=0,
+        started_ms=deadline_ms,
+        duration_ms=0.0,
+        ok=False,
+        result_preview=text,
+    )
+
+
+def _abandoned_run(deadline_ms: float, text: str, definition: AgentDefinition) -> ScoutRun:
+    """The record of a scout abandoned at its deadline: what the turn can say about it
+    without touching the run still ending in its worker."""
+    return ScoutRun(
+        status=ScoutStatus.INCOMPLETE,
+        stopped=StopCause.TIMEOUT,
+        reason=text,
+        output="",
+        envelope=None,
+        bundle=None,
+        problems=[text],
+        trace=[_deadline_step(deadline_ms, text)],
+        usage=Usage(),
+        model_calls=0,
+        elapsed_ms=deadline_ms,
+        model_name="scout (abandoned at the deadline)",
+        definition_hash=definition.definition_hash(),
+    )
+
+
+def _cached_run(
+    envelope: str, bundle: ContextBundle | None, took_ms: float, definition: AgentDefinition
+) -> ScoutRun:
+    return ScoutRun(
+        status=ScoutStatus.COMPLETED,
+        reason=None,
+        output=envelope,
+        envelope=envelope if bundle is not None else None,
+        bundle=bundle,
+        problems=[],
+        trace=[],
+        usage=Usage(),
+        model_calls=0,
+        elapsed_ms=took_ms,
+        model_name=CACHED_LABEL,
+        definition_hash=definition.definition_hash(),
+    )
+
+
+class _Gate:
+    """Passes trace steps on until the deadline passes: an abandoned scout's later steps
+    never reach the caller."""
+
+    def __init__(self, on_step: Callable[[TraceStep], None] | None) -> None:
+        self.on_step = on_step
+        self.open = True
+
+    def __call__(self, step: TraceStep) -> None:
+        if self.open and self.on_step is not None:
+            self.on_step(step)
+
+
+def _guarded_scout(
+    scout: ScoutCall,
+    timeout_s: float | None,
+    on_step: Callable[[TraceStep], None] | None,
+    result: Preflight,
+) -> ScoutRun | None:
+    """The scout's run, or ``None`` with the cold reason recorded in ``result``."""
+    try:
+        return scout(timeout_s, on_step)
+    except (SupercontextError, OSError, ValueError) as exc:
+        # SupercontextError covers a broken model route (ConfigError) as well as model
+        # and workspace failures.
+        result.reason, result.detail = ColdStartReason.SCOUT_ERROR, str(exc)
+    except Exception as exc:
+        # An unexpected error (a third-party ChatModel's own exception, a bug) must not
+        # break the user's turn either (SPEC §7.6); its traceback is logged.
+        _log.warning("The context scout failed unexpectedly; the turn goes on cold.", exc_info=True)
+        result.reason, result.detail = ColdStartReason.SCOUT_ERROR, f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _take(result: Preflight, run: ScoutRun, design: Design) -> None:
+    """Use ``run``'s envelope for the turn, or record why it has none."""
+    result.run = run
+    accepted = accepted_envelope(run)
+    if accepted is None:
+        result.reason = failure_reason(run)
+        result.detail = "; ".join(run.problems) or None
+        return
+    result.envelope, result.bundle = accepted
+    result.prepared_by = design
+
+
+def _scout_with_deadline(
+    message: str,
+    result: Preflight,
+    *,
+    settings: PreflightSettings,
+    deadline_ms: float,
+    workspace: Workspace,
+    definition: AgentDefinition,
+    scout: ScoutCall,
+    scout_timeout_s: float | None,
+    on_step: Callable[[TraceStep], None] | None,
+    focus: str | None,
+) -> None:
+    gate = _Gate(on_step)
+    # The worker records a failure in a record of its own: once abandoned, nothing it
+    # does reaches the turn.
+    scratch = Preflight(design="scout")
+
+    def work(left: float) -> ScoutRun | None:
+        budget = left if scout_timeout_s is None else min(left, scout_timeout_s)
+        return _guarded_scout(scout, budget, gate, scratch)
+
+    pending = start(work, deadline_ms, name="scout")
+    # The fallback is written while the scout runs: it is ready the moment the deadline
+    # passes. Its own steps are not shown unless it is used.
+    fallback = (
+        run_pack(
+            message,
+            workspace=workspace,
+            definition=definition,
+            focus=focus,
+            budget=settings.pack_tokens,
+        )
+        if settings.fallback == "pack"
+        else None
+    )
+    outcome = pending.wait()
+    if not outcome.missed:
+        if outcome.value is not None:
+            _take(result, outcome.value, "scout")
+        else:
+            result.reason, result.detail = scratch.reason, scratch.detail
+        return
+    gate.open = False
+    text = deadline_note(deadline_ms, settings.fallback)
+    result.missed_deadline, result.note = True, text
+    if fallback is None:
+        result.run = _abandoned_run(deadline_ms, text, definition)
+        result.reason, result.detail = ColdStartReason.DEADLINE_MISSED, text
+        return
+    fallback.trace.insert(0, _deadline_step(deadline_ms, text))
+    fallback.problems.insert(0, text)
+    _take(result, fallback, "pack")
+
+
+def run_preflight(
+    message: str,
+    *,
+    settings: PreflightSettings,
+    workspace: Workspace,
+    definition: AgentDefinition,
+    scout: ScoutCall,
+    scout_timeout_s: float | None = None,
+    on_step: Callable[[TraceStep], None] | None = None,
+    focus: str | None = None,
+) -> Preflight:
+    """Prepare ``message`` in ``settings.design`` (see the module docstring); the gate
+    has already let the turn through. ``focus`` (the explicit path's) counts as request
+    for the pack; the ``scout`` callable applies its own."""
+    started = time.perf_counter()
+    design = settings.design
+    result = Preflight(design=design, deadline_ms=settings.deadline_ms)
+    try:
+        if design == "cold":
+            result.reason = ColdStartReason.DESIGN_COLD
+        elif design == "cached":
+            cached, rebuilt = serve_cached(workspace, budget=settings.cached_tokens)
+            bundle = parse_context_bundle(cached.envelope)
+            took = (time.perf_counter() - started) * 1000.0
+            if rebuilt:
+                result.notes.append(
+                    "the cached envelope was built for this turn (the workspace changed since "
+                    "the last build, or there was none)"
+                )
+            run = _cached_run(cached.envelope, bundle if cached.sources else None, took, definition)
+            if not cached.sources:
+                result.run = run
+                result.reason = ColdStartReason.NO_CACHED_ENVELOPE
+                result.detail = "no profile, MEMORY.md or memory note to quote"
+            else:
+                _take(result, run, "cached")
+        elif design == "pack":
+            _take(
+                result,
+                run_pack(
+                    message,
+                    workspace=workspace,
+                    definition=definition,
+                    focus=focus,
+                    budget=settings.pack_tokens,
+                    on_step=on_step,
+                ),
+                "pack",
+            )
+        elif settings.deadline_ms is None:
+            scouted = _guarded_scout(scout, scout_timeout_s, on_step, result)
+            if scouted is not None:
+                _take(result, scouted, "scout")
+        else:
+            _scout_with_deadline(
+                message,
+                result,
+                settings=settings,
+                deadline_ms=settings.deadline_ms,
+                workspace=workspace,
+                definition=definition,
+                scout=scout,
+                scout_timeout_s=scout_timeout_s,
+                on_step=on_step,
+                focus=focus,
+            )
+    except (SupercontextError, OSError, ValueError) as exc:
+        # The pack and the cached envelope read the workspace: a broken one is a cold
+        # start, as a broken scout is.
+        result.reason, result.detail = ColdStartReason.SCOUT_ERROR, str(exc)
+    result.elapsed_ms = (time.perf_counter() - started) * 1000.0
+    return result

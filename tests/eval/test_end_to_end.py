@@ -1,0 +1,195 @@
+"""Designs as evaluation variants, and ``--end-to-end``: the orchestrator's first reply
+scored cold and prepared, with intervals and paired comparisons, from Python, the
+command line and the magic."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from supercontext_lab.eval import EvalCase, evaluate
+from supercontext_lab.eval.dataset import Expectations
+from supercontext_lab.eval.end_to_end import AtTemperature, reply_counts
+from supercontext_lab.eval.variants import design_variant
+from supercontext_lab.lab.eval_widget import EvalComparison, statistics_html
+from supercontext_lab.testing import ScriptedModel
+
+DESIGNS = ("scout", "pack", "cached", "cold")
+
+
+@pytest.fixture
+def dataset(tmp_path: Path, small_cases: list[EvalCase]) -> Path:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(case.to_dict()) for case in small_cases) + "\n", encoding="utf-8"
+    )
+    return path
+
+
+def test_designs_as_variants_score_their_bundles(small_cases: list[EvalCase]) -> None:
+    report = evaluate(small_cases, [design_variant(d) for d in DESIGNS], progress=False)
+    assert report.variant_names == list(DESIGNS)
+    assert [variant.design for variant in report.variants] == list(DESIGNS)
+    pack, cold = report.metrics("pack"), report.metrics("cold")
+    assert pack["model_calls_mean"] == 0 and pack["valid_rate"] == 1.0
+    assert cold["valid_rate"] == 0.0 and cold["mention_rate"] == 0.0
+    assert report.variant("cached").model.startswith("cached")
+    # Every rate has its interval, holding the rate.
+    for variant in report.variants:
+        for name, (low, high) in variant.intervals.items():
+            assert (
+                low <= float(variant.metrics[name]) + 1e-9
+                and high >= float(variant.metrics[name]) - 1e-9
+            )
+    # Every two variants are compared.
+    assert len(report.paired) == 6
+    scout_cold = next(p for p in report.paired if (p.first, p.second) == ("scout", "cold"))
+    assert scout_cold.measure == "mention_rate" and scout_cold.difference > 0
+    assert "95 % interval" in report.intervals_text()
+    assert "McNemar" in report.paired_text()
+    data = report.to_dict()
+    assert data["variants"][0]["intervals"]["valid_rate"][1] == 1.0
+    assert data["paired"][0]["method"].startswith("exact McNemar")
+
+
+def test_end_to_end_scores_replies_against_cold(small_cases: list[EvalCase]) -> None:
+    report = evaluate(
+        small_cases,
+        [design_variant("pack"), design_variant("cached")],
+        progress=False,
+        end_to_end=True,
+    )
+    # A cold variant is added: the reply metrics are paired against it.
+    assert report.variant_names == ["pack", "cached", "cold"]
+    assert report.end_to_end and report.settings["orchestrator"] == "offline"
+    pack, cold = report.metrics("pack"), report.metrics("cold")
+    assert pack["reply_cases"] == len(small_cases)
+    assert pack["reply_mention_rate"] > cold["reply_mention_rate"]
+    assert pack["reply_lift"] == pytest.approx(
+        pack["reply_mention_rate"] - cold["reply_mention_rate"]
+    )
+    low, high = report.variant("pack").intervals["reply_lift"]
+    assert low <= pack["reply_lift"] <= high
+    assert cold["reply_lift"] == 0.0 and cold["added_prompt_tokens"] == 0.0
+    assert pack["added_prompt_tokens"] > 0
+    assert pack["time_to_reply_p50_ms"] > 0
+    result = report.result("kernel-decision", "pack")
+    assert result.turn is not None
+    assert result.turn["prepared_by"] == "pack" and result.turn["reply"]
+    assert result.turn["reply_scores"]["expected"] == 2
+    assert report.result("kernel-decision", "cold").turn["preparation"] == "skipped"
+    assert {p.measure for p in report.paired} == {"reply_mention_rate"}
+    assert "reply_lift" in report.replies_text()
+    html = statistics_html(report)
+    assert "End to end" in html and "Paired comparisons" in html
+    widget = EvalComparison(report)
+    assert "reply_mention_rate" in widget.statistics_html.value
+
+
+def test_a_variant_named_cold_must_be_the_cold_design(small_cases: list[EvalCase]) -> None:
+    with pytest.raises(ValueError, match="cold design"):
+        evaluate(
+            small_cases[:1],
+            [design_variant("pack").renamed("cold")],
+            progress=False,
+            end_to_end=True,
+        )
+
+
+def test_the_orchestrator_answers_at_temperature_zero() -> None:
+    inner = ScriptedModel(["fine"])
+    model = AtTemperature(inner)
+    model.complete([], temperature=0.7)
+    assert inner.calls[0].temperature == 0.0
+    assert model.name == inner.name
+
+
+def test_reply_counts_ignore_case() -> None:
+    expect = Expectations(mentions=["2Dt", "34 of the 40 sites"], must_not_mention=["sourdough"])
+    counts = reply_counts(expect, "We chose the 2dt kernel. Sourdough aside.")
+    assert counts == {"found": 1, "expected": 2, "forbidden": 1, "forbidden_expected": 1}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "supercontext_lab", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+
+
+def test_eval_cli_designs_end_to_end(dataset: Path) -> None:
+    out = _cli(
+        "eval",
+        "--dataset",
+        str(dataset),
+        "--design",
+        "pack",
+        "--design",
+        "cold",
+        "--end-to-end",
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    names = [variant["name"] for variant in data["variants"]]
+    assert names == ["pack", "cold"]
+    pack = data["variants"][0]
+    assert pack["design"] == "pack"
+    assert set(pack["intervals"]) >= {"mention_rate", "reply_mention_rate", "reply_lift"}
+    assert "reply_lift" in pack["metrics"]
+    assert data["paired"][0]["first"] == "pack" and "mcnemar_exact_p" in data["paired"][0]
+    assert all("turn" in case for case in data["cases"])
+    text = _cli("eval", "--dataset", str(dataset), "--design", "pack", "--end-to-end")
+    assert "95 % interval" in text.stdout and "reply_lift" in text.stdout
+    assert "McNemar exact p" in text.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--design", "fast"),
+        ("--design", "pack", "--model", "ollama:a", "--model", "ollama:b"),
+        ("--end-to-end", "--model", "ollama:a", "--model", "ollama:b"),
+        ("--deadline-ms", "-1"),
+    ],
+)
+def test_eval_cli_refuses_bad_design_options(dataset: Path, args: tuple[str, ...]) -> None:
+    out = _cli("eval", "--dataset", str(dataset), *args)
+    assert out.returncode == 2 and out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_scout_eval_magic_runs_designs_end_to_end(shell: InteractiveShell, dataset: Path) -> None:
+    widget = shell.run_line_magic(
+        "scout_eval",
+        f"{dataset} --design pack --design cold --end-to-end --no-progress --out e2e",
+    )
+    assert isinstance(widget, EvalComparison)
+    report = shell.user_ns["e2e"]
+    assert report.variant_names == ["pack", "cold"] and report.end_to_end
+    assert "reply_lift" in widget.statistics_html.value
+    with pytest.raises(UsageError):
+        shell.run_line_magic("scout_eval", f"{dataset} --design fast")
+    with pytest.raises(UsageError, match="deadline"):
+        shell.run_line_magic("scout_eval", f"{dataset} --deadline-ms -5")
+
+
+def test_scout_thread_magic_takes_a_design(shell: InteractiveShell) -> None:
+    shell.run_line_magic("scout_thread", "new --design pack --deadline-ms 900")
+    magics = shell.magics_manager.registry["SupercontextMagics"]
+    thread = magics.thread
+    assert thread.preflight.design == "pack" and thread.preflight.deadline_ms == 900.0
+    shell.run_cell_magic("chat", "", "What did we decide about the dispersal kernel?")
+    assert thread.turns[0].prepared_by == "pack"
+    with pytest.raises(UsageError):
+        shell.run_line_magic("scout_thread", "new --design fast")

@@ -1,0 +1,53 @@
+"""The pre-flight benchmark and the designs table run end to end at a tiny size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import designs
+from benchmarks.report import DESIGNS_BEGIN, DESIGNS_END, REALMODEL_BEGIN, write_performance_doc
+from benchmarks.runner import Options, run_all
+
+
+def test_the_preflight_benchmark_judges_its_three_targets(tmp_path: Path) -> None:
+    options = Options(
+        turn_repeats=2,
+        turn_warmup=1,
+        preflight_repeats=2,
+        preflight_deadline_repeats=1,
+        results_dir=tmp_path / "results",
+        cache_dir=tmp_path / "cache",
+        docs_dir=None,
+    )
+    run_all(options, ["preflight"], log=lambda _: None)
+    data = json.loads((options.results_dir / "latest.json").read_text("utf-8"))
+    section = data["sections"]["preflight"]
+    assert section["pack_prepared_by"] == {"pack": 2}
+    assert section["cached_prepared_by"] == {"cached": 2}
+    assert [row["deadline_ms"] for row in section["deadlines"]] == [300.0, 1000.0]
+    for row in section["deadlines"]:
+        assert row["prepared_by"] == {"pack": 1}
+        assert row["left_running"] == 0
+        # Whatever the machine, the pre-flight never ends before its deadline.
+        assert row["overshoot_ms"]["min"] >= 0
+    targets = [t for t in data["targets"] if t["area"] == "Pre-flight designs"]
+    assert len(targets) == 3
+    assert all(t["status"] in {"PASS", "MISS"} for t in targets)
+
+
+def test_the_designs_table_is_written_per_route_and_kept_by_a_full_run(tmp_path: Path) -> None:
+    doc = tmp_path / "performance.md"
+    doc.write_text(f"# Performance\n\n{REALMODEL_BEGIN}\nreal\n<!-- realmodel:end -->\n", "utf-8")
+    designs.write_block(doc, "offline", "offline table")
+    designs.write_block(doc, "local:smollm2", "smollm2 table v1")
+    designs.write_block(doc, "local:smollm2", "smollm2 table v2")
+    text = doc.read_text("utf-8")
+    assert text.count(DESIGNS_BEGIN) == 1 and text.count(DESIGNS_END) == 1
+    assert "offline table" in text and "smollm2 table v2" in text and "v1" not in text
+    assert text.index("offline table") < text.index("smollm2 table")
+    assert "real" in text
+    write_performance_doc(doc, "| new |\n", command="python -m benchmarks all", plot_name="s.png")
+    rewritten = doc.read_text("utf-8")
+    assert "offline table" in rewritten and "smollm2 table v2" in rewritten
+    assert REALMODEL_BEGIN in rewritten and "| new |" in rewritten
