@@ -70,7 +70,7 @@ ENVELOPE = envelope(
 BIG_ENVELOPE = envelope(
     has_enough_context=True,
     proposed_goal="Check the grant renewal budget",
-    summary="budget line (memory) " * 2400,
+    summary="- The grant renewal budget must be approved by the department head (memory)\n" * 700,
 )
 assert len(BIG_ENVELOPE) > 50_000
 
@@ -588,7 +588,9 @@ def _with(goal_tail: str) -> str:
     return envelope(
         has_enough_context=True,
         proposed_goal=f"Check the grant renewal budget {goal_tail}",
-        summary=f"The budget is capped at 250k EUR {goal_tail} (memory).",
+        # Grounded in MEMORY.md, which every run reads.
+        summary=f"The grant renewal budget must be approved by the department head {goal_tail} "
+        "(memory).",
     )
 
 

@@ -36,7 +36,10 @@ from supercontext_lab.testing import (
     tool_call_message,
 )
 
-GOOD = envelope(has_enough_context=True, proposed_goal="Ship the report", summary="A (memory)")
+# Every run reads PROFILE.md (it is in the system prompt), so the claim is grounded.
+GOOD = envelope(
+    has_enough_context=True, proposed_goal="Ship the report", summary="- I write reports (profile)"
+)
 
 
 @pytest.fixture
@@ -224,7 +227,11 @@ def test_status_values_serialise_as_plain_strings(workspace: Workspace) -> None:
 
 
 def test_oversized_envelope_is_fitted(workspace: Workspace) -> None:
-    huge = envelope(has_enough_context=False, proposed_goal="Big", summary="word " * 20000)
+    huge = envelope(
+        has_enough_context=False,
+        proposed_goal="Big",
+        summary="- I write reports (profile)\n" + "word " * 20000,
+    )
     run = run_scout("x y z", workspace=workspace, model=ScriptedModel([huge]))
     assert run.ok
     assert run.envelope is not None

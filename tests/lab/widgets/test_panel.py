@@ -181,7 +181,7 @@ def test_without_a_workspace_nothing_is_checked() -> None:
 def test_what_the_check_dropped_is_struck_through_with_why() -> None:
     workspace = supercontext_lab.open_workspace(None)
     bundle = envelope(
-        summary="- Generic prose about budgets (memory)\nThe budget is due soon (memory)",
+        summary="- Generic prose about budgets (memory)\nMissing: when the budget is due.",
         recommended_tool_calls=[("launch_rockets", "{}", "x"), ("web_search", "{}", "y")],
         recommended_skills=[("nope", False, "y")],
     )
@@ -341,7 +341,7 @@ def test_each_problem_is_listed_once_and_not_again_after_the_reason(tmp_path: Pa
     thread = Thread(
         Workspace(tmp_path),
         super_context_enabled=True,
-        scout_model=ScriptedModel([shell, shell, envelope(summary="done (memory)")]),
+        scout_model=ScriptedModel([shell, shell, envelope(summary="Missing: every note.")]),
     )
     turn = thread.send(BUDGET)
     assert turn.prepared
