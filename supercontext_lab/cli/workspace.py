@@ -59,8 +59,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         workspace = Workspace(folder)
     except WorkspaceError as exc:
         raise UsageProblem(f"{PROG}: {exc}") from None
-    found, problems = _found(workspace)
-    not_read = workspace.diagnostics
+    found, problems, left_out = _found(workspace)
+    index = workspace.index_problem()
+    not_read = list(dict.fromkeys([*workspace.diagnostics, *left_out, *([index] if index else [])]))
     usable = not problems
     if args.json:
         emit_json(
@@ -88,11 +89,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0 if usable else 1
 
 
-def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
-    """What each part holds, counted (``None``: the part is absent or cannot be used), and
-    one line per part that cannot be used."""
+def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str], list[str]]:
+    """What each part holds, counted (``None``: the part is absent or cannot be used), one
+    line per part that cannot be used, and one per memory note left out of the index."""
     from ..errors import SupercontextError
-    from ..sources.memory.files import scan_memory_folder
+    from ..sources.memory.files import survey_notes
+    from ..sources.workspace import memory_refusal
 
     problems: list[str] = []
 
@@ -103,10 +105,12 @@ def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
             problems.append(str(exc))
             return None
 
+    left_out: list[str] = []
     try:
-        notes, _, _ = scan_memory_folder(
+        notes, refused = survey_notes(
             workspace.root, allow_outside_links=workspace.allow_outside_links
         )
+        left_out = [memory_refusal(rel, reason) for rel, reason in refused]
     except SupercontextError as exc:
         notes = {}
         problems.append(str(exc))
@@ -137,7 +141,7 @@ def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
     for key, file_name, part in parts:
         found[key] = count(part) if (root / file_name).exists() else None
     found["files"] = count(lambda: len(workspace.list_files()))
-    return found, problems
+    return found, problems, left_out
 
 
 _COUNTED = (

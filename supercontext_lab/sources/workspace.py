@@ -51,11 +51,20 @@ from .integrations import (
 from .layout import IGNORED_NAMES, ignored
 from .memory import INDEX_DIR, MemoryTree
 from .memory.files import scan_memory_folder
+from .memory.index import INDEX_FILE, SCHEMA_VERSION, index_problem
+from .memory.seal import Seal
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
-__all__ = ["IGNORED_NAMES", "MAX_LIST_DEPTH", "MAX_LIST_ENTRIES", "Workspace"]
+__all__ = [
+    "IGNORED_NAMES",
+    "MAX_LIST_DEPTH",
+    "MAX_LIST_ENTRIES",
+    "Workspace",
+    "memory_refusal",
+]
 
 _TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
+_INDEX = f"{INDEX_DIR}/{INDEX_FILE}"
 MAX_LIST_DEPTH = 32
 """``files/`` is listed this many folders deep."""
 MAX_LIST_ENTRIES = 50_000
@@ -107,9 +116,20 @@ class Workspace(ConfinedFolder):
         found = list(self._diagnostics)
         memory = self.__dict__.get("memory")
         if isinstance(memory, MemoryTree):
+            if memory.rebuilt_because is not None:
+                found.append(f"{_INDEX} was rebuilt from memory/: {memory.rebuilt_because}.")
             for rel, reason in memory.last_sync.refused:
-                found.append(_memory_refusal(rel, reason))
+                found.append(memory_refusal(rel, reason))
         return list(dict.fromkeys(found))
+
+    def index_problem(self) -> str | None:
+        """The line :attr:`diagnostics` will hold when the memory index is opened and
+        rebuilt (a copied workspace's index, a damaged one), found without opening it for
+        writing; ``None`` when it is absent or usable."""
+        reason = index_problem(self.root, Seal.for_folder(self.root, SCHEMA_VERSION))
+        if reason is None:
+            return None
+        return f"{_INDEX} is not used and is rebuilt from memory/ on first use: {reason}."
 
     def _survey(self) -> None:
         """Note every refused source, read yet or not: checking where links lead costs a
@@ -130,7 +150,7 @@ class Workspace(ConfinedFolder):
             )
             # Namespace by namespace, file by file, as the scan's listing order is not.
             for rel, reason in sorted(refused, key=lambda item: item[0].split("/")):
-                self._note(_memory_refusal(rel, reason))
+                self._note(memory_refusal(rel, reason))
         for rel, reason in ignored(self.root, allow_outside_links=self.allow_outside_links):
             self._note(f"{rel} is not read: {reason}.")
 
@@ -437,7 +457,7 @@ def _is_dir(entry: os.DirEntry[str], *, follow: bool) -> bool:
         return False
 
 
-def _memory_refusal(rel: str, reason: str) -> str:
+def memory_refusal(rel: str, reason: str) -> str:
     """The diagnostic line of a memory file or folder left out of the index."""
     return f"{'memory/' + rel if rel else 'memory/'} was not indexed: {reason}."
 
