@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
 from .._confine import read_confined
-from .._text import describe_validation_error
+from .._text import describe_validation_error, escape_undecodable, visible
 from ..config import get_setting
 from ..errors import ConfigError, MemoryIndexError, PathRefusedError, WorkspaceError
 from .confined import ConfinedFolder
@@ -107,9 +107,11 @@ class Workspace(ConfinedFolder):
     def diagnostics(self) -> list[str]:
         """One line per thing this workspace refused to read so far (a link out of it, a
         FIFO, a device, /proc, a file past its size limit), including the memory tree's
-        refusals once it is open, and one per entry its layout does not read (``Memory/``
-        for ``memory/``, a ``.txt`` note, ``SKILLS/``; :func:`.layout.ignored`), with the
-        reason. Parts are read on first use, so this grows as they are."""
+        refusals once it is open (notes left out, an index rebuilt), and one per entry its
+        layout does not read (``Memory/`` for ``memory/``, a ``.txt`` note, ``SKILLS/``;
+        :func:`.layout.ignored`), with the reason. Names are shown escaped
+        (:func:`~supercontext_lab._text.visible`): each line is one line. Parts are read on
+        first use, so this grows as they are."""
         if not self._surveyed:
             self._surveyed = True
             self._survey()
@@ -120,7 +122,10 @@ class Workspace(ConfinedFolder):
                 found.append(f"{_INDEX} was rebuilt from memory/: {memory.rebuilt_because}.")
             for rel, reason in memory.last_sync.refused:
                 found.append(memory_refusal(rel, reason))
-        return list(dict.fromkeys(found))
+        # A line holds names from the folder: a name with a line break, a control or a
+        # bidirectional character, or bytes that are not UTF-8 is shown escaped, so every
+        # line stays one line that any sink can write.
+        return list(dict.fromkeys(visible(line) for line in found))
 
     def index_problem(self) -> str | None:
         """The line :attr:`diagnostics` will hold when the memory index is opened and
@@ -177,7 +182,7 @@ class Workspace(ConfinedFolder):
             return {}
         facets: dict[str, str] = {}
         for path in sorted(folder.glob("*.md")):
-            if path.name.startswith(".") or path.is_dir():
+            if path.name.startswith(".") or path.is_dir() or not self._named_in_text(path):
                 continue
             text = self._read_text(path)
             if text is not None:
@@ -196,6 +201,8 @@ class Workspace(ConfinedFolder):
         for skill_dir in sorted(folder.iterdir()):
             manifest = skill_dir / "SKILL.md"
             if skill_dir.name.startswith(".") or manifest.is_dir():
+                continue
+            if manifest.exists() and not self._named_in_text(skill_dir):
                 continue
             text = self._read_text(manifest)
             if text is not None:
@@ -375,7 +382,17 @@ class Workspace(ConfinedFolder):
             pending.extend((sub, depth + 1) for sub in reversed(subfolders))
         return sorted(found)
 
+    def _named_in_text(self, path: Path) -> bool:
+        """Whether ``path``'s name is UTF-8 text; one that is not (a Latin-1 ``café``)
+        cannot reach a prompt, a tool result or a citation, and is noted instead."""
+        if escape_undecodable(path.name) == path.name:
+            return True
+        self._note(f"{self._rel(path)} was left out: its name is not UTF-8 text; rename it.")
+        return False
+
     def _list_file(self, base: Path, path: Path, found: list[str]) -> None:
+        if not self._named_in_text(path):
+            return
         target = _resolve(path)
         if target is not None and target.is_relative_to(base) and target.is_file():
             found.append(path.relative_to(base).as_posix())

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..._confine import confined_path, read_confined
+from ..._text import escape_undecodable, visible
 from ...errors import MemoryIndexError, PathRefusedError
 from ..frontmatter import parse_front_matter
 from .index import DocRow, doc_row
@@ -100,10 +101,13 @@ def scan_memory_folder(
             resolved, Path(folder.path), folder.name, refused, allow_outside_links
         ):
             continue
+        if not _is_text(folder.name):
+            refused.append((f"{folder.name}/", _NOT_UTF8))
+            continue
         try:
             entries = list(os.scandir(folder.path))
         except OSError as exc:
-            _log.warning("Skipping memory folder %s: %s", folder.path, exc)
+            _log.warning("Skipping memory folder %s: %s", visible(folder.path), exc)
             unlisted.add(folder.name)
             continue
         for entry in entries:
@@ -119,6 +123,15 @@ def scan_memory_folder(
             continue
         _add_note(files, refused, entry, ROOT_NAMESPACE, entry.name, resolved, allow_outside_links)
     return files, unlisted, refused
+
+
+# A name holding bytes that are not UTF-8 (a Latin-1 "café") cannot be a namespace or a
+# key: no index, prompt or citation can carry it.
+_NOT_UTF8 = "its name is not UTF-8 text; rename it"
+
+
+def _is_text(name: str) -> bool:
+    return escape_undecodable(name) == name
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
@@ -140,6 +153,9 @@ def _add_note(
     """Record ``entry`` as the note ``rel`` of ``namespace`` when it is one."""
     name = entry.name
     if name.startswith(".") or not name.lower().endswith(".md") or len(name) <= 3:
+        return
+    if not _is_text(name):
+        refused.append((rel, _NOT_UTF8))
         return
     try:
         if entry.is_symlink() and _refused(
@@ -190,10 +206,12 @@ def _read(entry: FileEntry) -> bytes | None:
             entry.root, entry.path, MAX_FILE_BYTES, allow_outside=entry.allow_outside_links
         )
     except (OSError, PathRefusedError) as exc:
-        _log.warning("Skipping memory file %s: %s", entry.path, exc)
+        _log.warning("Skipping memory file %s: %s", visible(str(entry.path)), exc)
         return None
     if more:
-        _log.warning("Indexing only the first %d bytes of %s.", MAX_FILE_BYTES, entry.path)
+        _log.warning(
+            "Indexing only the first %d bytes of %s.", MAX_FILE_BYTES, visible(str(entry.path))
+        )
     return data
 
 

@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from ..._text import visible
 from ..._words import ANALYZER_VERSION, analyze
 from ...errors import MemoryIndexError
 from .bm25 import (
@@ -400,7 +401,7 @@ def open_index(
         _log.warning(
             "Rebuilding the memory index %s from memory/ because %s; documents added only "
             "through the Python API are not in any file and are lost.",
-            db_path,
+            visible(str(db_path)),
             reason,
         )
         _remove_index_files(db_path)

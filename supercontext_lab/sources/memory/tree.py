@@ -41,6 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from ..._text import visible
 from ..._words import unique_terms
 from ...errors import MemoryIndexError
 from .files import (
@@ -463,7 +464,7 @@ class MemoryTree:
                 self._root, allow_outside_links=self._allow_outside_links
             )
             for rel, reason in refused:
-                _log.warning("Not indexing %s: %s.", f"memory/{rel}".rstrip("/"), reason)
+                _log.warning("Not indexing %s: %s.", visible(f"memory/{rel}".rstrip("/")), reason)
             known = {
                 row[0]: row[1:]
                 for row in conn.execute("SELECT path, mtime_ns, size, namespace, key FROM files")
@@ -494,7 +495,7 @@ class MemoryTree:
             collisions = key_collisions(keys)
             for rel, reason in collisions.items():
                 refused.append((rel, reason))
-                _log.warning("Not indexing %s: %s.", f"memory/{rel}", reason)
+                _log.warning("Not indexing %s: %s.", visible(f"memory/{rel}"), reason)
                 if rel in known:
                     conn.execute("DELETE FROM docs WHERE path = ?", (rel,))
                     conn.execute("DELETE FROM files WHERE path = ?", (rel,))
