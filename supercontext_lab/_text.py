@@ -15,10 +15,12 @@ from pydantic import ValidationError
 
 __all__ = [
     "INVISIBLE",
+    "NOT_PLAIN",
     "describe_validation_error",
     "escape_undecodable",
     "goal_line",
     "one_line",
+    "plain_name",
     "strip_userinfo",
     "visible",
     "without_surrogates",
@@ -167,6 +169,20 @@ def visible(text: str) -> str:
     holding a newline cannot add lines of its own to a report, and a name that is not
     UTF-8 can be written anywhere."""
     return text.translate(_VISIBLE)
+
+
+def plain_name(name: str) -> bool:
+    """Whether a file or folder name can be shown, cited and written as it is: no line
+    break, control or :data:`INVISIBLE` character, no byte that is not UTF-8. A name that
+    fails cannot be a memory namespace or key, a facet or a listed file."""
+    return visible(name) == name
+
+
+NOT_PLAIN = (
+    "its name holds a line break, a control or invisible character, or bytes that are not "
+    "UTF-8; rename it"
+)
+"""Why a name that is not :func:`plain_name` is left out."""
 
 
 def without_surrogates(text: str) -> str:

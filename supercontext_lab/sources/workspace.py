@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
 from .._confine import read_confined
-from .._text import describe_validation_error, escape_undecodable, visible
+from .._text import NOT_PLAIN, describe_validation_error, plain_name, visible
 from ..config import get_setting
 from ..errors import ConfigError, MemoryIndexError, PathRefusedError, WorkspaceError
 from .confined import ConfinedFolder
@@ -91,6 +91,7 @@ class Workspace(ConfinedFolder):
             raise WorkspaceError(f"workspace '{path}' is not a folder; pass a folder path.")
         self.root: Path = path.resolve()
         self._diagnostics: list[str] = []
+        self._refused: set[str] = set()
         self._surveyed = False
         if allow_outside_links is None:
             try:
@@ -383,11 +384,12 @@ class Workspace(ConfinedFolder):
         return sorted(found)
 
     def _named_in_text(self, path: Path) -> bool:
-        """Whether ``path``'s name is UTF-8 text; one that is not (a Latin-1 ``café``)
-        cannot reach a prompt, a tool result or a citation, and is noted instead."""
-        if escape_undecodable(path.name) == path.name:
+        """Whether ``path``'s name is a :func:`~supercontext_lab._text.plain_name`; one
+        that is not (a Latin-1 ``café``, a name holding a line break) cannot reach a
+        prompt, a tool result or a citation as it is, and is noted instead."""
+        if plain_name(path.name):
             return True
-        self._note(f"{self._rel(path)} was left out: its name is not UTF-8 text; rename it.")
+        self._note(f"{self._rel(path)} was left out: {NOT_PLAIN}.")
         return False
 
     def _list_file(self, base: Path, path: Path, found: list[str]) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..._confine import confined_path, read_confined
-from ..._text import escape_undecodable, visible
+from ..._text import NOT_PLAIN, plain_name, visible
 from ...errors import MemoryIndexError, PathRefusedError
 from ..frontmatter import parse_front_matter
 from .index import DocRow, doc_row
@@ -101,8 +101,8 @@ def scan_memory_folder(
             resolved, Path(folder.path), folder.name, refused, allow_outside_links
         ):
             continue
-        if not _is_text(folder.name):
-            refused.append((f"{folder.name}/", _NOT_UTF8))
+        if not plain_name(folder.name):
+            refused.append((f"{folder.name}/", NOT_PLAIN))
             continue
         try:
             entries = list(os.scandir(folder.path))
@@ -125,15 +125,6 @@ def scan_memory_folder(
     return files, unlisted, refused
 
 
-# A name holding bytes that are not UTF-8 (a Latin-1 "café") cannot be a namespace or a
-# key: no index, prompt or citation can carry it.
-_NOT_UTF8 = "its name is not UTF-8 text; rename it"
-
-
-def _is_text(name: str) -> bool:
-    return escape_undecodable(name) == name
-
-
 def _is_folder(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()
@@ -154,8 +145,8 @@ def _add_note(
     name = entry.name
     if name.startswith(".") or not name.lower().endswith(".md") or len(name) <= 3:
         return
-    if not _is_text(name):
-        refused.append((rel, _NOT_UTF8))
+    if not plain_name(name):
+        refused.append((rel, NOT_PLAIN))
         return
     try:
         if entry.is_symlink() and _refused(
