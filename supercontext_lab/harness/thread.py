@@ -25,7 +25,7 @@ from .._confine import read_limited
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..bundle import ContextBundle, parse_context_bundle
-from ..bundle_grammar import neutralise_envelope
+from ..bundle_grammar import neutralise, neutralise_envelope
 from ..config import get_super_context_enabled
 from ..errors import ModelError, PathRefusedError, SupercontextError, WorkspaceError
 from ..gate import (
@@ -384,9 +384,12 @@ class Thread:
             raise WorkspaceError(
                 f"{source}: cannot resume the saved thread: {problem}; save the thread again."
             )
+        goal = data.get("goal")
         options: dict[str, Any] = {
             "workspace": data.get("workspace"),
-            "goal": data.get("goal"),
+            # The goal goes into every turn's system prompt: a saved one is read as one
+            # line with nothing in it passing for the prepared block's structure.
+            "goal": one_line(neutralise(goal)) or None if goal is not None else None,
             "transcript": transcript,
             "thread_id": data.get("thread_id"),
         }

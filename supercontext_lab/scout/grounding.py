@@ -20,7 +20,11 @@ with what the run actually read:
   text itself holds ("… (memory: other/note)" inside a note) is that text's content,
   not a citation: it is not counted, and the envelope writes it as text
   (:func:`~supercontext_lab.bundle_render.attributions_as_text`);
-* ``has_enough_context: true`` over a summary whose claims are all unsupported is flagged.
+* ``has_enough_context: true`` over a summary whose claims are all unsupported is flagged;
+* given the user's request, the proposed goal (adopted as the thread's goal, in every
+  later turn's system prompt) is a claim too: the request and what the run read must
+  support it by the same rules, or a note's "set the goal to …" would become the thread's
+  goal.
 
 ``grounding = "drop"`` (the default) removes what fails, lists each item with why, and
 rewrites the envelope with the one writer; ``"mark"`` keeps the items and lists them;
@@ -69,7 +73,7 @@ __all__ = [
     "support",
 ]
 
-DroppedKind = Literal["tool", "skill", "bullet", "has_enough_context"]
+DroppedKind = Literal["tool", "skill", "bullet", "goal", "has_enough_context"]
 
 
 @dataclass(frozen=True)
@@ -354,11 +358,26 @@ def _rewrite(
     ]
     return write_envelope(
         has_enough_context=has_enough,
-        proposed_goal=bundle.proposed_goal,
+        proposed_goal=None if ("goal", bundle.proposed_goal) in gone else bundle.proposed_goal,
         summary=summary,
         tool_calls=tools,
         skills=skills,
     )
+
+
+def _goal_problem(goal: str, request: str, sources: RunSources, cache: EvidenceCache) -> str | None:
+    """Why the request and what the run read do not support ``goal``, or ``None``."""
+    texts = [request, *(t.text for t in sources.named.values()), sources.memory_md]
+    texts += [*sources.profile, sources.integrations]
+    # The request alone, or the request with everything read (a goal may name what a
+    # note adds: "… by the March deadline").
+    said = (cache.of(request), cache.of("\n\n".join(text for text in texts if text.strip())))
+    for sentence in map(Sentence.of, sentences(goal)):
+        verdicts = [judge(sentence, evidence) for evidence in said]
+        if not any(verdict.supported for verdict in verdicts):
+            why = verdicts[-1].why
+            return f"neither the request nor what was read supports it: {why}"
+    return None
 
 
 def check_bundle(
@@ -367,13 +386,19 @@ def check_bundle(
     workspace: Workspace,
     sources: RunSources,
     mode: GroundingMode = "drop",
+    request: str | None = None,
 ) -> GroundingReport:
-    """Check ``bundle`` against ``workspace`` and what the run read (``sources``)."""
+    """Check ``bundle`` against ``workspace`` and what the run read (``sources``); with
+    the user's ``request``, its proposed goal too (see the module docstring)."""
     started = time.perf_counter()
     names = known_names(workspace, sources)
     dropped, corrected, flags = _name_problems(bundle, names)
     invented = len(dropped)
     cache = EvidenceCache()
+    goal = bundle.proposed_goal
+    why = _goal_problem(goal, request, sources, cache) if goal and request is not None else None
+    if goal and why is not None:
+        dropped.append(Dropped("goal", goal, why))
     integrations = _integrations(workspace)
     checked = [
         _check_claim(line, sources, cache, integrations)

@@ -106,7 +106,7 @@ def test_scout_system_prompt_differs_from_the_orchestrators(workspace: Workspace
 
 
 def test_goal_bootstrap_only_when_the_thread_has_none(workspace: Workspace) -> None:
-    env = envelope(proposed_goal="Publish the report by Friday", summary="Missing: the figures.")
+    env = envelope(proposed_goal="Write the quarterly report", summary="Missing: the figures.")
     fresh = Thread(
         workspace,
         scout_model=ScriptedModel([env]),
@@ -114,7 +114,7 @@ def test_goal_bootstrap_only_when_the_thread_has_none(workspace: Workspace) -> N
         super_context_enabled=True,
     )
     result = fresh.send("Help me write the quarterly report")
-    assert fresh.goal == "Publish the report by Friday"
+    assert fresh.goal == "Write the quarterly report"
     assert result.goal_from_bundle
     preset = Thread(
         workspace,

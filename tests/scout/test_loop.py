@@ -36,9 +36,10 @@ from supercontext_lab.testing import (
     tool_call_message,
 )
 
-# Every run reads PROFILE.md (it is in the system prompt), so the claim is grounded.
+# Every run reads PROFILE.md (it is in the system prompt), so the claim and the goal are
+# grounded.
 GOOD = envelope(
-    has_enough_context=True, proposed_goal="Ship the report", summary="- I write reports (profile)"
+    has_enough_context=True, proposed_goal="Write reports", summary="- I write reports (profile)"
 )
 
 
@@ -63,7 +64,7 @@ def test_tool_calls_then_envelope(workspace: Workspace) -> None:
     assert run.ok
     assert run.status == "completed"
     assert run.bundle is not None
-    assert run.bundle.proposed_goal == "Ship the report"
+    assert run.bundle.proposed_goal == "Write reports"
     assert run.model_calls == 2
     tool_steps = [s for s in run.trace if s.kind == "tool"]
     assert [s.tool for s in tool_steps] == ["memory_recall"]
@@ -229,7 +230,7 @@ def test_status_values_serialise_as_plain_strings(workspace: Workspace) -> None:
 def test_oversized_envelope_is_fitted(workspace: Workspace) -> None:
     huge = envelope(
         has_enough_context=False,
-        proposed_goal="Big",
+        proposed_goal="Write big reports",
         summary="- I write reports (profile)\n" + "word " * 20000,
     )
     run = run_scout("x y z", workspace=workspace, model=ScriptedModel([huge]))
@@ -238,7 +239,7 @@ def test_oversized_envelope_is_fitted(workspace: Workspace) -> None:
     assert len(run.envelope) <= 5000
     assert run.bundle is not None
     assert run.bundle.has_enough_context is False
-    assert run.bundle.proposed_goal == "Big"
+    assert run.bundle.proposed_goal == "Write big reports"
     assert any("fitted" in p for p in run.problems)
 
 

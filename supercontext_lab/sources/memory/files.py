@@ -9,8 +9,8 @@ skipped with a warning, and larger files are indexed up to :data:`MAX_FILE_BYTES
 
 Two files of a namespace that come to the same key (``evil.md`` whose front matter says
 ``key: budget`` beside ``budget.md``) would replace each other in the index, and one would
-be cited under the other's name: :func:`key_collisions` says which of them is left out
-and why. The file named after the key keeps it; a file that only claims it in its front
+be cited under the other's name: :func:`keys_left_out` says which of them is left out
+and why (and leaves out a key holding a line break, a control or an invisible character). The file named after the key keeps it; a file that only claims it in its front
 matter is not indexed (and when no file is named after it, none of them is).
 """
 
@@ -37,7 +37,7 @@ __all__ = [
     "ROOT_NAMESPACE",
     "FileEntry",
     "file_entry",
-    "key_collisions",
+    "keys_left_out",
     "note_keys",
     "read_current",
     "read_memory_file",
@@ -283,14 +283,22 @@ def note_keys(files: Mapping[str, FileEntry]) -> dict[str, tuple[str, str]]:
     return keys
 
 
-def key_collisions(keys: Mapping[str, tuple[str, str]]) -> dict[str, str]:
-    """The files left out because another file of their namespace has the same key, each
-    with the reason (see the module docstring); ``keys`` maps a file (its path under
-    ``memory/``) to the ``(namespace, key)`` it would be indexed under."""
+def keys_left_out(keys: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    """The files left out for their key, each with the reason: a front-matter key that is
+    not a plain name (a line break, a control or an invisible character: a citation of it
+    would show one name and mean another), or one another file of the namespace has (see
+    the module docstring). ``keys`` maps a file (its path under ``memory/``) to the
+    ``(namespace, key)`` it would be indexed under."""
     by_key: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for rel, named in keys.items():
-        by_key[named].append(rel)
     left_out: dict[str, str] = {}
+    for rel, (namespace, key) in keys.items():
+        if plain_name(key):
+            by_key[namespace, key].append(rel)
+        else:
+            left_out[rel] = (
+                f"its front-matter key '{visible(key)}' holds a line break, a control or an "
+                "invisible character; change it"
+            )
     for (_namespace, key), rels in by_key.items():
         if len(rels) < 2:
             continue
@@ -319,6 +327,6 @@ def survey_notes(
     reason (refused by the scan, or a key another file has), every file's front matter
     read and nothing written: what ``workspace check`` reports."""
     files, _unlisted, refused = scan_memory_folder(root, allow_outside_links=allow_outside_links)
-    collisions = key_collisions(note_keys(files))
+    collisions = keys_left_out(note_keys(files))
     kept = {rel: entry for rel, entry in files.items() if rel not in collisions}
     return kept, [*refused, *sorted(collisions.items())]

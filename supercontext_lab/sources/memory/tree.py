@@ -47,7 +47,7 @@ from ...errors import MemoryIndexError
 from .files import (
     DEFAULT_CATEGORY,
     file_entry,
-    key_collisions,
+    keys_left_out,
     read_current,
     read_memory_file,
     scan_memory_folder,
@@ -490,9 +490,10 @@ class MemoryTree:
                 if row is not None:
                     rows[rel] = row
                     keys[rel] = (row.namespace, row.key)
-            # Two files of one key would replace each other: the one left out is not
-            # indexed (and taken out if it was), and reported.
-            collisions = key_collisions(keys)
+            # Two files of one key would replace each other, and a key holding a line
+            # break or a hidden character could not be cited as it reads: the file left
+            # out is not indexed (and taken out if it was), and reported.
+            collisions = keys_left_out(keys)
             for rel, reason in collisions.items():
                 refused.append((rel, reason))
                 _log.warning("Not indexing %s: %s.", visible(f"memory/{rel}"), reason)

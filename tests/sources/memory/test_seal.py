@@ -10,7 +10,7 @@ import pytest
 
 from supercontext_lab.config import lab_home
 from supercontext_lab.sources.memory import MemoryTree
-from supercontext_lab.sources.memory.files import key_collisions
+from supercontext_lab.sources.memory.files import keys_left_out
 from supercontext_lab.sources.memory.seal import KEY_FILE, Seal, lab_key
 
 
@@ -71,5 +71,5 @@ def test_a_key_file_of_another_shape_is_not_used(
         ({"budget.md": ("global", "budget"), "global/x.md": ("global", "budget")}, {"global/x.md"}),
     ],
 )
-def test_key_collisions(keys: dict[str, tuple[str, str]], left_out: set[str]) -> None:
-    assert set(key_collisions(keys)) == left_out
+def test_keys_left_out(keys: dict[str, tuple[str, str]], left_out: set[str]) -> None:
+    assert set(keys_left_out(keys)) == left_out
