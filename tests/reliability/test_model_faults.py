@@ -377,7 +377,7 @@ def test_turn_survives_a_broken_scout_route(
 
 ECHOED = envelope(
     has_enough_context=True,
-    proposed_goal=f"Check the grant renewal budget sent with {CANARY_KEY}",
+    proposed_goal=f"Check the grant renewal budget {CANARY_KEY}",
     summary=f"The request carried the key {CANARY_KEY} (memory).",
     recommended_tool_calls=[("file_read", {"path": CANARY_KEY}, f"it names {CANARY_KEY}")],
     recommended_skills=[("grant-budget-check", True, f"the key {CANARY_KEY} works")],
@@ -464,7 +464,7 @@ def test_a_key_repeated_in_a_200_reply_is_removed_at_the_model_boundary(
         assert executed_tools == ["memory_recall"]
     else:
         assert result.envelope is not None and SECRET_MARKER in result.envelope
-        assert result.goal == f"Check the grant renewal budget sent with {SECRET_MARKER}"
+        assert result.goal == f"Check the grant renewal budget {SECRET_MARKER}"
     assert any("secret value" in problem for problem in result.scout.problems)
     assert_no_canary(shown_texts(turn))
 

@@ -55,8 +55,8 @@ def test_no_panel_field_holds_a_hidden_character(tmp_path: Path, name: str) -> N
     scout = ScriptedModel(
         [
             tool_call_message(("memory_recall", {"namespace": "project", "query": "budget"})),
-            "[context_bundle]\nhas_enough_context: true\nproposed_goal: Pay ac"
-            f"count{mark} 1\nsummary:\n- {note} (memory: project/budget)\n"
+            "[context_bundle]\nhas_enough_context: true\nproposed_goal: Check the grant"
+            f" renewal{mark} budget\nsummary:\n- {note} (memory: project/budget)\n"
             f"- Another (memory: project/bud{mark}get)\nrecommended_tool_calls:\n"
             f"  - tool: run{mark}_workflow\n    args: {{}}\n    why: pay{mark}\n"
             "recommended_skills: []\n[/context_bundle]",
