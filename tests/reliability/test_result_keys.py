@@ -9,7 +9,11 @@ must run.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from supercontext_lab.eval.keys import workspace_fingerprint
 
@@ -19,6 +23,18 @@ from .test_bounded_walks import _nest, _unnest
 DEPTH = 1200
 
 
+@pytest.fixture
+def default_recursion_limit() -> Iterator[None]:
+    """Python's default limit, whatever a test run before this one left it at."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+@pytest.mark.usefixtures("default_recursion_limit")
 def test_a_tree_1200_folders_deep_is_fingerprinted(tmp_path: Path) -> None:
     """workspace_fingerprint of files/ 1,200 folders deep: done, a deep change seen"""
     write(tmp_path / "memory" / "global" / "budget.md", "The grant renewal budget is 40k.\n")
