@@ -14,10 +14,15 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 __all__ = [
+    "INVISIBLE",
+    "NOT_PLAIN",
     "describe_validation_error",
+    "escape_undecodable",
     "goal_line",
     "one_line",
+    "plain_name",
     "strip_userinfo",
+    "visible",
     "without_surrogates",
 ]
 
@@ -106,6 +111,78 @@ def strip_userinfo(text: str) -> str:
     disk. Works on any text (a URL that does not parse, an error message quoting one).
     """
     return _USERINFO.sub("//", text) if "@" in text else text
+
+
+def _surrogate_escape(code: int) -> str:
+    # Python keeps a byte b that did not decode (a file name that is not UTF-8) as the
+    # lone surrogate U+DC00 + b: it is shown as the byte it stands for.
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+_UNDECODABLE = {code: _surrogate_escape(code) for code in range(0xD800, 0xE000)}
+
+
+def escape_undecodable(text: str) -> str:
+    """``text`` with every lone surrogate written as a visible escape: ``\\xe9`` for a byte
+    that did not decode (a Latin-1 ``café`` in a file name), ``\\ud800`` for any other.
+
+    Such a character cannot be written as UTF-8 (a file, a socket, a terminal, SQLite all
+    refuse it); escaped, the text can go anywhere and still says which byte it was.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.translate(_UNDECODABLE)
+    return text
+
+
+INVISIBLE = frozenset(
+    {
+        0x00AD,  # soft hyphen
+        0x061C,  # Arabic letter mark
+        0x180E,  # Mongolian vowel separator
+        *range(0x200B, 0x2010),  # zero-width space, non-joiner, joiner; LRM, RLM
+        *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
+        *range(0x2060, 0x2065),  # word joiner, invisible operators
+        *range(0x2066, 0x206A),  # bidirectional isolates
+        0xFEFF,  # zero-width no-break space (a byte order mark)
+    }
+)
+"""Characters that show nothing, or reorder what is shown around them: a reader cannot
+tell ``1234-5678`` from ``8765-4321`` written backwards with U+202E, nor two names that
+differ by a zero-width space."""
+
+_NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+_VISIBLE = {
+    **{code: _NAMED.get(code, f"\\x{code:02x}") for code in (*range(0x20), *range(0x7F, 0xA0))},
+    **{code: f"\\u{code:04x}" for code in (*INVISIBLE, 0x2028, 0x2029)},
+    **_UNDECODABLE,
+}
+
+
+def visible(text: str) -> str:
+    """``text`` on one line with nothing hidden: every control character (line breaks and
+    tabs included), line separator, :data:`INVISIBLE` character and lone surrogate written
+    as a visible escape (``\\n``, ``\\x1b``, ``\\u202e``, ``\\xe9``).
+
+    For a name from outside (a file name, a folder name) in a one-line message: a name
+    holding a newline cannot add lines of its own to a report, and a name that is not
+    UTF-8 can be written anywhere."""
+    return text.translate(_VISIBLE)
+
+
+def plain_name(name: str) -> bool:
+    """Whether a file or folder name can be shown, cited and written as it is: no line
+    break, control or :data:`INVISIBLE` character, no byte that is not UTF-8. A name that
+    fails cannot be a memory namespace or key, a facet or a listed file."""
+    return visible(name) == name
+
+
+NOT_PLAIN = (
+    "its name holds a line break, a control or invisible character, or bytes that are not "
+    "UTF-8; rename it"
+)
+"""Why a name that is not :func:`plain_name` is left out."""
 
 
 def without_surrogates(text: str) -> str:

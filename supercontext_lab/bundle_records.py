@@ -125,29 +125,41 @@ def _kind(word: str) -> SourceKind:
     raise AssertionError(f"the attribution pattern matched an unknown kind {word!r}")
 
 
-_BULLET_RE = re.compile(r"[ \t]*[-*\u2022][ \t]+")
+# A list item's marker: "- ", "* ", "+ ", "• " (and the other bullets people type), "1. ",
+# "1) ", "a. " or "a) ", after any indentation.
+_BULLET_RE = re.compile(
+    r"[ \t]*(?:[-*+\u2022\u2023\u2043\u2219\u25aa\u25e6]|\d{1,9}[.)]|[A-Za-z][.)])[ \t]+"
+)
 
 
 def strip_bullet(line: str) -> str:
-    """``line`` without a leading Markdown bullet (``- ``, ``* `` or ``• ``); a line
-    without one is returned as it is."""
+    """``line`` without a leading list marker (``- ``, ``* ``, ``+ ``, ``• ``, ``1. ``,
+    ``1) ``, ``a) ``); a line without one is returned as it is."""
     bullet = _BULLET_RE.match(line)
     return line[bullet.end() :] if bullet else line
 
 
 @dataclass(frozen=True)
 class SummaryLine:
-    """One non-blank line of a summary.
+    """One item of a summary: a non-blank line and the indented lines that continue it.
 
-    ``text`` is the line trimmed, without its bullet when it has one (a line starting
-    with ``- ``, ``* `` or ``• ``); ``attributions`` are those of ``text`` (their offsets
-    index ``text``). Lines that are not bullets (``Missing: …``) are kept too, with
-    ``bullet`` false, so nothing the summary says is lost.
+    ``text`` is the item trimmed, without its list marker when it has one (``- ``, ``* ``,
+    ``+ ``, ``• ``, ``1. ``, ``1) ``, ``a) ``), its continuation lines joined to it by one
+    space; ``attributions`` are those of ``text`` (their offsets index ``text``). A line
+    indented deeper than the item above it, with no marker of its own, continues that
+    item (a wrapped bullet); a blank line ends an item. Lines that are not list items
+    (``Missing: …``, prose) are kept too, with ``bullet`` false, so nothing the summary
+    says is lost. ``first`` and ``last`` number the lines of the summary the item spans
+    (counted from 0 over ``summary.split("\n")``) and ``marker`` is the first line's
+    indentation and marker as written.
     """
 
     text: str
     bullet: bool
     attributions: tuple[Attribution, ...]
+    first: int = 0
+    last: int = 0
+    marker: str = ""
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -166,14 +178,44 @@ class SummaryLine:
         return " ".join("".join(parts).split())
 
 
+def _indent(raw: str) -> int:
+    return len(raw.expandtabs(4)) - len(raw.expandtabs(4).lstrip(" "))
+
+
 def split_summary(summary: str) -> tuple[SummaryLine, ...]:
-    """The non-blank lines of ``summary`` (lines end at ``"\\n"``), as :class:`SummaryLine`."""
+    """The items of ``summary`` (lines end at ``"\n"``), as :class:`SummaryLine`."""
     lines: list[SummaryLine] = []
-    for raw in summary.split("\n"):
+    # The item being read: its first line's number and indentation, marker, parts.
+    first = indent = 0
+    marker = ""
+    parts: list[str] = []
+    last = -1
+
+    def close() -> None:
+        if parts:
+            text = " ".join(parts)
+            bullet = bool(marker.strip())
+            lines.append(SummaryLine(text, bullet, find_attributions(text), first, last, marker))
+            parts.clear()
+
+    for number, raw in enumerate(summary.split("\n")):
+        stripped = raw.strip()
+        if not stripped:
+            close()
+            continue
         bullet = _BULLET_RE.match(raw)
+        if parts and bullet is None and _indent(raw) > indent:
+            parts.append(stripped)
+            last = number
+            continue
+        close()
+        head = raw[: bullet.end()] if bullet else raw[: len(raw) - len(raw.lstrip())]
         text = (raw[bullet.end() :] if bullet else raw).strip()
         if text:
-            lines.append(SummaryLine(text, bullet is not None, find_attributions(text)))
+            first = last = number
+            indent, marker = _indent(raw), head
+            parts.append(text)
+    close()
     return tuple(lines)
 
 

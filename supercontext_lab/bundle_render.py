@@ -21,7 +21,7 @@ the Markdown escapes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ._markdown import md_block, md_inline
 from ._text import one_line
@@ -39,9 +39,10 @@ from .bundle_grammar import (
     neutralise,
     normalise_line_breaks,
 )
-from .bundle_records import render_markdown, render_plain
+from .bundle_records import Source, find_attributions, render_markdown, render_plain
 
 __all__ = [
+    "attributions_as_text",
     "field_part",
     "md_block",
     "md_inline",
@@ -167,6 +168,29 @@ def _summary_layout(summary: str) -> tuple[str, str]:
     """
     inline, groups = _join_structural(summary, "", FIELD_LINE_RE, keep_first=False)
     return inline.strip(), "\n".join(groups)
+
+
+def attributions_as_text(text: str, sources: Collection[Source] | None = None) -> str:
+    """``text`` with its attributions (only those citing ``sources``, when given) written
+    in square brackets, ``[memory: other/note]``, which no parser reads as a citation.
+
+    A fact copied from a note is the note's text: an attribution inside it says what the
+    note says, not where the fact comes from. Whoever writes a fact into a summary line
+    (``- <fact> (<its source>)``) puts the fact through this first, so the only citation
+    of the line is the one the writer adds. Nothing grows: the result has the length of
+    ``text``.
+    """
+    found = [a for a in find_attributions(text) if sources is None or a.source in sources]
+    if not found:
+        return text
+    pieces: list[str] = []
+    position = 0
+    for attribution in found:
+        inner = text[attribution.start + 1 : attribution.end - 1]
+        pieces += [text[position : attribution.start], f"[{inner}]"]
+        position = attribution.end
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def write_envelope(

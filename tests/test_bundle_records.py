@@ -85,6 +85,33 @@ def test_summary_lines_keep_bullets_and_other_lines_in_order() -> None:
     assert lines[3].sources == (Source("memory"),)
 
 
+def test_every_list_marker_is_an_item_and_indented_lines_continue_it() -> None:
+    summary = (
+        "+ Plus item (memory)\n"
+        "1. Numbered (memory)\n"
+        "2) Numbered again\n"
+        "a) Lettered\n"
+        "- Wrapped bullet that\n"
+        "  goes on here (memory)\n"
+        "\n"
+        "  indented after a blank line\n"
+        "Plain line\n"
+        "   continued by indentation"
+    )
+    lines = split_summary(summary)
+    assert [(line.bullet, line.text, line.first, line.last) for line in lines] == [
+        (True, "Plus item (memory)", 0, 0),
+        (True, "Numbered (memory)", 1, 1),
+        (True, "Numbered again", 2, 2),
+        (True, "Lettered", 3, 3),
+        (True, "Wrapped bullet that goes on here (memory)", 4, 5),
+        (False, "indented after a blank line", 7, 7),
+        (False, "Plain line continued by indentation", 8, 9),
+    ]
+    assert [line.marker for line in lines[:5]] == ["+ ", "1. ", "2) ", "a) ", "- "]
+    assert lines[4].sources == (Source("memory"),)
+
+
 def test_a_bundle_exposes_its_bullets_with_their_sources() -> None:
     bundle = parse_context_bundle(
         envelope(summary="- A (memory: ns/a)\n- B (web: https://b.org) (memory)\nMissing: C")

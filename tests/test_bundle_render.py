@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from supercontext_lab.bundle import extract_context_bundle, parse_context_bundle
 from supercontext_lab.bundle_grammar import LOOKALIKE_TAG_RE
-from supercontext_lab.bundle_render import field_part, write_envelope
+from supercontext_lab.bundle_records import Source, find_attributions
+from supercontext_lab.bundle_render import attributions_as_text, field_part, write_envelope
 
 
 def test_the_greeting_layout_puts_a_one_line_summary_on_its_key() -> None:
@@ -20,6 +21,17 @@ def test_the_greeting_layout_puts_a_one_line_summary_on_its_key() -> None:
         has_enough_context=True, proposed_goal=None, summary="a\nb", summary_on_key_line=True
     )
     assert multi.splitlines()[3:5] == ["summary:", "a"]
+
+
+def test_attributions_inside_a_fact_are_written_as_text() -> None:
+    fact = "Budget 40k (memory: other/note), see (profile)."
+    shown = attributions_as_text(fact)
+    assert shown == "Budget 40k [memory: other/note], see [profile]."
+    assert find_attributions(shown) == ()
+    only = attributions_as_text(fact, {Source("memory", "other/note")})
+    assert only == "Budget 40k [memory: other/note], see (profile)."
+    line = f"- {attributions_as_text(fact)} (memory: ns/budget)"
+    assert [a.source for a in find_attributions(line)] == [Source("memory", "ns/budget")]
 
 
 @pytest.mark.parametrize(

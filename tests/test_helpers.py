@@ -12,7 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from supercontext_lab._hashing import canonical_json, digest_files, fingerprint
 from supercontext_lab._http import read_body
-from supercontext_lab._text import describe_validation_error, one_line, strip_userinfo
+from supercontext_lab._text import (
+    describe_validation_error,
+    escape_undecodable,
+    one_line,
+    strip_userinfo,
+    visible,
+)
 
 # --------------------------------------------------------------------------- one_line
 
@@ -177,3 +183,27 @@ def test_one_line_can_cut_at_a_word() -> None:
     assert one_line(text, 13, at_word=True) == "the budget…"
     # No word ends in the second half: the plain cut stands.
     assert one_line("averyveryverylongword and", 12, at_word=True) == "averyveryve…"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("caf\udce9.md", "caf\\xe9.md"),
+        ("lone \ud800", "lone \\ud800"),
+        ("plain caf\u00e9", "plain caf\u00e9"),
+        ("two\nlines", "two\nlines"),
+    ],
+)
+def test_escape_undecodable(text: str, shown: str) -> None:
+    assert escape_undecodable(text) == shown
+    escape_undecodable(text).encode("utf-8")
+
+
+def test_visible_keeps_a_name_on_one_line_with_nothing_hidden() -> None:
+    name = "a\nusable (0 not read, 0 problems)\r\t\x1b[2J\u202e\u200b\u2028caf\udce9"
+    shown = visible(name)
+    assert shown == (
+        "a\\nusable (0 not read, 0 problems)\\r\\t\\x1b[2J\\u202e\\u200b\\u2028caf\\xe9"
+    )
+    assert len(shown.splitlines()) == 1
+    assert visible("Café – 2026") == "Café – 2026"

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._text import visible
 from .common import PROG, UsageProblem, emit, emit_json
 
 if TYPE_CHECKING:
@@ -59,13 +60,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
         workspace = Workspace(folder)
     except WorkspaceError as exc:
         raise UsageProblem(f"{PROG}: {exc}") from None
-    found, problems = _found(workspace)
-    not_read = workspace.diagnostics
+    found, problems, left_out, refused = _found(workspace)
+    index = workspace.index_problem()
+    # Names come from the folder: each is shown on one line, escaped (a name holding a
+    # line break must not add lines of its own to the report).
+    findings = [*workspace.diagnostics, *left_out, *([index] if index else [])]
+    not_read = list(dict.fromkeys(visible(line) for line in findings))
+    problems = [visible(line) for line in problems]
     usable = not problems
     if args.json:
         emit_json(
             {
-                "workspace": str(workspace.root),
+                "workspace": visible(str(workspace.root)),
                 "usable": usable,
                 "found": found,
                 "not_read": not_read,
@@ -73,8 +79,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             }
         )
         return 0 if usable else 1
-    emit(f"workspace: {workspace.root}")
-    for line in _found_lines(found, workspace.root):
+    emit(f"workspace: {visible(str(workspace.root))}")
+    for line in _found_lines(found, workspace.root, refused):
         emit(f"found: {line}")
     for line in not_read:
         emit(f"not read: {line}")
@@ -88,11 +94,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0 if usable else 1
 
 
-def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
-    """What each part holds, counted (``None``: the part is absent or cannot be used), and
-    one line per part that cannot be used."""
+def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str], list[str], set[str]]:
+    """What each part holds, counted (``None``: the part is absent or cannot be used), one
+    line per part that cannot be used, one per memory note left out of the index, and the
+    files the workspace's reader refused (a FIFO, a link out).
+
+    Every part is read with the scout's own reader (:class:`Workspace`), whatever the
+    entry is (a file, a folder, a FIFO, a link), so the check says what a turn will do."""
     from ..errors import SupercontextError
-    from ..sources.memory.files import scan_memory_folder
+    from ..sources.memory.files import survey_notes
+    from ..sources.workspace import memory_refusal
 
     problems: list[str] = []
 
@@ -103,23 +114,31 @@ def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
             problems.append(str(exc))
             return None
 
+    left_out: list[str] = []
     try:
-        notes, _, _ = scan_memory_folder(
+        notes, refused = survey_notes(
             workspace.root, allow_outside_links=workspace.allow_outside_links
         )
+        left_out = [memory_refusal(rel, reason) for rel, reason in refused]
     except SupercontextError as exc:
         notes = {}
         problems.append(str(exc))
     root = workspace.root
 
-    def readable(file_name: str, read: Callable[[], str]) -> bool | None:
-        """Whether the file is there (``None``: there, but it cannot be read)."""
-        if not (root / file_name).is_file():
-            return False
-        return None if count(lambda: len(read())) is None else True
+    def present(file_name: str) -> bool:
+        return (root / file_name).exists() or (root / file_name).is_symlink()
 
+    def readable(file_name: str, read: Callable[[], str]) -> bool | None:
+        """Whether the file was read (``None``: there, but it cannot be used)."""
+        if not present(file_name):
+            return False
+        if count(lambda: len(read())) is None:
+            return None
+        return not workspace.refused(file_name)
+
+    per_namespace = Counter(visible(e.namespace) for e in notes.values())
     found: dict[str, Any] = {
-        "memory_notes": dict(sorted(Counter(e.namespace for e in notes.values()).items())),
+        "memory_notes": dict(sorted(per_namespace.items())),
         "profile_md": readable("PROFILE.md", lambda: workspace.profile_md),
         "memory_md": readable("MEMORY.md", lambda: workspace.memory_md),
         "flavour_facets": count(lambda: len(workspace.flavour)),
@@ -135,9 +154,10 @@ def _found(workspace: Workspace) -> tuple[dict[str, Any], list[str]]:
         ),
     )
     for key, file_name, part in parts:
-        found[key] = count(part) if (root / file_name).exists() else None
+        found[key] = count(part) if present(file_name) else None
     found["files"] = count(lambda: len(workspace.list_files()))
-    return found, problems
+    names = ("PROFILE.md", "MEMORY.md", *(file_name for _, file_name, _ in parts))
+    return found, problems, left_out, {name for name in names if workspace.refused(name)}
 
 
 _COUNTED = (
@@ -153,25 +173,30 @@ _COUNTED = (
 _FILES = (("profile_md", "PROFILE.md"), ("memory_md", "MEMORY.md"))
 
 
-def _file_line(value: bool | None, name: str) -> str:
+def _file_line(value: bool | None, name: str, refused: set[str]) -> str:
     if value is None:
         return f"{name} cannot be used (see the problem below)"
+    if name in refused:
+        return f"{name} is not read (see below)"
     return name if value else f"no {name}"
 
 
-def _found_lines(found: dict[str, Any], root: Path) -> list[str]:
-    """One line per kind of part, in the layout's order (an absent part said so)."""
+def _found_lines(found: dict[str, Any], root: Path, refused: set[str]) -> list[str]:
+    """One line per kind of part, in the layout's order (an absent or refused part said
+    so)."""
     notes: dict[str, int] = found["memory_notes"]
     total = sum(notes.values())
     per = ", ".join(f"{namespace} {n}" for namespace, n in notes.items())
     lines = [
         f"{total} memory note{'' if total == 1 else 's'}"
         + (f" in memory/ ({per})" if notes else " (memory/<namespace>/<key>.md)"),
-        *(_file_line(found[key], name) for key, name in _FILES),
+        *(_file_line(found[key], name, refused) for key, name in _FILES),
     ]
     for key, one, many, where in _COUNTED:
         value = found[key]
-        if value is None and (root / where.split("/")[0]).exists():
+        if where in refused:
+            lines.append(f"{where} is not read (see below)")
+        elif value is None and (root / where.split("/")[0]).exists():
             lines.append(f"{where} cannot be used (see the problem below)")
         elif value is None:
             default = " (the built-in catalogue is used)" if key == "orchestrator_tools" else ""

@@ -78,25 +78,34 @@ def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:
     return identity
 
 
-def _walk(folder: str, prefix: str, out: list[tuple[str, int, int]], top: bool) -> None:
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        if top and entry.name == INDEX_DIR:
-            continue
-        rel = prefix + entry.name
+def _walk(root: str) -> list[tuple[str, int, int]]:
+    """Every file under ``root`` as ``(relative path, size, mtime)``, walked with a list of
+    folders still to read rather than by recursion: a tree nested thousands of folders deep
+    is walked like a shallow one."""
+    out: list[tuple[str, int, int]] = []
+    pending = [(root, "")]
+    while pending:
+        folder, prefix = pending.pop()
         try:
-            if entry.is_dir(follow_symlinks=False):
-                _walk(entry.path, rel + "/", out, False)
-                continue
-            info = entry.stat(follow_symlinks=True)
+            with os.scandir(folder) as listing:
+                entries = list(listing)
         except OSError:
-            # A dangling link or a file that vanished: its absence is part of the content.
-            out.append((rel, -1, -1))
             continue
-        out.append((rel, info.st_size, info.st_mtime_ns))
+        for entry in entries:
+            if not prefix and entry.name == INDEX_DIR:
+                continue
+            rel = prefix + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, rel + "/"))
+                    continue
+                info = entry.stat(follow_symlinks=True)
+            except OSError:
+                # A dangling link or a file that vanished: its absence is part of the content.
+                out.append((rel, -1, -1))
+                continue
+            out.append((rel, info.st_size, info.st_mtime_ns))
+    return out
 
 
 def workspace_fingerprint(root: str | os.PathLike[str]) -> str:
@@ -105,13 +114,12 @@ def workspace_fingerprint(root: str | os.PathLike[str]) -> str:
     conversations it holds (the transcript store's revision), when it holds any.
 
     Linked folders are not entered, as the workspace's readers do not enter them; a linked
-    file counts with its target's size and time.
+    file counts with its target's size and time. The walk does not recurse, so no depth
+    of folders ends it in a ``RecursionError``.
     """
     path = Path(root)
-    files: list[tuple[str, int, int]] = []
-    _walk(str(path), "", files, True)
     # Names that are not UTF-8 keep their bytes as surrogates; JSON escapes them.
-    content: list[Any] = [path.name, sorted(files)]
+    content: list[Any] = [path.name, sorted(_walk(str(path)))]
     conversations = _conversations_revision(path)
     if conversations is not None:
         content.append({"conversations": conversations})

@@ -17,16 +17,46 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_atomic
+from .._text import escape_undecodable
 from .end_to_end import REPLY_METRICS
 from .metrics import COUNT_NAMES, METRIC_NAMES, RATE_METRICS, TIMING_METRICS
 from .metrics import metric as metric_of
+from .results import encodable
 from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, format_interval
 
 if TYPE_CHECKING:
     from .dataset import EvalCase
     from .results import CaseResult
 
-__all__ = ["EvalReport", "VariantReport", "format_value"]
+__all__ = ["EvalReport", "VariantReport", "csv_cell", "format_value"]
+
+# A cell starting with one of these is a formula to a spreadsheet (CSV injection, OWASP):
+# =, +, - and @, a tab, a line break, NUL, and their full-width forms.
+_FORMULA_STARTS = (
+    "=",
+    "+",
+    "-",
+    "@",
+    "\t",
+    "\r",
+    "\n",
+    "\0",
+    "\uff1d",
+    "\uff0b",
+    "\uff0d",
+    "\uff20",
+)
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: text that a spreadsheet would read as a formula gets a
+    leading ``'`` (shown as text, as OWASP advises against CSV injection), and bytes that
+    are not UTF-8 are escaped; numbers, booleans and ``None`` are written as they are."""
+    if not isinstance(value, str):
+        return value
+    text = escape_undecodable(value)
+    return "'" + text if text.lstrip(" ").startswith(_FORMULA_STARTS) else text
+
 
 CASE_COLUMNS = (
     "id",
@@ -214,7 +244,7 @@ class EvalReport:
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int = 2) -> str:
         """The report as JSON text; also written to ``path`` when given."""
-        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=indent) + "\n"
+        text = json.dumps(encodable(self.to_dict()), ensure_ascii=False, indent=indent) + "\n"
         if path is not None:
             write_atomic(path, text)
         return text
@@ -253,7 +283,8 @@ class EvalReport:
 
     def to_csv(self, path: str | os.PathLike[str] | None = None, *, table: str = "cases") -> str:
         """CSV text of ``table`` (``"cases"``: one row per run; ``"metrics"``: one row per
-        variant); also written to ``path`` when given."""
+        variant); also written to ``path`` when given. Every cell is a :func:`csv_cell`: a
+        case id or expectation starting with ``=`` is text, never a formula."""
         if table == "cases":
             rows, columns = self.case_rows(), list(CASE_COLUMNS)
         elif table == "metrics":
@@ -263,7 +294,7 @@ class EvalReport:
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({column: csv_cell(row[column]) for column in columns} for row in rows)
         text = buffer.getvalue()
         if path is not None:
             write_atomic(path, text)

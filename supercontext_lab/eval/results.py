@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from .._bounded import json_loads
 from .._hashing import canonical_json
 from .._sqlite import SqliteStore
+from .._text import escape_undecodable
 from ..scout import ScoutRun, StopCause
 from .dataset import EvalCase
 from .keys import OUTSIDE_TOOLS
@@ -25,10 +26,25 @@ from .metrics import CaseScores, RunMeasure, score_case
 __all__ = [
     "CaseResult",
     "ResultStore",
+    "encodable",
     "result_from_record",
     "result_record",
     "storable",
 ]
+
+
+def encodable(value: Any) -> Any:
+    """``value`` (JSON-shaped: dicts, lists, strings, numbers) with every string's lone
+    surrogates escaped (:func:`~supercontext_lab._text.escape_undecodable`): a file name
+    that is not UTF-8 is shown as ``caf\\xe9`` by every export instead of failing it."""
+    if isinstance(value, str):
+        return escape_undecodable(value)
+    if isinstance(value, dict):
+        return {encodable(key): encodable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [encodable(item) for item in value]
+    return value
+
 
 _CASE_RESULTS = """
     CREATE TABLE IF NOT EXISTS case_results(
@@ -78,6 +94,19 @@ class ResultStore(SqliteStore):
         return self.write("DELETE FROM case_results")
 
 
+_TEXT_FIELDS = (
+    "id",
+    "envelope",
+    "bundle",
+    "problems",
+    "trace_summary",
+    "model_name",
+    "workspace",
+    "grounding",
+    "gathered",
+)
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One scored scout run (plain data: it crosses process boundaries)."""
@@ -109,6 +138,15 @@ class CaseResult:
     turn: dict[str, Any] | None = None
     """An end-to-end run's first turn (``eval --end-to-end``): the design that prepared
     it, the orchestrator's reply, its prompt tokens and the time to the reply."""
+
+    def __post_init__(self) -> None:
+        # What a run read may hold names that are not UTF-8 (lone surrogates), which no
+        # store, file or terminal can write: they are kept escaped from here on.
+        for name in _TEXT_FIELDS:
+            value = getattr(self, name)
+            escaped = encodable(value)
+            if escaped != value:
+                object.__setattr__(self, name, escaped)
 
     @property
     def ok(self) -> bool:

@@ -46,6 +46,8 @@ from ..errors import MemoryIndexError, PathRefusedError, WorkspaceError
 from ..models.base import estimate_tokens
 from ..sources.memory import INDEX_DIR
 from ..sources.memory.files import FileEntry, read_memory_file, scan_memory_folder
+from ..sources.memory.index import SCHEMA_VERSION
+from ..sources.memory.seal import Seal
 from ..sources.workspace import Workspace
 from .designs import DEFAULT_CACHED_TOKENS
 
@@ -251,9 +253,11 @@ def _ranked_notes(workspace: Workspace) -> list[tuple[str, str]]:
     recalled = [by_ref[ref] for ref in counts if ref in by_ref]
     recent = sorted(files, key=lambda rel: files[rel].mtime_ns, reverse=True)[:_RECENT_NOTES]
     rows: list[tuple[int, str, str, str]] = []
+    # The notes are read from their files, as the index reads them (sealed the same way).
+    seal = Seal.for_folder(workspace.root, SCHEMA_VERSION)
     for rel in dict.fromkeys([*recalled, *recent]):
         entry = files[rel]
-        row = read_memory_file(entry, rel)
+        row = read_memory_file(entry, rel, seal)
         if row is None or not row.content.strip():
             continue
         ref = f"{row.namespace}/{row.key}"

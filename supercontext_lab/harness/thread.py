@@ -31,6 +31,7 @@ from .._bounded import json_loads
 from .._confine import read_limited
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
+from ..bundle_grammar import neutralise
 from ..config import get_super_context_enabled
 from ..conversations import archive_enabled, archive_turn, conversation_id
 from ..errors import ModelError, PathRefusedError, SupercontextError, WorkspaceError
@@ -126,6 +127,9 @@ class Thread:
         self.turns: list[TurnResult] = []
         self.prepared_markers: list[dict[str, Any]] = []
         self.archive = archive_enabled(archive)
+        # Turns the thread had before this object: a marker names its turn in the whole
+        # thread, so a resumed thread never takes a marker of an earlier turn for its own.
+        self._turns_before = sum(1 for m in self.transcript if m.role == "user")
 
     # -- models ------------------------------------------------------------------------------
 
@@ -151,6 +155,12 @@ class Thread:
         if self._orchestrator_model is None:
             self._orchestrator_model = resolve_model(ORCHESTRATOR_HINT, role="orchestrator")
         return self._orchestrator_model
+
+    @property
+    def turn_number(self) -> int:
+        """The number of the turn being sent (or the next one), counted from 0 over the
+        whole thread, turns before a save included."""
+        return self._turns_before + len(self.turns)
 
     @property
     def is_new(self) -> bool:
@@ -193,7 +203,7 @@ class Thread:
         """The ``agent_prepare_context`` tool: the bounded envelope, or a line saying why
         there is none. After a successful preparation in this turn it returns the
         synthetic "already prepared" envelope instead of running the scout again."""
-        turn = len(self.turns)
+        turn = self.turn_number
         markers = [m for m in self.prepared_markers if m["turn"] == turn]
         if markers:
             enough = all(m["has_enough_context"] is not False for m in self.prepared_markers)
@@ -261,7 +271,7 @@ class Thread:
             envelope, message, design=done.prepared_by or "scout"
         )
         self.prepared_markers.append(
-            {"turn": len(self.turns), "has_enough_context": bundle.has_enough_context}
+            {"turn": self.turn_number, "has_enough_context": bundle.has_enough_context}
         )
         if self.goal is None and bundle.proposed_goal is not None:
             self.goal = bundle.proposed_goal
@@ -410,6 +420,7 @@ class Thread:
             "goal": self.goal,
             "super_context_enabled": self.enabled,
             "workspace": str(self.workspace.root),
+            "turns": self.turn_number,
             "prepared_markers": self.prepared_markers,
             "transcript": [m.to_openai() for m in self.transcript],
         }
@@ -454,14 +465,26 @@ class Thread:
             raise WorkspaceError(
                 f"{source}: cannot resume the saved thread: {problem}; save the thread again."
             )
+        goal = data.get("goal")
         options: dict[str, Any] = {
             "workspace": data.get("workspace"),
-            "goal": data.get("goal"),
+            # The goal goes into every turn's system prompt: a saved one is read as one
+            # line with nothing in it passing for the prepared block's structure.
+            "goal": one_line(neutralise(goal)) or None if goal is not None else None,
             "transcript": transcript,
             "thread_id": data.get("thread_id"),
         }
         options.update(overrides)
         thread = cls(**options)
+        turns = data.get("turns")
+        if turns is not None:
+            thread._turns_before = turns
+        stale = [m["turn"] for m in data.get("prepared_markers", [])]
+        if any(not 0 <= turn < thread._turns_before for turn in stale):
+            raise WorkspaceError(
+                f"{source}: cannot resume the saved thread: its 'prepared_markers' name a "
+                f"turn it has not had (it had {thread._turns_before}); save the thread again."
+            )
         thread.prepared_markers = [dict(m) for m in data.get("prepared_markers", [])]
         return thread
 
@@ -473,6 +496,9 @@ def _saved_thread_problem(data: Any) -> str | None:
     for key in ("workspace", "goal", "thread_id"):
         if not isinstance(data.get(key), str | None):
             return f"'{key}' must be a string"
+    turns = data.get("turns")
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 0):
+        return "'turns' must be a whole number of turns"
     markers = data.get("prepared_markers", [])
     if not isinstance(markers, list) or not all(
         isinstance(m, dict)

@@ -7,12 +7,24 @@ with what the run actually read:
 * every recommended tool is in the orchestrator's catalogue;
 * every recommended skill is installed or in the registry, and its ``installed`` flag is
   set from the workspace, whatever the model wrote;
-* every *claim* of the summary (a bullet; other lines say what is missing) cites a
-  source the run read (:class:`~.sources.RunSources`), and that source's text supports it:
-  at least :data:`SUPPORT_THRESHOLD` of the claim's content terms (the one word analyzer,
-  :func:`~supercontext_lab._words.content_terms`) occur in one text the citation may rest
-  on;
-* ``has_enough_context: true`` over a summary whose claims are all unsupported is flagged.
+* every *claim* of the summary is supported by what the run read
+  (:class:`~.sources.RunSources`). Every item of the summary is a claim (a bullet, a
+  ``+``, ``1.``, ``1)`` or ``a)`` item, a plain line, an item with the indented lines that
+  continue it) except a line that cites nothing and only says what is missing (one
+  sentence labelled ``Missing:``, or "Nothing relevant was found.": see
+  :func:`~.claims.is_status_line`). A claim is supported when every source it cites is
+  one the run read, every sentence of it is supported by the text of one of them (the
+  rules of :mod:`.claims`: enough shared terms, the same figures, dates, amounts and
+  identifiers, the same negation; ``(integrations)`` only as the list says), and every
+  source it cites supports at least one of its sentences. An attribution that a cited
+  text itself holds ("… (memory: other/note)" inside a note) is that text's content,
+  not a citation: it is not counted, and the envelope writes it as text
+  (:func:`~supercontext_lab.bundle_render.attributions_as_text`);
+* ``has_enough_context: true`` over a summary whose claims are all unsupported is flagged;
+* given the user's request, the proposed goal (adopted as the thread's goal, in every
+  later turn's system prompt) is a claim too: the request and what the run read must
+  support it by the same rules, or a note's "set the goal to …" would become the thread's
+  goal.
 
 ``grounding = "drop"`` (the default) removes what fails, lists each item with why, and
 rewrites the envelope with the one writer; ``"mark"`` keeps the items and lists them;
@@ -25,16 +37,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._text import one_line
 from .._words import content_terms
 from ..agents.definition import GroundingMode
 from ..bundle import ContextBundle, parse_context_bundle
-from ..bundle_records import SummaryLine, split_summary
-from ..bundle_render import write_envelope
+from ..bundle_records import Source, SummaryLine
+from ..bundle_render import attributions_as_text, write_envelope
+from ..errors import SupercontextError
+from ..sources.integrations import Integration
 from ..sources.workspace import Workspace
+from .claims import (
+    SUPPORT_THRESHOLD,
+    EvidenceCache,
+    Sentence,
+    Verdict,
+    integration_verdict,
+    is_status_line,
+    judge,
+    sentences,
+)
 from .sources import RunSources
 
 __all__ = [
@@ -49,12 +73,7 @@ __all__ = [
     "support",
 ]
 
-SUPPORT_THRESHOLD = 0.6
-"""The least share of a claim's content terms that one cited text must hold for the claim
-to count as supported. A sentence copied from a note scores 1.0; a paraphrase that keeps
-the note's nouns and numbers scores above this; generic prose scores near 0."""
-
-DroppedKind = Literal["tool", "skill", "bullet", "has_enough_context"]
+DroppedKind = Literal["tool", "skill", "bullet", "goal", "has_enough_context"]
 
 
 @dataclass(frozen=True)
@@ -161,32 +180,13 @@ class GroundingReport:
         }
 
 
-@dataclass
-class _Terms:
-    """Content terms of each text, computed once per text: a plain ``(memory)`` claim is
-    compared with every note, and notes repeat across claims."""
-
-    cache: dict[str, frozenset[str]] = field(default_factory=dict)
-
-    def of(self, text: str) -> frozenset[str]:
-        terms = self.cache.get(text)
-        if terms is None:
-            terms = self.cache[text] = frozenset(content_terms(text))
-        return terms
-
-
-def support(claim: str, texts: Iterable[str], terms: _Terms | None = None) -> float:
-    """The share of ``claim``'s content terms held by the best of ``texts`` (0 to 1)."""
-    terms = terms or _Terms()
-    wanted = content_terms(claim)
-    if not wanted:
+def support(claim: str, texts: Iterable[str], cache: EvidenceCache | None = None) -> float:
+    """The share of ``claim``'s content terms held by the best of ``texts`` (0 to 1), the
+    first rule of :func:`~.claims.judge`."""
+    if not content_terms(claim):
         return 0.0
-    best = 0
-    for text in texts:
-        best = max(best, len(wanted & terms.of(text)))
-        if best == len(wanted):
-            break
-    return best / len(wanted)
+    cache = cache or EvidenceCache()
+    return max((judge(claim, cache.of(text)).share for text in texts), default=0.0)
 
 
 @dataclass(frozen=True)
@@ -210,31 +210,85 @@ def known_names(workspace: Workspace, sources: RunSources | None = None) -> Know
     )
 
 
-def _check_claim(line: SummaryLine, sources: RunSources, terms: _Terms) -> ClaimCheck:
-    labels = tuple(source.label for source in line.sources)
-    if not line.sources:
-        return ClaimCheck(line.text, labels, 0.0, "it cites no source")
-    texts: list[str] = []
-    unread: list[str] = []
-    for source in line.sources:
-        found = sources.texts_for(source)
-        if found:
-            texts.extend(found)
-        else:
-            unread.append(source.label)
-    if not texts:
-        return ClaimCheck(line.text, labels, 0.0, f"the run did not read {unread[0]}")
-    score = support(line.claim, texts, terms)
-    if score < SUPPORT_THRESHOLD:
-        why = f"what it cites does not support it (support {score:.2f} < {SUPPORT_THRESHOLD})"
-        return ClaimCheck(line.text, labels, score, why)
-    return ClaimCheck(line.text, labels, score, None)
+@dataclass(frozen=True)
+class _Checked:
+    """A claim's check, with the line it checked and the attributions it holds as text."""
+
+    line: SummaryLine
+    check: ClaimCheck
+    quoted: frozenset[Source]
+
+
+def _quoted(line: SummaryLine, texts: dict[Source, list[str]], cache: EvidenceCache) -> set[Source]:
+    """The sources a line cites that another source it cites holds in its own text: a
+    copied "(memory: other/note)" is part of the note, not the scout's citation."""
+    return {
+        source
+        for source in line.sources
+        for other in line.sources
+        if other != source and any(source in cache.of(text).cites for text in texts[other])
+    }
+
+
+def _check_claim(
+    line: SummaryLine,
+    sources: RunSources,
+    cache: EvidenceCache,
+    integrations: Sequence[Integration],
+) -> _Checked:
+    texts = {source: sources.texts_for(source) for source in line.sources}
+    quoted = _quoted(line, texts, cache)
+    cited = [source for source in line.sources if source not in quoted]
+    labels = tuple(source.label for source in cited)
+
+    def failed(share: float, why: str) -> _Checked:
+        return _Checked(line, ClaimCheck(line.text, labels, share, why), frozenset(quoted))
+
+    if not cited:
+        return failed(0.0, "it cites no source")
+    unread = [source for source in cited if not texts[source]]
+    if unread:
+        return failed(0.0, f"the run did not read {unread[0].label}")
+    # A sentence without a content word ("That is all.") states nothing to support; a
+    # claim of such sentences only states nothing at all.
+    parts = [part for part in map(Sentence.of, sentences(line.text)) if part.terms]
+    if not parts:
+        return failed(0.0, f"it states nothing (support 0.00 < {SUPPORT_THRESHOLD:g})")
+    used: set[Source] = set()
+    lowest = 1.0
+    for sentence in parts:
+        verdicts: list[Verdict] = []
+        supported = False
+        for source in cited:
+            for text in texts[source]:
+                evidence = cache.of(text)
+                verdict = (
+                    integration_verdict(sentence, evidence, integrations)
+                    if source.kind == "integrations"
+                    else judge(sentence, evidence)
+                )
+                verdicts.append(verdict)
+                if verdict.supported:
+                    # One text of a source is enough for the source to count.
+                    used.add(source)
+                    supported = True
+                    lowest = min(lowest, verdict.share)
+                    break
+        if not supported:
+            best = max(verdicts, key=lambda v: v.share)
+            shown = one_line(sentence.text, 60, at_word=True)
+            where = f" (in '{shown}')" if len(parts) > 1 else ""
+            return failed(best.share, f"{best.why}{where}")
+    idle = [source for source in cited if source not in used]
+    if idle:
+        return failed(lowest, f"{idle[0].label} supports none of it")
+    return _Checked(line, ClaimCheck(line.text, labels, lowest, None), frozenset(quoted))
 
 
 def _is_claim(line: SummaryLine) -> bool:
-    # A bullet states a fact; other lines ("Missing: …", a one-line greeting summary)
-    # say what is absent or why nothing is needed, and are left as they are.
-    return line.bullet
+    # Every line says something, and is checked, except one that cites nothing and only
+    # says what is missing ("Missing: …", "Nothing relevant was found.").
+    return not is_status_line(line.text)
 
 
 def _name_problems(
@@ -266,28 +320,32 @@ def check_names(bundle: ContextBundle, workspace: Workspace) -> list[Dropped]:
     return dropped
 
 
-def _summary_without(summary: str, dropped: set[str]) -> str:
-    kept: list[str] = []
-    for raw in summary.split("\n"):
-        parsed = split_summary(raw)
-        if parsed and _is_claim(parsed[0]) and parsed[0].text in dropped:
-            continue
-        kept.append(raw)
-    return "\n".join(kept).strip("\n")
+def _summary_without(summary: str, checked: Sequence[_Checked], *, drop: bool) -> str:
+    """``summary`` without the lines of the claims that failed (with ``drop``), the
+    attributions claims quote from their notes written as text."""
+    raw = summary.split("\n")
+    gone: set[int] = set()
+    for item in checked:
+        line = item.line
+        if drop and not item.check.supported:
+            gone.update(range(line.first, line.last + 1))
+        elif item.quoted:
+            raw[line.first] = line.marker + attributions_as_text(line.text, item.quoted)
+            gone.update(range(line.first + 1, line.last + 1))
+    return "\n".join(text for number, text in enumerate(raw) if number not in gone).strip("\n")
 
 
 def _rewrite(
     bundle: ContextBundle,
     dropped: Sequence[Dropped],
+    checked: Sequence[_Checked],
     flags: dict[int, bool],
     *,
     drop: bool,
     has_enough: bool | None,
 ) -> str:
     gone = {(item.kind, item.item) for item in dropped} if drop else set()
-    summary = bundle.summary
-    if drop:
-        summary = _summary_without(summary, {item for kind, item in gone if kind == "bullet"})
+    summary = _summary_without(bundle.summary, checked, drop=drop)
     tools = [
         (call.tool, call.args, call.why)
         for call in bundle.recommended_tool_calls
@@ -300,11 +358,26 @@ def _rewrite(
     ]
     return write_envelope(
         has_enough_context=has_enough,
-        proposed_goal=bundle.proposed_goal,
+        proposed_goal=None if ("goal", bundle.proposed_goal) in gone else bundle.proposed_goal,
         summary=summary,
         tool_calls=tools,
         skills=skills,
     )
+
+
+def _goal_problem(goal: str, request: str, sources: RunSources, cache: EvidenceCache) -> str | None:
+    """Why the request and what the run read do not support ``goal``, or ``None``."""
+    texts = [request, *(t.text for t in sources.named.values()), sources.memory_md]
+    texts += [*sources.profile, sources.integrations]
+    # The request alone, or the request with everything read (a goal may name what a
+    # note adds: "… by the March deadline").
+    said = (cache.of(request), cache.of("\n\n".join(text for text in texts if text.strip())))
+    for sentence in map(Sentence.of, sentences(goal)):
+        verdicts = [judge(sentence, evidence) for evidence in said]
+        if not any(verdict.supported for verdict in verdicts):
+            why = verdicts[-1].why
+            return f"neither the request nor what was read supports it: {why}"
+    return None
 
 
 def check_bundle(
@@ -313,17 +386,34 @@ def check_bundle(
     workspace: Workspace,
     sources: RunSources,
     mode: GroundingMode = "drop",
+    request: str | None = None,
 ) -> GroundingReport:
-    """Check ``bundle`` against ``workspace`` and what the run read (``sources``)."""
+    """Check ``bundle`` against ``workspace`` and what the run read (``sources``); with
+    the user's ``request``, its proposed goal too (see the module docstring)."""
     started = time.perf_counter()
     names = known_names(workspace, sources)
     dropped, corrected, flags = _name_problems(bundle, names)
     invented = len(dropped)
-    terms = _Terms()
-    claims = tuple(
-        _check_claim(line, sources, terms) for line in bundle.summary_lines if _is_claim(line)
-    )
+    cache = EvidenceCache()
+    goal = bundle.proposed_goal
+    why = _goal_problem(goal, request, sources, cache) if goal and request is not None else None
+    if goal and why is not None:
+        dropped.append(Dropped("goal", goal, why))
+    integrations = _integrations(workspace)
+    checked = [
+        _check_claim(line, sources, cache, integrations)
+        for line in bundle.summary_lines
+        if _is_claim(line)
+    ]
+    claims = tuple(item.check for item in checked)
     dropped.extend(Dropped("bullet", c.text, c.why) for c in claims if c.why is not None)
+    corrected.extend(
+        f"{source.label!r} in {one_line(item.line.text, 60, at_word=True)!r} is the note's "
+        "own text, not a citation: kept as text"
+        for item in checked
+        if item.check.supported or mode != "drop"
+        for source in sorted(item.quoted, key=lambda s: s.label)
+    )
     has_enough = bundle.has_enough_context
     if has_enough and claims and not any(c.supported for c in claims):
         dropped.append(
@@ -333,10 +423,12 @@ def check_bundle(
     envelope = bundle.envelope
     emptied = False
     if mode != "off" and (dropped or corrected):
-        envelope = _rewrite(bundle, dropped, flags, drop=mode == "drop", has_enough=has_enough)
+        envelope = _rewrite(
+            bundle, dropped, checked, flags, drop=mode == "drop", has_enough=has_enough
+        )
         if mode == "drop" and dropped:
-            checked = parse_context_bundle(envelope)
-            emptied = checked is None or _empty(checked)
+            after = parse_context_bundle(envelope)
+            emptied = after is None or _empty(after)
     return GroundingReport(
         mode=mode,
         claims=claims,
@@ -349,8 +441,17 @@ def check_bundle(
     )
 
 
+def _integrations(workspace: Workspace) -> list[Integration]:
+    """The workspace's integration list; an unreadable one supports no claim (the run's
+    system prompt reported it)."""
+    try:
+        return list(workspace.integrations)
+    except SupercontextError:
+        return []
+
+
 def _empty(bundle: ContextBundle) -> bool:
-    """Whether nothing a turn could use is left: no bullet, no line citing a source, no
-    tool and no skill ("Missing: …" lines alone carry no context)."""
-    has_claim = any(line.bullet or line.attributions for line in bundle.summary_lines)
+    """Whether nothing a turn could use is left: no claim, no tool and no skill ("Missing:
+    …" lines alone carry no context)."""
+    has_claim = any(_is_claim(line) for line in bundle.summary_lines)
     return not (has_claim or bundle.recommended_tool_calls or bundle.recommended_skills)

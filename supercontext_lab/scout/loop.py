@@ -301,7 +301,11 @@ class _Run:
         orchestrator may see, or ``(None, None)`` when the check emptied the bundle."""
         started = self.now_ms()
         report = check_bundle(
-            bundle, workspace=self.workspace, sources=self.sources, mode=self.definition.grounding
+            bundle,
+            workspace=self.workspace,
+            sources=self.sources,
+            mode=self.definition.grounding,
+            request=self.message,
         )
         self.grounding = report
         self.problems.extend(report.problems())

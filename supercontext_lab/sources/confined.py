@@ -31,10 +31,22 @@ class ConfinedFolder:
     root: Path
     allow_outside_links: bool
     _diagnostics: list[str]
+    _refused: set[str]
+    """The paths (relative to :attr:`root`) of the files refused so far."""
 
     def _note(self, line: str) -> None:
         if line not in self._diagnostics:
             self._diagnostics.append(line)
+
+    def _refuse(self, path: Path, why: str) -> None:
+        """Note that ``path`` was not read, and why."""
+        rel = self._rel(path)
+        self._refused.add(rel)
+        self._note(f"{rel} was not read: {why}.")
+
+    def refused(self, rel: str) -> bool:
+        """Whether the file ``rel`` (relative to :attr:`root`) was refused when read."""
+        return rel in self._refused
 
     def _rel(self, path: Path) -> str:
         try:
@@ -53,6 +65,7 @@ class ConfinedFolder:
         try:
             return confined_path(self.root, folder, allow_outside=self.allow_outside_links)
         except (PathRefusedError, OSError) as exc:
+            self._refused.add(name)
             self._note(f"{name}/ was not read: {exc}.")
             return None
 
@@ -61,10 +74,10 @@ class ConfinedFolder:
         try:
             return confined_path(self.root, path, allow_outside=self.allow_outside_links)
         except PathRefusedError as exc:
-            self._note(f"{self._rel(path)} was not read: {exc}.")
+            self._refuse(path, str(exc))
         except FileNotFoundError:
             if path.is_symlink():
-                self._note(f"{self._rel(path)} was not read: it is a link to nothing.")
+                self._refuse(path, "it is a link to nothing")
         except OSError as exc:
             raise WorkspaceError(
                 f"{self._rel(path)} in '{self.root}' cannot be read ({exc.strerror or exc})."
@@ -102,7 +115,7 @@ class ConfinedFolder:
                 self.root, path, limit, allow_outside=self.allow_outside_links
             )
         except PathRefusedError as exc:
-            self._note(f"{self._rel(path)} was not read: {exc}.")
+            self._refuse(path, str(exc))
             return None
         except FileNotFoundError:
             return None  # removed since it was listed

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
 from .._confine import read_confined
-from .._text import describe_validation_error
+from .._text import NOT_PLAIN, describe_validation_error, plain_name, visible
 from ..config import get_setting
 from ..errors import ConfigError, MemoryIndexError, PathRefusedError, WorkspaceError
 from .confined import ConfinedFolder
@@ -51,11 +51,20 @@ from .integrations import (
 from .layout import IGNORED_NAMES, ignored
 from .memory import INDEX_DIR, MemoryTree
 from .memory.files import scan_memory_folder
+from .memory.index import INDEX_FILE, SCHEMA_VERSION, index_problem
+from .memory.seal import Seal
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
-__all__ = ["IGNORED_NAMES", "MAX_LIST_DEPTH", "MAX_LIST_ENTRIES", "Workspace"]
+__all__ = [
+    "IGNORED_NAMES",
+    "MAX_LIST_DEPTH",
+    "MAX_LIST_ENTRIES",
+    "Workspace",
+    "memory_refusal",
+]
 
 _TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
+_INDEX = f"{INDEX_DIR}/{INDEX_FILE}"
 MAX_LIST_DEPTH = 32
 """``files/`` is listed this many folders deep."""
 MAX_LIST_ENTRIES = 50_000
@@ -82,6 +91,7 @@ class Workspace(ConfinedFolder):
             raise WorkspaceError(f"workspace '{path}' is not a folder; pass a folder path.")
         self.root: Path = path.resolve()
         self._diagnostics: list[str] = []
+        self._refused: set[str] = set()
         self._surveyed = False
         if allow_outside_links is None:
             try:
@@ -98,18 +108,34 @@ class Workspace(ConfinedFolder):
     def diagnostics(self) -> list[str]:
         """One line per thing this workspace refused to read so far (a link out of it, a
         FIFO, a device, /proc, a file past its size limit), including the memory tree's
-        refusals once it is open, and one per entry its layout does not read (``Memory/``
-        for ``memory/``, a ``.txt`` note, ``SKILLS/``; :func:`.layout.ignored`), with the
-        reason. Parts are read on first use, so this grows as they are."""
+        refusals once it is open (notes left out, an index rebuilt), and one per entry its
+        layout does not read (``Memory/`` for ``memory/``, a ``.txt`` note, ``SKILLS/``;
+        :func:`.layout.ignored`), with the reason. Names are shown escaped
+        (:func:`~supercontext_lab._text.visible`): each line is one line. Parts are read on
+        first use, so this grows as they are."""
         if not self._surveyed:
             self._surveyed = True
             self._survey()
         found = list(self._diagnostics)
         memory = self.__dict__.get("memory")
         if isinstance(memory, MemoryTree):
+            if memory.rebuilt_because is not None:
+                found.append(f"{_INDEX} was rebuilt from memory/: {memory.rebuilt_because}.")
             for rel, reason in memory.last_sync.refused:
-                found.append(_memory_refusal(rel, reason))
-        return list(dict.fromkeys(found))
+                found.append(memory_refusal(rel, reason))
+        # A line holds names from the folder: a name with a line break, a control or a
+        # bidirectional character, or bytes that are not UTF-8 is shown escaped, so every
+        # line stays one line that any sink can write.
+        return list(dict.fromkeys(visible(line) for line in found))
+
+    def index_problem(self) -> str | None:
+        """The line :attr:`diagnostics` will hold when the memory index is opened and
+        rebuilt (a copied workspace's index, a damaged one), found without opening it for
+        writing; ``None`` when it is absent or usable."""
+        reason = index_problem(self.root, Seal.for_folder(self.root, SCHEMA_VERSION))
+        if reason is None:
+            return None
+        return f"{_INDEX} is not used and is rebuilt from memory/ on first use: {reason}."
 
     def _survey(self) -> None:
         """Note every refused source, read yet or not: checking where links lead costs a
@@ -130,7 +156,7 @@ class Workspace(ConfinedFolder):
             )
             # Namespace by namespace, file by file, as the scan's listing order is not.
             for rel, reason in sorted(refused, key=lambda item: item[0].split("/")):
-                self._note(_memory_refusal(rel, reason))
+                self._note(memory_refusal(rel, reason))
         for rel, reason in ignored(self.root, allow_outside_links=self.allow_outside_links):
             self._note(f"{rel} is not read: {reason}.")
 
@@ -157,7 +183,7 @@ class Workspace(ConfinedFolder):
             return {}
         facets: dict[str, str] = {}
         for path in sorted(folder.glob("*.md")):
-            if path.name.startswith(".") or path.is_dir():
+            if path.name.startswith(".") or path.is_dir() or not self._named_in_text(path):
                 continue
             text = self._read_text(path)
             if text is not None:
@@ -176,6 +202,8 @@ class Workspace(ConfinedFolder):
         for skill_dir in sorted(folder.iterdir()):
             manifest = skill_dir / "SKILL.md"
             if skill_dir.name.startswith(".") or manifest.is_dir():
+                continue
+            if manifest.exists() and not self._named_in_text(skill_dir):
                 continue
             text = self._read_text(manifest)
             if text is not None:
@@ -355,7 +383,18 @@ class Workspace(ConfinedFolder):
             pending.extend((sub, depth + 1) for sub in reversed(subfolders))
         return sorted(found)
 
+    def _named_in_text(self, path: Path) -> bool:
+        """Whether ``path``'s name is a :func:`~supercontext_lab._text.plain_name`; one
+        that is not (a Latin-1 ``café``, a name holding a line break) cannot reach a
+        prompt, a tool result or a citation as it is, and is noted instead."""
+        if plain_name(path.name):
+            return True
+        self._note(f"{self._rel(path)} was left out: {NOT_PLAIN}.")
+        return False
+
     def _list_file(self, base: Path, path: Path, found: list[str]) -> None:
+        if not self._named_in_text(path):
+            return
         target = _resolve(path)
         if target is not None and target.is_relative_to(base) and target.is_file():
             found.append(path.relative_to(base).as_posix())
@@ -437,7 +476,7 @@ def _is_dir(entry: os.DirEntry[str], *, follow: bool) -> bool:
         return False
 
 
-def _memory_refusal(rel: str, reason: str) -> str:
+def memory_refusal(rel: str, reason: str) -> str:
     """The diagnostic line of a memory file or folder left out of the index."""
     return f"{'memory/' + rel if rel else 'memory/'} was not indexed: {reason}."
 

@@ -71,8 +71,9 @@ def test_check_json_gives_the_same_findings(tmp_path: Path) -> None:
     assert report["found"]["memory_notes"] == {"global": 2}
     assert report["found"]["registry_entries"] is None
     assert len(report["not_read"]) == 4
-    assert report["not_read"][2].startswith("evil\x1b[2J.md is not read")
-    assert "\x1b" not in out.stdout  # JSON escapes it
+    # The same line as the text report: a name is shown escaped, on one line.
+    assert report["not_read"][2].startswith("evil\\x1b[2J.md is not read")
+    assert "\x1b" not in out.stdout
     assert report["problems"] == []
 
 

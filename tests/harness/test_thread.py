@@ -59,7 +59,11 @@ def test_offline_canary_reaches_the_orchestrator_inside_the_prepared_block(
 
 
 def test_prose_wrapped_bundle_reaches_the_orchestrator_without_prose(workspace: Workspace) -> None:
-    env = envelope(has_enough_context=True, proposed_goal="Write it", summary="x (memory)")
+    env = envelope(
+        has_enough_context=True,
+        proposed_goal="Write it",
+        summary="Missing: last quarter's figures.",
+    )
     scout = ScriptedModel([f"Sure thing, here you go!\n```\n{env}\n```\nAnything else?"])
     orchestrator = _orchestrator()
     thread = Thread(
@@ -102,7 +106,7 @@ def test_scout_system_prompt_differs_from_the_orchestrators(workspace: Workspace
 
 
 def test_goal_bootstrap_only_when_the_thread_has_none(workspace: Workspace) -> None:
-    env = envelope(proposed_goal="Publish the report by Friday", summary="x")
+    env = envelope(proposed_goal="Write the quarterly report", summary="Missing: the figures.")
     fresh = Thread(
         workspace,
         scout_model=ScriptedModel([env]),
@@ -110,7 +114,7 @@ def test_goal_bootstrap_only_when_the_thread_has_none(workspace: Workspace) -> N
         super_context_enabled=True,
     )
     result = fresh.send("Help me write the quarterly report")
-    assert fresh.goal == "Publish the report by Friday"
+    assert fresh.goal == "Write the quarterly report"
     assert result.goal_from_bundle
     preset = Thread(
         workspace,
@@ -245,7 +249,7 @@ def test_scout_model_error_means_a_cold_start(workspace: Workspace) -> None:
 
 
 def test_agent_prepare_context_after_preparation_is_synthetic(workspace: Workspace) -> None:
-    env = envelope(has_enough_context=False, summary="missing facts")
+    env = envelope(has_enough_context=False, summary="Missing: the facts.")
     orchestrator = ScriptedModel(
         [tool_call_message(("agent_prepare_context", {"question": "more?"})), "done"]
     )

@@ -138,7 +138,9 @@ def workspace(tmp_path: Path) -> Workspace:
     )
 
 
-GOOD = envelope(has_enough_context=True, proposed_goal="Write the report", summary="A (memory)")
+GOOD = envelope(
+    has_enough_context=True, proposed_goal="Write the report", summary="Missing: the figures."
+)
 
 
 def test_the_scout_gives_a_local_model_its_longer_run_budget(workspace: Workspace) -> None:

@@ -52,6 +52,19 @@ GROUPS = [
             "test_special_files",
         ],
     ),
+    (
+        "8. Gamed checks, shipped indexes and names",
+        [
+            "test_gamed_grounding",
+            "test_index_trust",
+            "test_exports",
+            "test_workspace_check",
+            "test_resumed_threads",
+            "test_panel_invisibles",
+            "test_result_keys",
+            "test_other_boundaries",
+        ],
+    ),
 ]
 
 ELSEWHERE: dict[str, list[tuple[str, str, str]]] = {
@@ -164,7 +177,7 @@ def build_table() -> str:
             totals["examples" if row.unit == "examples" else "cases"] += row.count
             if title.startswith("1.") and row.name.startswith("test_turn_survives"):
                 totals["faults"] += row.count
-            if title.startswith(("2.", "5.", "6.", "7.")) and row.unit == "cases":
+            if title.startswith(("2.", "5.", "6.", "7.", "8.")) and row.unit == "cases":
                 totals["hostile"] += row.count
         for path, name, what in ELSEWHERE.get(title, []):
             state = "" if _exists(path, name) else " (missing)"
@@ -186,7 +199,9 @@ def build_table() -> str:
         f"and special workspace files, parser bombs, REST bodies, quadratic markup, "
         f"lying and compressed bodies, odd charsets, terminal escapes, undecodable "
         f"input, check/open races, datasets naming other folders, linked and special "
-        f"agent files): "
+        f"agent files, claims built to pass the grounding check, shipped and tampered "
+        f"memory indexes, spreadsheet formulas, names forging report lines or hiding "
+        f"characters): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

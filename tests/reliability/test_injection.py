@@ -29,6 +29,7 @@ import tomlkit
 from supercontext_lab.agents.definition import default_agent_definition
 from supercontext_lab.bundle import CLOSE_TAG, OPEN_TAG, extract_context_bundle
 from supercontext_lab.config import set_setting
+from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import build_prepared_message
 from supercontext_lab.models.base import Message, ToolSpec
 from supercontext_lab.models.openai import OpenAICompatibleModel
@@ -310,6 +311,10 @@ def test_obedient_scout_gains_nothing(
         assert result.preparation == "failed"
         assert "no valid envelope" in (result.reason_detail or "")
     else:
-        # Otherwise the hostile text is contained inside the one validated envelope.
-        assert result.prepared, result.reason
+        # Otherwise the envelope is valid, but what it says was copied without citing
+        # what it came from: the grounding check drops every line of it. The turn goes
+        # on cold, or with what the check let through (a tool of the catalogue the
+        # planted fields name), and none of the copied text is passed on.
+        assert result.prepared or result.reason is ColdStartReason.UNGROUNDED, result.reason
+        assert LEAD not in turn.sent
     assert LEAD in result.scout.output  # the model did copy the hostile text

@@ -70,7 +70,7 @@ ENVELOPE = envelope(
 BIG_ENVELOPE = envelope(
     has_enough_context=True,
     proposed_goal="Check the grant renewal budget",
-    summary="budget line (memory) " * 2400,
+    summary="- The grant renewal budget must be approved by the department head (memory)\n" * 700,
 )
 assert len(BIG_ENVELOPE) > 50_000
 
@@ -377,7 +377,7 @@ def test_turn_survives_a_broken_scout_route(
 
 ECHOED = envelope(
     has_enough_context=True,
-    proposed_goal=f"Check the grant renewal budget sent with {CANARY_KEY}",
+    proposed_goal=f"Check the grant renewal budget {CANARY_KEY}",
     summary=f"The request carried the key {CANARY_KEY} (memory).",
     recommended_tool_calls=[("file_read", {"path": CANARY_KEY}, f"it names {CANARY_KEY}")],
     recommended_skills=[("grant-budget-check", True, f"the key {CANARY_KEY} works")],
@@ -464,7 +464,7 @@ def test_a_key_repeated_in_a_200_reply_is_removed_at_the_model_boundary(
         assert executed_tools == ["memory_recall"]
     else:
         assert result.envelope is not None and SECRET_MARKER in result.envelope
-        assert result.goal == f"Check the grant renewal budget sent with {SECRET_MARKER}"
+        assert result.goal == f"Check the grant renewal budget {SECRET_MARKER}"
     assert any("secret value" in problem for problem in result.scout.problems)
     assert_no_canary(shown_texts(turn))
 
@@ -588,7 +588,9 @@ def _with(goal_tail: str) -> str:
     return envelope(
         has_enough_context=True,
         proposed_goal=f"Check the grant renewal budget {goal_tail}",
-        summary=f"The budget is capped at 250k EUR {goal_tail} (memory).",
+        # Grounded in MEMORY.md, which every run reads.
+        summary=f"The grant renewal budget must be approved by the department head {goal_tail} "
+        "(memory).",
     )
 
 

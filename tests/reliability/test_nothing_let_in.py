@@ -188,7 +188,7 @@ def test_hostile_scout_web_fetches_are_refused_in_a_turn(
     scout = ScriptedModel(
         [
             tool_call_message(*[("web_fetch", {"url": url}) for url in urls]),
-            envelope(summary="nothing fetched (web)"),
+            envelope(summary="Missing: every page; none could be fetched."),
         ]
     )
     before = sandbox.fingerprint()

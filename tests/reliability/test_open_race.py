@@ -25,6 +25,8 @@ import pytest
 from supercontext_lab.errors import WorkspaceError
 from supercontext_lab.sources.memory import MemoryTree
 from supercontext_lab.sources.memory.files import read_memory_file, scan_memory_folder
+from supercontext_lab.sources.memory.index import SCHEMA_VERSION
+from supercontext_lab.sources.memory.seal import Seal
 from supercontext_lab.sources.workspace import Workspace
 
 from .support import write
@@ -107,7 +109,7 @@ def _memory_read(root: Path) -> str | None:
     entry = files.get("global/note.md")
     if entry is None:
         return None
-    row = read_memory_file(entry, "global/note.md")
+    row = read_memory_file(entry, "global/note.md", Seal.for_folder(root, SCHEMA_VERSION))
     return None if row is None else row.content
 
 

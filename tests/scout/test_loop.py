@@ -36,7 +36,11 @@ from supercontext_lab.testing import (
     tool_call_message,
 )
 
-GOOD = envelope(has_enough_context=True, proposed_goal="Ship the report", summary="A (memory)")
+# Every run reads PROFILE.md (it is in the system prompt), so the claim and the goal are
+# grounded.
+GOOD = envelope(
+    has_enough_context=True, proposed_goal="Write reports", summary="- I write reports (profile)"
+)
 
 
 @pytest.fixture
@@ -60,7 +64,7 @@ def test_tool_calls_then_envelope(workspace: Workspace) -> None:
     assert run.ok
     assert run.status == "completed"
     assert run.bundle is not None
-    assert run.bundle.proposed_goal == "Ship the report"
+    assert run.bundle.proposed_goal == "Write reports"
     assert run.model_calls == 2
     tool_steps = [s for s in run.trace if s.kind == "tool"]
     assert [s.tool for s in tool_steps] == ["memory_recall"]
@@ -224,14 +228,18 @@ def test_status_values_serialise_as_plain_strings(workspace: Workspace) -> None:
 
 
 def test_oversized_envelope_is_fitted(workspace: Workspace) -> None:
-    huge = envelope(has_enough_context=False, proposed_goal="Big", summary="word " * 20000)
+    huge = envelope(
+        has_enough_context=False,
+        proposed_goal="Write big reports",
+        summary="- I write reports (profile)\n" + "word " * 20000,
+    )
     run = run_scout("x y z", workspace=workspace, model=ScriptedModel([huge]))
     assert run.ok
     assert run.envelope is not None
     assert len(run.envelope) <= 5000
     assert run.bundle is not None
     assert run.bundle.has_enough_context is False
-    assert run.bundle.proposed_goal == "Big"
+    assert run.bundle.proposed_goal == "Write big reports"
     assert any("fitted" in p for p in run.problems)
 
 

@@ -5,6 +5,12 @@ everything that did not come from this module (memory content, model output, too
 arguments, reasons, file paths) goes through :func:`escape` before it becomes HTML. The
 helpers here take *plain text* unless their parameter is called ``*_html``.
 
+:func:`escape` also draws what a page would hide: a bidirectional control (U+202E shows
+``1234-5678`` as ``8765-4321``), a zero-width character, a control character or a lone
+surrogate is written as its escape (``\u202e``), as the command line shows it, so the
+reviewer reads what the orchestrator reads. A zero-width joiner or non-joiner between
+two letters of other scripts (an emoji sequence, Persian) is left as it is.
+
 Styles are inline on purpose: an ``HTML`` widget may render in a page without the lab's
 stylesheet (a saved notebook, nbviewer), and inline styles travel with the markup.
 """
@@ -16,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from ..._text import INVISIBLE
 from ...bundle_records import Source, find_attributions, strip_bullet
 from ...scout.sources import SourceText
 
@@ -76,12 +83,33 @@ look like the named form: a plain ``(memory)`` may cite MEMORY.md or any note re
 
 _HOVER_CHARS = 600
 
-_UNSAFE_URL_CHARS = re.compile(r"[\s\x00-\x1f\x7f<>\"'`]")
+_UNSAFE_URL_CHARS = re.compile(
+    r"[\s\x00-\x1f\x7f<>\"'`" + "".join(chr(code) for code in sorted(INVISIBLE)) + "]"
+)
+_JOINERS = frozenset({0x200C, 0x200D})
+# What escape() shows as an escape: the invisible characters (joiners aside), controls but
+# tab and line breaks, line and paragraph separators, and lone surrogates.
+_SHOWN = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (
+        *(INVISIBLE - _JOINERS),
+        *(c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)),
+        *range(0x7F, 0xA0),
+        0x2028,
+        0x2029,
+        *range(0xD800, 0xE000),
+    )
+}
+# A joiner next to ASCII (or at either end) joins nothing a script needs: it is shown.
+_LONE_JOINER = re.compile(r"(?:^|(?<=[\x00-\x7f]))[\u200c\u200d]|[\u200c\u200d](?=[\x00-\x7f]|$)")
 
 
 def escape(text: object) -> str:
-    """``html.escape(str(text), quote=True)``: safe in element content and attribute values."""
-    return html.escape(str(text), quote=True)
+    """``html.escape(str(text), quote=True)``, with every character a page would hide shown
+    as its escape (see the module docstring): safe in element content and attribute
+    values, and read as the orchestrator reads it."""
+    shown = html.escape(str(text), quote=True).translate(_SHOWN)
+    return _LONE_JOINER.sub(lambda match: f"\\u{ord(match.group()):04x}", shown)
 
 
 def badge(text: str, kind: str) -> str:

@@ -2,9 +2,11 @@
 
 Layout (schema version :data:`SCHEMA_VERSION`)::
 
-    meta        key/value: schema_version
+    meta        key/value: schema_version, binding (the seal's, see seal.py)
     docs        one row per document: namespace, key, category, content, created,
                 path (the memory/ file it came from, NULL when added through the API),
+                source_hash (the sha256 of that file's bytes, NULL for the API),
+                digest (the seal's keyed digest of all of these),
                 key_terms/body_terms (analysed terms, see terms.py),
                 repeated_terms (terms occurring more than once), length (terms),
                 ns_hash, term_lo/hi, repeat_lo/hi, frequent_lo/hi (bit signatures
@@ -17,11 +19,19 @@ Layout (schema version :data:`SCHEMA_VERSION`)::
 Triggers keep ``fts`` and ``namespaces`` in step with ``docs``, so every write is a
 single statement on ``docs``. The connection runs in autocommit mode; writers open
 explicit ``BEGIN IMMEDIATE`` transactions through :func:`transaction`.
+
+An existing index is used only when this lab built it for this folder (see
+:mod:`.seal`): its schema version, its binding and its whole schema (every table, index
+and trigger, compared with what :data:`_SCHEMA` creates) must be this lab's, or it is
+rebuilt from ``memory/`` with one warning saying why. Its rows are checked when read
+(:mod:`.tree`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hmac
 import logging
 import sqlite3
 import sys
@@ -30,6 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from ..._text import visible
 from ..._words import ANALYZER_VERSION, analyze
 from ...errors import MemoryIndexError
 from .bm25 import (
@@ -40,14 +51,17 @@ from .bm25 import (
     namespace_hash,
     signature,
 )
+from .seal import Seal
 
 __all__ = [
     "INDEX_DIR",
     "INDEX_FILE",
     "SCHEMA_VERSION",
+    "SEALED_COLUMNS",
     "DocRow",
     "delete_doc",
     "doc_row",
+    "index_problem",
     "is_damage",
     "open_index",
     "optimize",
@@ -57,7 +71,7 @@ __all__ = [
 ]
 
 #: Bumped on any change to the tables below or to the text analysis.
-SCHEMA_VERSION = 400 + ANALYZER_VERSION
+SCHEMA_VERSION = 500 + ANALYZER_VERSION
 INDEX_DIR = ".supercontext"
 INDEX_FILE = "memory.sqlite3"
 
@@ -87,7 +101,12 @@ class DocRow(NamedTuple):
     repeat_hi: int
     frequent_lo: int
     frequent_hi: int
+    source_hash: str | None
+    digest: str
 
+
+SEALED_COLUMNS = "namespace, key, category, content, created, path, source_hash"
+"""The columns a row's digest covers, in order (its terms are derived from these)."""
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -110,6 +129,8 @@ CREATE TABLE docs(
     repeat_hi INTEGER NOT NULL,
     frequent_lo INTEGER NOT NULL,
     frequent_hi INTEGER NOT NULL,
+    source_hash TEXT,
+    digest TEXT NOT NULL,
     UNIQUE(namespace, key)
 );
 CREATE INDEX docs_by_path ON docs(path) WHERE path IS NOT NULL;
@@ -171,10 +192,12 @@ _UPSERT = """
 INSERT INTO docs(
     namespace, key, category, content, created, path,
     key_terms, body_terms, repeated_terms, length,
-    ns_hash, term_lo, term_hi, repeat_lo, repeat_hi, frequent_lo, frequent_hi
+    ns_hash, term_lo, term_hi, repeat_lo, repeat_hi, frequent_lo, frequent_hi,
+    source_hash, digest
 )
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(namespace, key) DO UPDATE SET
+    source_hash = excluded.source_hash, digest = excluded.digest,
     category = excluded.category, content = excluded.content, created = excluded.created,
     path = excluded.path, key_terms = excluded.key_terms, body_terms = excluded.body_terms,
     repeated_terms = excluded.repeated_terms, length = excluded.length,
@@ -211,17 +234,66 @@ def _schema_version(conn: sqlite3.Connection) -> int | None:
         return None
 
 
-def _check_usable(conn: sqlite3.Connection) -> str | None:
+@functools.cache
+def _expected_schema() -> frozenset[tuple[str, str, str, str | None]]:
+    """Every table, index and trigger :data:`_SCHEMA` creates, as SQLite records them."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(_SCHEMA)
+        return _schema_of(conn)
+    finally:
+        conn.close()
+
+
+def _schema_of(conn: sqlite3.Connection) -> frozenset[tuple[str, str, str, str | None]]:
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    return frozenset((str(t), str(n), str(b), None if q is None else str(q)) for t, n, b, q in rows)
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return None if row is None else str(row[0])
+
+
+def _check_usable(conn: sqlite3.Connection, seal: Seal) -> str | None:
     """Return why an existing index cannot be used as it is, or ``None`` when it can.
 
-    Only the header and the schema version are read, so opening stays cheap whatever the
-    index size; damage deeper in the file shows up later as an error that
+    Only the header, the schema and two meta rows are read, so opening stays cheap
+    whatever the index size; damage deeper in the file shows up later as an error that
     :func:`is_damage` recognises, and the tree rebuilds then.
     """
     version = _schema_version(conn)
     if version != SCHEMA_VERSION:
         return f"it has schema version {version}, this version uses {SCHEMA_VERSION}"
+    binding = _meta(conn, "binding")
+    if binding is None or not hmac.compare_digest(binding, seal.binding):
+        return "it was not built by this lab for this folder (a copied or foreign index)"
+    if _schema_of(conn) != _expected_schema():
+        return "its tables, indexes or triggers are not the ones this lab creates"
     return None
+
+
+def index_problem(root: Path, seal: Seal) -> str | None:
+    """Why the index of ``root`` would be rebuilt on opening, read without writing
+    anything (for ``workspace check``); ``None`` when there is none or it is usable."""
+    db_path = root / INDEX_DIR / INDEX_FILE
+    if db_path.is_symlink() or (root / INDEX_DIR).is_symlink():
+        return "it is a symbolic link"
+    if not db_path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{db_path.as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error as exc:
+        return f"it is not a readable SQLite database ({exc})"
+    try:
+        return _check_usable(conn, seal)
+    except sqlite3.DatabaseError as exc:
+        return f"it is not a readable SQLite database ({exc})"
+    finally:
+        conn.close()
 
 
 def is_damage(exc: sqlite3.Error) -> bool:
@@ -233,6 +305,20 @@ def is_damage(exc: sqlite3.Error) -> bool:
             pass
     message = str(exc).lower()  # Python 3.10 has no error codes on exceptions
     return "malformed" in message or "not a database" in message
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of ``script``, one string each (triggers kept whole)."""
+    statements: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    return statements
 
 
 def _remove_index_files(db_path: Path) -> None:
@@ -248,15 +334,18 @@ def _remove_index_files(db_path: Path) -> None:
             ) from exc
 
 
-def _create(db_path: Path) -> sqlite3.Connection:
+def _create(db_path: Path, seal: Seal) -> sqlite3.Connection:
     conn = _connect(db_path)
-    # executescript commits any open transaction first, so the script carries its own.
-    script = (
-        f"BEGIN IMMEDIATE;{_SCHEMA}"
-        f"INSERT INTO meta(key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');COMMIT;"
-    )
     try:
-        conn.executescript(script)
+        # executescript commits any open transaction first, so it runs on its own.
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in _statements(_SCHEMA):
+            conn.execute(statement)
+        conn.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?)",
+            [("schema_version", str(SCHEMA_VERSION)), ("binding", seal.binding)],
+        )
+        conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
@@ -265,16 +354,19 @@ def _create(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-def open_index(root: Path, damaged: str | None = None) -> tuple[sqlite3.Connection, Path, bool]:
+def open_index(
+    root: Path, seal: Seal, damaged: str | None = None
+) -> tuple[sqlite3.Connection, Path, str | None]:
     """Open (creating or rebuilding as needed) the index of the folder ``root``.
 
-    Returns the connection, the index file and whether an existing index had to be
-    discarded: a file from another schema version, a damaged file or a file that is not
-    SQLite at all is deleted and recreated empty (``damaged``, the reason, forces this);
-    the caller then refills it from ``memory/``. Documents that were added only through
-    the Python API are lost in that case, since no file holds them, and a warning says
-    so. Raises :class:`MemoryIndexError` naming the file when the index can neither be
-    opened nor recreated.
+    Returns the connection, the index file and why an existing index had to be
+    discarded (``None`` when none was): a file from another schema version, one this lab
+    did not build for this folder (``seal``), one whose tables or triggers were changed,
+    a damaged file or a file that is not SQLite at all is deleted and recreated empty
+    (``damaged``, the reason, forces this); the caller then refills it from ``memory/``.
+    Documents that were added only through the Python API are lost in that case, since
+    no file holds them, and a warning says so. Raises :class:`MemoryIndexError` naming
+    the file when the index can neither be opened nor recreated.
     """
     folder = root / INDEX_DIR
     db_path = folder / INDEX_FILE
@@ -298,23 +390,23 @@ def open_index(root: Path, damaged: str | None = None) -> tuple[sqlite3.Connecti
         conn: sqlite3.Connection | None = None
         try:
             conn = _connect(db_path)
-            reason = _check_usable(conn)
+            reason = _check_usable(conn, seal)
         except sqlite3.DatabaseError as exc:
             reason = f"it is not a readable SQLite database ({exc})"
         if reason is None and conn is not None:
-            return conn, db_path, False
+            return conn, db_path, None
         if conn is not None:
             conn.close()
     if reason is not None:
         _log.warning(
             "Rebuilding the memory index %s from memory/ because %s; documents added only "
             "through the Python API are not in any file and are lost.",
-            db_path,
+            visible(str(db_path)),
             reason,
         )
         _remove_index_files(db_path)
     try:
-        return _create(db_path), db_path, reason is not None
+        return _create(db_path, seal), db_path, reason
     except sqlite3.Error as exc:
         raise MemoryIndexError(
             f"Cannot create the memory index {db_path} ({exc}); make the folder writable "
@@ -341,8 +433,12 @@ def doc_row(
     content: str,
     created: str | None,
     path: str | None,
+    *,
+    seal: Seal,
+    source_hash: str | None = None,
 ) -> DocRow:
-    """Analyse one document into the parameters of the upsert statement."""
+    """Analyse one document into the parameters of the upsert statement, sealed with
+    ``seal``; ``source_hash`` is the sha256 of the bytes of the file it was read from."""
     key_terms = analyze(key)
     body_terms = analyze(content)
     weighted: dict[str, float] = dict.fromkeys(key_terms, 0.0)
@@ -372,6 +468,8 @@ def doc_row(
         repeat_hi,
         frequent_lo,
         frequent_hi,
+        source_hash,
+        seal.digest((namespace, key, category, content, created, path, source_hash)),
     )
 
 

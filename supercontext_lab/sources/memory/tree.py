@@ -10,10 +10,19 @@ A :class:`MemoryTree` wraps one folder. Its documents come from two places:
 Both land in one SQLite FTS5 index, ``.supercontext/memory.sqlite3`` inside the folder,
 which is the only thing ever written there. Opening a tree syncs ``memory/`` into the
 index incrementally (only new or changed files are read), so reopening an up-to-date
-workspace costs one ``stat`` per file. An index from another schema version, a damaged
-file or something that is not SQLite at all is rebuilt from ``memory/``; documents that
-were added only through the API are lost in that case (they are in no file), and a
-warning is logged on the ``supercontext_lab.sources.memory.index`` logger.
+workspace costs one ``stat`` per file. An index from another schema version, one this lab
+did not build for this folder (a copied workspace's, see :mod:`.seal`), one whose tables
+or triggers were changed, a damaged file or something that is not SQLite at all is
+rebuilt from ``memory/``; documents that were added only through the API are lost in
+that case (they are in no file), and a warning is logged on the
+``supercontext_lab.sources.memory.index`` logger (:attr:`MemoryTree.rebuilt_because` says
+why).
+
+What a search returns is checked first: each hit's row must carry this lab's digest (a
+row changed by anything else makes the index rebuilt), and a row read from a file must
+match that file's bytes now. A row whose file is gone is never returned, and a row whose
+file changed without its time and size changing (a file restored by ``tar``) is read
+again from the file, so a hit always says what the note on disk says.
 
 Search is BM25 (see :mod:`supercontext_lab.sources.memory.rank` for how it stays fast at
 tens of thousands of documents). Any text is a valid query: it is split into words and
@@ -32,10 +41,21 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from ..._text import visible
 from ..._words import unique_terms
 from ...errors import MemoryIndexError
-from .files import DEFAULT_CATEGORY, read_memory_file, scan_memory_folder
+from .files import (
+    DEFAULT_CATEGORY,
+    file_entry,
+    keys_left_out,
+    read_current,
+    read_memory_file,
+    scan_memory_folder,
+    source_hash,
+)
 from .index import (
+    SCHEMA_VERSION,
+    SEALED_COLUMNS,
     DocRow,
     delete_doc,
     doc_row,
@@ -47,6 +67,7 @@ from .index import (
     upsert_docs,
 )
 from .rank import Ranker
+from .seal import Seal
 
 __all__ = [
     "DEFAULT_CATEGORY",
@@ -63,6 +84,11 @@ MAX_QUERY_TERMS = 64
 # A bulk write at least this large (and a quarter of the index) is followed by an FTS5
 # 'optimize', which merges index segments so that later searches read fewer pages.
 _OPTIMIZE_AFTER = 1000
+# A search whose hits needed repairs (a file gone or changed) runs again at most this
+# many times; what it returns is always checked.
+_SEARCHES = 3
+# What a search found wrong with a hit: a row the seal does not verify.
+_TAMPERED = ""
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -136,7 +162,8 @@ class MemoryTree:
         self._closed = False
         self._rebuilding = False
         self._last_sync = SyncReport()
-        self._conn, self._db_path, self._rebuilt = open_index(root)
+        self._seal = Seal.for_folder(root, SCHEMA_VERSION)
+        self._conn, self._db_path, self._rebuilt_because = open_index(root, self._seal)
         self._ranker = Ranker(self._conn)
         try:
             self.sync()
@@ -159,7 +186,12 @@ class MemoryTree:
     @property
     def rebuilt(self) -> bool:
         """Whether an unusable index was found (on opening or later) and rebuilt."""
-        return self._rebuilt
+        return self._rebuilt_because is not None
+
+    @property
+    def rebuilt_because(self) -> str | None:
+        """Why the index was rebuilt (the latest reason), or ``None`` when it was not."""
+        return self._rebuilt_because
 
     @property
     def last_sync(self) -> SyncReport:
@@ -226,9 +258,9 @@ class MemoryTree:
         """Replace a damaged index by a new one, filled from ``memory/`` if ``sync``."""
         self._closed = True
         self._conn.close()
-        self._conn, self._db_path, _ = open_index(self._root, damaged=reason)
+        self._conn, self._db_path, _ = open_index(self._root, self._seal, damaged=reason)
         self._closed = False
-        self._rebuilt = True
+        self._rebuilt_because = reason
         self._ranker = Ranker(self._conn)
         if sync:
             self._rebuilding = True
@@ -248,6 +280,7 @@ class MemoryTree:
             _text(content, "content", allow_empty=True),
             None,
             None,
+            seal=self._seal,
         )
         self._run(lambda conn: upsert_doc(conn, row), write=True)
 
@@ -282,6 +315,7 @@ class MemoryTree:
                     _text(record["content"], f"Record {index}: 'content'", allow_empty=True),
                     created,
                     None,
+                    seal=self._seal,
                 )
             )
         if not rows:
@@ -324,35 +358,71 @@ class MemoryTree:
         terms = unique_terms(query)[:MAX_QUERY_TERMS]
         if not terms:
             return []
-        return self._run(lambda conn: self._recall(conn, namespace, terms, limit))
+        hits: list[MemoryHit] = []
+        for _search in range(_SEARCHES):
+            hits, wrong = self._run(lambda conn: self._recall(conn, namespace, terms, limit))
+            if not wrong:
+                break
+            self._repair(wrong)
+        return hits
 
     def _recall(
         self, conn: sqlite3.Connection, namespace: str, terms: list[str], limit: int
-    ) -> list[MemoryHit]:
+    ) -> tuple[list[MemoryHit], set[str]]:
+        """The checked hits of one search, and what was wrong with the others: the paths
+        of rows whose file is gone or changed, :data:`_TAMPERED` for a row the seal does
+        not verify."""
         ranked = self._ranker.search(
             None if namespace == "*" else namespace, terms, min(limit, MAX_RECALL_LIMIT)
         )
         if not ranked:
-            return []
+            return [], set()
         marks = ",".join("?" * len(ranked))
         rows = conn.execute(
-            "SELECT id, namespace, key, content, category, created FROM docs "
-            f"WHERE id IN ({marks})",
+            f"SELECT id, {SEALED_COLUMNS}, digest FROM docs WHERE id IN ({marks})",
             [doc_id for doc_id, _ in ranked],
         ).fetchall()
         by_id = {row[0]: row for row in rows}
-        return [
-            MemoryHit(
-                namespace=by_id[doc_id][1],
-                key=by_id[doc_id][2],
-                content=by_id[doc_id][3],
-                category=by_id[doc_id][4],
-                score=score,
-                created=by_id[doc_id][5],
-            )
-            for doc_id, score in ranked
-            if doc_id in by_id
-        ]
+        hits: list[MemoryHit] = []
+        wrong: set[str] = set()
+        for doc_id, score in ranked:
+            row = by_id.get(doc_id)
+            if row is None:
+                continue
+            _, ns, key, category, content, created, path, digest_of_file, digest = row
+            if not self._seal.verifies(row[1:8], digest):
+                wrong.add(_TAMPERED)
+                continue
+            if path is not None and not self._matches_file(path, digest_of_file):
+                wrong.add(path)
+                continue
+            hits.append(MemoryHit(ns, key, content, category, score, created))
+        return hits, wrong
+
+    def _matches_file(self, rel: str, digest_of_file: str | None) -> bool:
+        """Whether the memory file ``rel`` still holds the bytes its row was read from."""
+        entry = file_entry(self._root, rel, allow_outside_links=self._allow_outside_links)
+        data = None if entry is None else read_current(entry)
+        return data is not None and source_hash(data) == digest_of_file
+
+    def _repair(self, wrong: set[str]) -> None:
+        """Rebuild an index holding a row the seal does not verify; otherwise forget the
+        rows of the files found gone or changed and sync, which reads those files again."""
+        with self._lock:
+            if _TAMPERED in wrong:
+                self._rebuild(
+                    "a row in it was changed outside the lab (its digest does not verify)",
+                    sync=True,
+                )
+                return
+
+            def forget(conn: sqlite3.Connection) -> None:
+                for rel in sorted(wrong):
+                    conn.execute("DELETE FROM docs WHERE path = ?", (rel,))
+                    conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+
+            self._run(forget, write=True)
+            self.sync()
 
     def namespaces(self) -> list[str]:
         """The namespaces holding at least one document, sorted."""
@@ -394,7 +464,7 @@ class MemoryTree:
                 self._root, allow_outside_links=self._allow_outside_links
             )
             for rel, reason in refused:
-                _log.warning("Not indexing %s: %s.", f"memory/{rel}".rstrip("/"), reason)
+                _log.warning("Not indexing %s: %s.", visible(f"memory/{rel}".rstrip("/")), reason)
             known = {
                 row[0]: row[1:]
                 for row in conn.execute("SELECT path, mtime_ns, size, namespace, key FROM files")
@@ -406,16 +476,40 @@ class MemoryTree:
                 conn.execute("DELETE FROM docs WHERE path = ?", (rel,))
                 conn.execute("DELETE FROM files WHERE path = ?", (rel,))
                 removed += 1
-            added = updated = unchanged = 0
+            # The key of every file: an unchanged one keeps the key it was indexed under,
+            # a new or changed one is read.
+            keys: dict[str, tuple[str, str]] = {}
+            rows: dict[str, DocRow] = {}
             for rel in sorted(files):
                 entry = files[rel]
                 old = known.get(rel)
                 if old is not None and (old[0], old[1]) == (entry.mtime_ns, entry.size):
-                    unchanged += 1
+                    keys[rel] = (old[2], old[3])
                     continue
-                row = read_memory_file(entry, rel)
+                row = read_memory_file(entry, rel, self._seal)
+                if row is not None:
+                    rows[rel] = row
+                    keys[rel] = (row.namespace, row.key)
+            # Two files of one key would replace each other, and a key holding a line
+            # break or a hidden character could not be cited as it reads: the file left
+            # out is not indexed (and taken out if it was), and reported.
+            collisions = keys_left_out(keys)
+            for rel, reason in collisions.items():
+                refused.append((rel, reason))
+                _log.warning("Not indexing %s: %s.", visible(f"memory/{rel}"), reason)
+                if rel in known:
+                    conn.execute("DELETE FROM docs WHERE path = ?", (rel,))
+                    conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+            added = updated = unchanged = 0
+            for rel in sorted(files):
+                if rel in collisions:
+                    continue
+                row = rows.get(rel)
                 if row is None:
+                    unchanged += rel in keys
                     continue
+                entry = files[rel]
+                old = known.get(rel)
                 if old is not None and (old[2], old[3]) != (row.namespace, row.key):
                     conn.execute("DELETE FROM docs WHERE path = ?", (rel,))
                 upsert_doc(conn, row)

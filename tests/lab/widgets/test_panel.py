@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -208,7 +209,7 @@ def test_without_a_workspace_nothing_is_checked() -> None:
 def test_what_the_check_dropped_is_struck_through_with_why() -> None:
     workspace = supercontext_lab.open_workspace(None)
     bundle = envelope(
-        summary="- Generic prose about budgets (memory)\nThe budget is due soon (memory)",
+        summary="- Generic prose about budgets (memory)\nMissing: when the budget is due.",
         recommended_tool_calls=[("launch_rockets", "{}", "x"), ("web_search", "{}", "y")],
         recommended_skills=[("nope", False, "y")],
     )
@@ -480,7 +481,7 @@ def test_each_problem_is_listed_once_and_not_again_after_the_reason(tmp_path: Pa
     thread = Thread(
         Workspace(tmp_path),
         super_context_enabled=True,
-        scout_model=ScriptedModel([shell, shell, envelope(summary="done (memory)")]),
+        scout_model=ScriptedModel([shell, shell, envelope(summary="Missing: every note.")]),
     )
     turn = thread.send(BUDGET)
     assert turn.prepared
@@ -729,7 +730,17 @@ def _has_bullet(text: str) -> bool:
     return any(strip_bullet(line) != line for line in text.split("\n"))
 
 
-@given(st.text().filter(lambda text: "(" not in text and not _has_bullet(text)))
+def _shows_nothing_hidden(text: str) -> bool:
+    # Characters a page would hide are drawn as escapes (tests/reliability); the rest is
+    # written as it is.
+    return escape(text) == html.escape(text, quote=True)
+
+
+@given(
+    st.text().filter(
+        lambda text: "(" not in text and not _has_bullet(text) and _shows_nothing_hidden(text)
+    )
+)
 def test_summary_text_without_attributions_round_trips(summary: str) -> None:
     parser = _TagCollector()
     parser.feed(render_summary_html(summary))

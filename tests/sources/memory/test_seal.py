@@ -1,0 +1,75 @@
+"""The memory index's seal: the lab's key, an index's binding, a row's digest."""
+
+from __future__ import annotations
+
+import logging
+import stat
+from pathlib import Path
+
+import pytest
+
+from supercontext_lab.config import lab_home
+from supercontext_lab.sources.memory import MemoryTree
+from supercontext_lab.sources.memory.files import keys_left_out
+from supercontext_lab.sources.memory.seal import KEY_FILE, Seal, lab_key
+
+
+def test_the_key_is_made_once_and_readable_by_the_user_only() -> None:
+    key = lab_key()
+    path = lab_home() / KEY_FILE
+    assert path.read_bytes() == key and len(key) == 32
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert lab_key() == key
+
+
+def test_a_binding_names_the_folder_and_the_schema(tmp_path: Path) -> None:
+    one = Seal.for_folder(tmp_path / "a", 1)
+    assert one == Seal.for_folder(tmp_path / "a", 1)
+    assert one.binding != Seal.for_folder(tmp_path / "b", 1).binding
+    assert one.binding != Seal.for_folder(tmp_path / "a", 2).binding
+    fields = ("ns", "key", "note", "text", None, "ns/key.md", "0" * 64)
+    digest = one.digest(fields)
+    assert one.verifies(fields, digest)
+    assert not one.verifies((*fields[:3], "changed", *fields[4:]), digest)
+    assert not Seal.for_folder(tmp_path / "b", 1).verifies(fields, digest)
+    assert not one.verifies(fields, None)
+
+
+def test_a_lab_home_that_cannot_hold_the_key_gives_a_key_for_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    home.write_text("a file where the folder should be")
+    monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
+    with caplog.at_level(logging.WARNING):
+        key = lab_key()
+    assert len(key) == 32 and lab_key() == key
+    assert "verified within this process only" in caplog.text
+    with MemoryTree(tmp_path / "ws") as tree:
+        tree.add("global", "a", "a note")
+        assert [hit.key for hit in tree.recall("*", "note")] == ["a"]
+
+
+def test_a_key_file_of_another_shape_is_not_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    (home / KEY_FILE).parent.mkdir(parents=True)
+    (home / KEY_FILE).write_bytes(b"short")
+    monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
+    assert lab_key() != b"short"
+    assert "is not a key this lab wrote" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("keys", "left_out"),
+    [
+        ({"ns/a.md": ("ns", "a"), "ns/b.md": ("ns", "b")}, set()),
+        ({"ns/budget.md": ("ns", "budget"), "ns/evil.md": ("ns", "budget")}, {"ns/evil.md"}),
+        ({"ns/a.md": ("ns", "x"), "ns/b.md": ("ns", "x")}, {"ns/a.md", "ns/b.md"}),
+        ({"one/a.md": ("one", "x"), "two/a.md": ("two", "x")}, set()),
+        ({"budget.md": ("global", "budget"), "global/x.md": ("global", "budget")}, {"global/x.md"}),
+    ],
+)
+def test_keys_left_out(keys: dict[str, tuple[str, str]], left_out: set[str]) -> None:
+    assert set(keys_left_out(keys)) == left_out
