@@ -68,8 +68,8 @@ VARIANTS = (
     ("random", "no model: as many facts, a tool and a skill picked at random (seeded)"),
     (
         "smollm2-extractive",
-        "SmolLM2-135M, grammar + prefetch + extractive: picks gathered facts and names "
-        "by number (the local default)",
+        "SmolLM2-135M, grammar + prefetch + extractive: picks the gathered passage that "
+        "answers best, the ranking completes the bundle (the local default)",
     ),
     ("smollm2-grammar-prefetch", "SmolLM2-135M, GBNF grammar of the envelope + prefetch"),
     ("smollm2-grammar", "SmolLM2-135M, GBNF grammar of the envelope"),
