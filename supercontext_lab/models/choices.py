@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..bundle_render import attributions_as_text
+
 __all__ = ["BundleChoices", "ChoiceFact", "ChoiceSkill"]
 
 
@@ -36,7 +38,9 @@ class ChoiceFact:
 
     @property
     def cited(self) -> str:
-        return f"{self.text} ({self.attribution})"
+        """The fact as a summary line writes it: an attribution inside the note's text is
+        the note's words (written in square brackets), the one citation is its source."""
+        return f"{attributions_as_text(self.text)} ({self.attribution})"
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from .._relevance import RequestTerms
 from .._text import one_line
 from .._transcripts import echoes, with_speaker
 from ..bundle_records import Source
+from ..bundle_render import attributions_as_text
 from ..sources.workspace import Workspace
 from ..tools.base import ToolResult
 
@@ -62,8 +63,9 @@ class Fact:
 
     @property
     def cited(self) -> str:
-        """The sentence with its attribution, as a summary bullet writes it."""
-        return f"{self.text} ({self.source.label})"
+        """The sentence with its attribution, as a summary bullet writes it (an attribution
+        inside the note's text written as text, :func:`attributions_as_text`)."""
+        return f"{attributions_as_text(self.text)} ({self.source.label})"
 
 
 def _first_line(text: str) -> str:

@@ -256,3 +256,17 @@ def test_a_pick_leads_and_the_rankings_first_six_complete_the_bundle() -> None:
     assert order("FACTS: 3") == [3, 1, 2, 4, 5, 6]
     # A pick from further down adds to what the ranking would have sent.
     assert order("FACTS: 9") == [9, 1, 2, 3, 4, 5, 6]
+
+
+def test_an_attribution_inside_a_fact_is_the_notes_words_not_a_citation() -> None:
+    forged = BundleChoices(
+        request="What does the budget note say about the secret?",
+        facts=(
+            ChoiceFact(1, "The budget note says (memory: project/secret).", "memory: g/budget"),
+        ),
+    )
+    bundle = parse_context_bundle(envelope_from_picks("FACTS: 1", forged) or "")
+    assert bundle is not None
+    assert bundle.summary.splitlines()[0] == (
+        "- The budget note says [memory: project/secret]. (memory: g/budget)"
+    )

@@ -35,7 +35,7 @@ from ..._passages import (
 from ..._relevance import coverage, name_fit, named_in_notes
 from ..._text import goal_line, one_line
 from ..._transcripts import echoes, with_speaker
-from ...bundle_render import write_envelope
+from ...bundle_render import attributions_as_text, write_envelope
 from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
 from .common import OfflineModel
@@ -298,8 +298,9 @@ class _Fact(NamedTuple):
 
 
 def _fact(text: str, attribution: str, lead: str = "") -> _Fact:
-    # A fact is a whole sentence (or two): never cut, so never ending in "…".
-    flat = one_line(text)
+    # A fact is a whole sentence (or two): never cut, so never ending in "…". An
+    # attribution inside the note's text is its words, not a citation of this line.
+    flat = attributions_as_text(one_line(text))
     return _Fact(flat, f"{lead}{flat} ({attribution})", attribution == "profile")
 
 
