@@ -110,8 +110,10 @@ def make_bundle(chars: int = BUNDLE_CHARS) -> str:
 def _turns(repeats: int, warmup: int) -> dict[str, Any]:
     from supercontext_lab import Thread
 
+    # The threads measure the first turn's preparation: they keep no past conversation,
+    # which would make each repeat's scout read the ones before it.
     for i in range(warmup):
-        Thread(super_context_enabled=True).send(MESSAGES[i % len(MESSAGES)])
+        Thread(super_context_enabled=True, archive=False).send(MESSAGES[i % len(MESSAGES)])
     preparation: list[float] = []
     total: list[float] = []
     construct: list[float] = []
@@ -119,7 +121,7 @@ def _turns(repeats: int, warmup: int) -> dict[str, Any]:
     calls: list[int] = []
     for i in range(repeats):
         started = time.perf_counter()
-        thread = Thread(super_context_enabled=True)
+        thread = Thread(super_context_enabled=True, archive=False)
         built = time.perf_counter()
         result = thread.send(MESSAGES[i % len(MESSAGES)])
         construct.append(built - started)

@@ -38,13 +38,15 @@ def _turns(design: str, repeats: int, warmup: int) -> tuple[list[float], dict[st
     from supercontext_lab import Thread
 
     for i in range(warmup):
-        Thread(design=design, super_context_enabled=True, record_recalls=False).send(
+        Thread(design=design, super_context_enabled=True, record_recalls=False, archive=False).send(
             MESSAGES[i % len(MESSAGES)]
         )
     samples: list[float] = []
     prepared_by: dict[str, int] = {}
     for i in range(repeats):
-        thread = Thread(design=design, super_context_enabled=True, record_recalls=False)
+        thread = Thread(
+            design=design, super_context_enabled=True, record_recalls=False, archive=False
+        )
         result = thread.send(MESSAGES[i % len(MESSAGES)])
         samples.append(float(result.timings_ms["preparation_ms"]) / 1000.0)
         key = result.prepared_by or str(result.reason)
@@ -96,6 +98,7 @@ def _deadlines(deadlines: Sequence[float], repeats: int) -> list[dict[str, Any]]
                     super_context_enabled=True,
                     deadline_ms=deadline,
                     record_recalls=False,
+                    archive=False,
                 )
                 started = time.perf_counter()
                 result = thread.send(MESSAGES[i % len(MESSAGES)])

@@ -13,6 +13,9 @@ Layout of ``config.toml`` (every key optional)::
     [web]
     allow_private_addresses = false     # any other setting: get_setting / set_setting
 
+    [memory]
+    archive_threads = true              # threads keep their turns as past conversations
+
 The flag's own rules (environment first) are in :mod:`.flag`, model routes in
 :mod:`supercontext_lab.routes`; this module owns the file. Reads never create anything.
 Writes go through :func:`update_config`: an exclusive

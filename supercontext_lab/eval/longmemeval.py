@@ -55,6 +55,7 @@ from ..conversations.reading import decode_export, load_json, read_bytes
 from ..conversations.records import conversation_id
 from ..errors import ConversationImportError, DatasetError
 from ..sources.memory import INDEX_DIR
+from ..sources.memory.index import INDEX_FILE
 from ..sources.workspace import Workspace
 from .dataset import EvalCase, Expectations
 from .metrics import RunMeasure, aggregate, ratio
@@ -229,13 +230,30 @@ def _built(folder: Path, conversations: Sequence[Conversation]) -> Path:
         fresh = staging / "workspace"
         fresh.mkdir()
         _import(fresh, conversations)
+        # A memory index is bound to the folder it was built for: the one built here
+        # would be rebuilt (empty of turns) at the final path, so it is built there.
+        for index_file in (fresh / INDEX_DIR).glob(f"{INDEX_FILE}*"):
+            index_file.unlink()
         (fresh / INDEX_DIR / _MARKER).write_text(digest + "\n", encoding="utf-8")
         if folder.exists():
             folder.rename(staging / "previous")
         fresh.rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    _index(folder)
     return folder
+
+
+def _index(root: Path) -> None:
+    """Index the stored turns of the workspace ``root`` in its memory tree."""
+    from ..conversations import store_for
+
+    workspace = Workspace(root)
+    store = store_for(workspace)
+    if store is not None:
+        store.ensure_indexed(workspace.memory)
+        store.close()
+    workspace.memory.close()
 
 
 def load_longmemeval(

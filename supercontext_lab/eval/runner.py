@@ -164,6 +164,9 @@ def _run_turn(
         design=task.variant.design,
         deadline_ms=task.deadline_ms,
         record_recalls=False,
+        # Evaluations never archive: a case's turn would be a past conversation to the
+        # cases after it (SPEC §15).
+        archive=False,
     )
     turn = thread.send(task.case.message)
     result = _result(

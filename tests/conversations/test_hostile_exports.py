@@ -1,9 +1,9 @@
 """Hostile exports parse in linear time, in a child process with a time limit.
 
 Each class is built to make a careless reader slow or deep: a ChatGPT tree whose branch
-is a hundred thousand nodes long (or loops back on itself), a megabyte of brackets, two
-hundred thousand JSONL message lines, a turn of ten megabytes, a jupyterlab-chat file of
-a hundred thousand senders. Each is parsed in a fresh interpreter that is killed after a
+is fifty thousand nodes long (or loops back on itself), a megabyte of brackets, a hundred
+thousand JSONL message lines, a turn of ten megabytes, a jupyterlab-chat file of fifty
+thousand senders. Each is parsed in a fresh interpreter that is killed after a
 minute, so a quadratic reader fails the test instead of holding the suite; within it,
 the hostile file must take no more than a generous multiple of a harmless one of the
 same size. Then the command line on one of them: one line, exit 2, and a terminal that
@@ -44,7 +44,7 @@ for text in (BUILDERS[name](), harmless()):
 print(json.dumps(out))
 """
 
-_NODES = 100_000
+_NODES = 50_000
 
 
 def _chatgpt_chain(loop: bool = False) -> str:
@@ -66,7 +66,7 @@ def _chatgpt_chain(loop: bool = False) -> str:
 def _jsonl_messages() -> str:
     return "\n".join(
         json.dumps({"conversation_id": f"c{i % 1000}", "role": "user", "content": "hello there"})
-        for i in range(200_000)
+        for i in range(100_000)
     )
 
 
@@ -77,18 +77,18 @@ def _huge_turn() -> str:
 def _many_senders() -> str:
     messages = [
         {"type": "msg", "id": str(i), "time": i, "sender": f"user{i}", "body": "hi"}
-        for i in range(100_000)
+        for i in range(50_000)
     ]
     return json.dumps({"messages": messages, "users": {}})
 
 
 BUILDERS: dict[str, Callable[[], str]] = {
-    "a chatgpt branch of 100,000 nodes": _chatgpt_chain,
+    "a chatgpt branch of 50,000 nodes": _chatgpt_chain,
     "a chatgpt branch that loops": lambda: _chatgpt_chain(loop=True),
     "a megabyte of brackets": lambda: "[" * 1_000_000,
-    "200,000 message lines": _jsonl_messages,
+    "100,000 message lines": _jsonl_messages,
     "a ten-megabyte turn": _huge_turn,
-    "100,000 senders in one chat": _many_senders,
+    "50,000 senders in one chat": _many_senders,
 }
 
 
@@ -96,7 +96,7 @@ def harmless() -> str:
     """An ordinary export of about the same size as the hostile ones: many short chats."""
     return "\n".join(
         json.dumps({"id": f"c{i}", "messages": [{"role": "user", "content": "A question. " * 20}]})
-        for i in range(20_000)
+        for i in range(10_000)
     )
 
 
