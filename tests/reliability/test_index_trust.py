@@ -47,8 +47,13 @@ def _contents(root: Path, query: str = "grant renewal budget") -> list[str]:
 
 def _sent(root: Path) -> str:
     orchestrator = scripted_orchestrator()
+    # The turn is not archived: what the index serves here is the notes' rows alone.
     Thread(
-        root, orchestrator_model=orchestrator, super_context_enabled=True, scout_timeout_s=10.0
+        root,
+        orchestrator_model=orchestrator,
+        super_context_enabled=True,
+        scout_timeout_s=10.0,
+        archive=False,
     ).send(MESSAGE)
     return orchestrator.calls[0].messages[-1].content or ""
 
