@@ -35,6 +35,7 @@ from .report import DESIGNS_BEGIN as BEGIN
 from .report import DESIGNS_BLOCK as BLOCK
 from .report import DESIGNS_END as END
 from .report import markdown_table
+from .runner import REPO_ROOT
 
 __all__ = ["BEGIN", "END", "main", "run_route", "write_block"]
 
@@ -74,6 +75,10 @@ def _interval(pair: Sequence[float]) -> str:
     return f"[{pair[0]:.0%}, {pair[1]:.0%}]"
 
 
+def _elapsed(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.1f} s"
+
+
 def _ms(value: float) -> str:
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
 
@@ -98,6 +103,7 @@ def run_route(
         cases = [case for case in cases if case.expect.mentions][:limit]
     model = ModelRoute() if route == "offline" else parse_model_id(route)
     log(f"designs: {len(cases)} cases x {len(DESIGNS)} designs end to end on {route}")
+    load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     started = time.perf_counter()
     report = evaluate(
         cases,
@@ -119,6 +125,7 @@ def run_route(
         "scout_met_deadline": sum(1 for ms in scout_prep if ms <= deadline),
         "scout_runs": len(scout_prep),
         "load": os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0),
+        "load_at_start": load_at_start,
     }
     return report, figures
 
@@ -166,21 +173,59 @@ def table(report: Any, figures: dict[str, Any]) -> str:
         if route == "offline"
         else f"`{route}` as scout and orchestrator"
     )
-    load = figures["load"]
+    start, load = figures["load_at_start"], figures["load"]
     lines = [
         f"### {who}",
         "",
         f"{figures['cases']} cases{figures['which']}, measured in "
-        f"{figures['seconds'] / 60:.1f} min on "
-        f"{os.cpu_count()} CPU cores (load average {load[0]:.1f} at the end), no cache.",
+        f"{_elapsed(figures['seconds'])} on {os.cpu_count()} CPU cores (load average "
+        f"{start[0]:.1f} at the start, {load[0]:.1f} at the end: other work on the machine "
+        "slows every time here down), no cache.",
         "",
         markdown_table(header, rows),
         "",
         f"Latency against a deadline: the scout's pre-flight met a "
         f"{figures['deadline_ms']:g} ms deadline in {figures['scout_met_deadline']} of "
         f"{figures['scout_runs']} cases; past it, the turn goes on with the pack.",
+        "",
+        verdict(report, pairs),
     ]
     return "\n".join(lines)
+
+
+def verdict(report: Any, pairs: dict[tuple[str, str], Any]) -> str:
+    """Whether a design pays on this route: its reply lift's 95 % interval lies above
+    zero. Said in words, with the figures, whatever they are."""
+    lifts = {}
+    for design in DESIGNS[:-1]:
+        variant = report.variant(design)
+        lifts[design] = (float(variant.metrics["reply_lift"]), *variant.intervals["reply_lift"])
+    cost = {d: float(report.metrics(d)["added_prompt_tokens"]) for d in lifts}
+
+    def said(design: str) -> str:
+        lift, low, high = lifts[design]
+        pair = pairs.get((design, "cold"))
+        test = f", McNemar p {_p(pair.p_value)}" if pair else ""
+        return (
+            f"`{design}` {lift:+.2f} [{low:+.2f}, {high:+.2f}]{test}, {cost[design]:+,.0f} tokens"
+        )
+
+    paying = [design for design, (_, low, _) in lifts.items() if low > 0]
+    if paying:
+        others = [design for design in lifts if design not in paying]
+        text = "**Pays here** (the reply's lift over cold, its interval above zero): " + "; ".join(
+            said(design) for design in paying
+        )
+        if others:
+            text += ". Does not: " + "; ".join(said(design) for design in others)
+        return text + "."
+    best = max(lifts, key=lambda design: lifts[design][0])
+    return (
+        "**No design pays here with confidence**: no reply lift's 95 % interval lies above "
+        f"zero. The largest is {said(best)}; the others: "
+        + "; ".join(said(design) for design in lifts if design != best)
+        + "."
+    )
 
 
 def targets_table(log: Callable[[str], None]) -> str:
@@ -263,6 +308,9 @@ def main(argv: Sequence[str], *, targets: Sequence[Path], log: Callable[[str], N
     for route in routes:
         report, figures = run_route(route, limit=None if route == "offline" else limit, log=log)
         body = table(report, figures)
+        results = REPO_ROOT / "benchmarks" / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        report.to_json(results / f"designs-{_slug(route)}.json")
         print(body + "\n")
         print(report.paired_text() + "\n")
         for path in targets:

@@ -1,7 +1,8 @@
 """The ``pack`` design: the gathering round, ranked and fitted to a token budget, no model.
 
 The harness runs the scout's first gathering round itself (the reads the offline scout
-plans for the request, as ``prefetch`` does before a model's first call), takes the facts
+plans for the request, as ``prefetch`` does before a model's first call, less the skill
+listings, which only feed recommendations: :data:`FACT_READS`), takes the facts
 it found in the order the run ranked them for the request
 (:meth:`~supercontext_lab.scout.RunSources.facts`), and keeps them, best first, while
 they fit the budget: a fact that would not fit is left out whole, never cut, and a
@@ -25,10 +26,14 @@ from ..scout import ScoutRun, TraceStep, run_gathered
 from ..sources.workspace import Workspace
 from .designs import DEFAULT_PACK_TOKENS
 
-__all__ = ["PACK_LABEL", "fit_facts", "pack_envelope", "run_pack"]
+__all__ = ["FACT_READS", "PACK_LABEL", "fit_facts", "pack_envelope", "run_pack"]
 
 PACK_LABEL = "pack (no model)"
 """The name a pack run is recorded with, where a scout run names its model."""
+
+FACT_READS = frozenset({"memory_recall", "memory_flavour"})
+"""The reads of the gathering round the pack makes: the ones that give facts (the
+skill listings would only feed recommendations, which the pack does not make)."""
 
 
 def fit_facts(facts: tuple[ChoiceFact, ...] | list[ChoiceFact], budget: int) -> list[ChoiceFact]:
@@ -81,4 +86,5 @@ def run_pack(
         definition=definition,
         focus=focus,
         on_step=on_step,
+        reads=FACT_READS,
     )

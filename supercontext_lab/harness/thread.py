@@ -258,11 +258,11 @@ class Thread:
         result.scout, result.notes = done.run, [*result.notes, *done.notes]
         result.deadline_missed, result.preflight_note = done.missed_deadline, done.note
         if done.envelope is None or done.bundle is None:
-            assert done.reason is not None
-            if done.reason.skipped:
-                result.preparation, result.reason = Preparation.SKIPPED, done.reason
+            reason = done.reason or ColdStartReason.NO_ENVELOPE
+            if reason.skipped:
+                result.preparation, result.reason = Preparation.SKIPPED, reason
             else:
-                result.cold(done.reason, done.detail)
+                result.cold(reason, done.detail)
             return
         envelope, bundle = done.envelope, done.bundle
         result.preparation, result.prepared_by = Preparation.PREPARED, done.prepared_by

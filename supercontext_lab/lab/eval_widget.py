@@ -189,6 +189,13 @@ def _variant_column(name: str, result: CaseResult | None) -> str:
     if result.problems:
         body.append(note("\n".join(result.problems), "error", strong="Problems:"))
     body.append(pre(result.envelope if result.envelope is not None else "(no envelope)"))
+    if result.turn is not None:
+        # An end-to-end run: what the orchestrator answered, and what prepared it.
+        turn = result.turn
+        made = f"prepared by {turn.get('prepared_by') or 'nothing (cold)'}"
+        body.append(
+            note(str(turn.get("reply") or "(no reply)"), "neutral", strong=f"Reply ({made}):")
+        )
     return section(name, "".join(body))
 
 

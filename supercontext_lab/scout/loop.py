@@ -30,7 +30,8 @@ import concurrent.futures
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 
 from .._relevance import request_terms
 from .._text import one_line
@@ -200,12 +201,15 @@ class _Run:
         self.message = message
         self.focus = focus or ""
 
-    def prefetch(self) -> None:
+    def prefetch(self, only: Collection[str] | None = None) -> None:
         """The first gathering round, run by the harness: the reads the offline scout
-        plans for this message. Their results join the conversation as the answer to a
-        first tool-calling turn, so the model's first request already carries them."""
+        plans for this message (with ``only``, those of these tools). Their results join
+        the conversation as the answer to a first tool-calling turn, so the model's first
+        request already carries them."""
         specs = self.registry.specs(self.allowed)
         plan = _PLANNER.complete(self.messages, tools=specs or None).message
+        if only is not None:
+            plan = replace(plan, tool_calls=tuple(c for c in plan.tool_calls if c.name in only))
         if plan.tool_calls:
             self.messages.append(plan)
             self.messages.extend(self.run_tools(plan.tool_calls, 0, prefetched=True))
@@ -546,13 +550,15 @@ def run_gathered(
     focus: str | None = None,
     registry: ToolRegistry | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
+    reads: Collection[str] | None = None,
 ) -> ScoutRun:
     """The harness's gathering round alone, then an envelope written without a model.
 
     The first gathering round runs as it does before a scout's first model call (the
     reads the offline scout plans for ``message``, whatever the definition's
-    ``prefetch``), and ``write`` turns what it gathered (:meth:`_Run.choices`: the facts
-    ranked for the request, the names that exist) into the output. The output then goes
+    ``prefetch``; with ``reads``, only the reads of those tools), and ``write`` turns what
+    it gathered (:meth:`_Run.choices`: the facts ranked for the request, the names that
+    exist) into the output. The output then goes
     through the same extraction, fitting, parsing and grounding check as a scout's, so
     the result is a :class:`ScoutRun` with no model call, named ``label``.
     """
@@ -562,6 +568,6 @@ def run_gathered(
     writer = OfflineScoutModel(name=label)
     run = _Run(definition, workspace, registry, writer, DEFAULT_SCOUT_TIMEOUT_S, on_step)
     run.prompt(message, focus)
-    run.prefetch()
+    run.prefetch(reads)
     run.output = write(run.choices())
     return run.finish()

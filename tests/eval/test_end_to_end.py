@@ -91,6 +91,8 @@ def test_end_to_end_scores_replies_against_cold(small_cases: list[EvalCase]) -> 
     assert "End to end" in html and "Paired comparisons" in html
     widget = EvalComparison(report)
     assert "reply_mention_rate" in widget.statistics_html.value
+    widget.case_select.value = "kernel-decision"
+    assert "Reply (prepared by pack)" in widget.case_html.value
 
 
 def test_a_variant_named_cold_must_be_the_cold_design(small_cases: list[EvalCase]) -> None:
