@@ -218,6 +218,20 @@ def verdict(report: Any, pairs: dict[tuple[str, str], Any]) -> str:
         )
         if others:
             text += ". Does not: " + "; ".join(said(design) for design in others)
+        # The lift counts expected mentions; McNemar counts cases that got every one. On
+        # few cases the two can disagree, and a reader must see when they do.
+        unsure = [
+            pair
+            for design in paying
+            if (pair := pairs.get((design, "cold"))) is not None and pair.p_value >= 0.05
+        ]
+        for pair in unsure:
+            text += (
+                f". For `{pair.first}` the stricter per-case test is not significant: "
+                f"{pair.only_first} of {pair.cases} cases got every expected mention only "
+                f"with it, {pair.only_second} only cold (McNemar p {_p(pair.p_value)}), so "
+                "more cases are needed before calling it settled"
+            )
         return text + "."
     best = max(lifts, key=lambda design: lifts[design][0])
     return (
