@@ -42,7 +42,6 @@ from .bundle_grammar import (
     LINE_BLANK,
     LIST_KINDS,
     LIST_LINE_RES,
-    LOOKALIKE_TAG_RE,
     ONE_LINE_KEYS,
     OPEN_TAG,
     PROPOSED_GOAL,
@@ -60,6 +59,7 @@ from .bundle_grammar import (
     parse_bool,
     unquote,
 )
+from .bundle_lookalikes import LOOKALIKE_TAG_RE
 from .bundle_records import ContextBundle, RecommendedSkill, RecommendedToolCall
 from .bundle_render import field_part, skill_part, tool_part
 

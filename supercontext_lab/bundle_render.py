@@ -4,7 +4,7 @@
 writes itself goes through it: the offline scout's, the one rendered from a structured
 (JSON) reply, the harness's "already prepared" one and the test doubles'. Its values are
 untrusted (memory content, model output), so it makes them safe on the way:
-:func:`~supercontext_lab.bundle_grammar.neutralise` turns any look-alike tag, prepared-block
+:func:`~supercontext_lab.bundle_lookalikes.neutralise` turns any look-alike tag, prepared-block
 heading or separator line into plain text, one-line fields are kept on one line, and a
 summary line that would read as a key is joined to the line above.
 
@@ -36,9 +36,9 @@ from .bundle_grammar import (
     STRUCTURAL_LINE_RE,
     SUMMARY,
     dedent_text,
-    neutralise,
     normalise_line_breaks,
 )
+from .bundle_lookalikes import neutralise
 from .bundle_records import Source, find_attributions, render_markdown, render_plain
 
 __all__ = [

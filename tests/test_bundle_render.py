@@ -7,7 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from supercontext_lab.bundle import extract_context_bundle, parse_context_bundle
-from supercontext_lab.bundle_grammar import LOOKALIKE_TAG_RE
+from supercontext_lab.bundle_lookalikes import LOOKALIKE_TAG_RE
 from supercontext_lab.bundle_records import Source, find_attributions
 from supercontext_lab.bundle_render import attributions_as_text, field_part, write_envelope
 

@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "bundle",
             "bundle_grammar",
+            "bundle_lookalikes",
             "bundle_records",
             "bundle_render",
             "bundle_lint",

@@ -9,51 +9,44 @@ CPU model's ``info.run_timeout_s``). A model that declares its ``info.context_to
 asked for the envelope early, with the same last call, once the conversation fills more
 than :data:`CONTEXT_WRAP_UP_SHARE` of its window: a small local model must not run out
 of context before it has emitted anything. Secrets the model boundary removed from the
-replies are noted in the run's problems. The final text goes through ``parse_context_bundle`` and
-``fit_bundle``; every problem on the way is recorded, never raised.
+replies are noted in the run's problems. The final text is settled by :mod:`.settle`
+(extracted, fitted, parsed, grounded); every problem on the way is recorded, never raised.
 
 Before the first model call the harness may run the first gathering round itself
 (``prefetch``, see :func:`prefetch_enabled`): the reads the offline scout plans for the
 message, recorded as prefetched steps, their results in the model's first request. Every
 call gets the run's :class:`~supercontext_lab.models.choices.BundleChoices` (the names and
-sources that exist), which constrained emissions choose from. The envelope then goes
-through the grounding check (:mod:`.grounding`) before anything else sees it.
+sources that exist, :mod:`.choices`), which constrained emissions choose from.
 
-Read-only is enforced here a second time, at run time: a call to a tool outside the
-allowlist, unknown to the registry, or not declared read-only is refused, recorded and
-answered to the model as a tool error.
+Read-only is enforced a second time, at run time, by the round that runs a reply's tool
+calls (:mod:`.tool_round`): a refused call is recorded and answered to the model as a
+tool error.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import math
-import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
-from .._relevance import request_terms
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..agents.prompt import build_scout_system_prompt, build_task_message
-from ..bundle import (
-    ContextBundle,
-    bundle_rejection_reason,
-    extract_context_bundle,
-    fit_bundle,
-    parse_context_bundle,
-)
-from ..errors import ModelError, ModelTimeoutError, ScoutError, ToolNotAllowedError
-from ..models.base import ChatModel, Message, ModelReply, ToolCall, Usage
-from ..models.choices import BundleChoices, ChoiceFact, ChoiceSkill
+from ..bundle import ContextBundle
+from ..errors import ModelError, ModelTimeoutError, ScoutError
+from ..models.base import ChatModel, Message, ToolCall, Usage
+from ..models.choices import BundleChoices
 from ..models.offline.scout import OfflineScoutModel
 from ..sources.workspace import Workspace
-from ..tools.base import ToolRegistry, ToolResult
+from ..tools.base import ToolRegistry
 from ..tools.catalogue import build_scout_registry
-from .grounding import GroundingReport, check_bundle, known_names
-from .records import ScoutRun, ScoutStatus, StopCause, TraceStep
-from .sources import RunSources, attribution_labels
+from .choices import bundle_choices
+from .grounding import GroundingReport
+from .records import PREVIEW_CHARS, ScoutRun, ScoutStatus, StopCause, TraceStep
+from .settle import settle_output
+from .sources import RunSources
+from .tool_round import run_tool_calls
 
 __all__ = [
     "CONTEXT_WRAP_UP_SHARE",
@@ -75,23 +68,6 @@ GRACE_INSTRUCTION = (
 CONTEXT_WRAP_UP_SHARE = 0.55
 """Share of a model's declared context window after which the scout stops gathering:
 the next round's tool results and the envelope itself must still fit."""
-
-_PREVIEW_CHARS = 300
-
-
-_POOL_LOCK = threading.Lock()
-_POOL: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def _tool_pool() -> concurrent.futures.ThreadPoolExecutor:
-    """The thread pool that runs tool calls, created on first use."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = concurrent.futures.ThreadPoolExecutor(
-                max_workers=16, thread_name_prefix="scout-tool"
-            )
-        return _POOL
 
 
 # The first gathering round is the offline scout's: one plan of reads, written once.
@@ -261,10 +237,19 @@ class _Run:
         if self.reason is not None:
             problems.insert(0, self.reason)
         if self.status is ScoutStatus.COMPLETED:
-            envelope = self.fitted_envelope()
-            bundle = parse_context_bundle(envelope) if envelope is not None else None
-            if bundle is not None:
-                envelope, bundle = self.check(bundle)
+            settled = settle_output(
+                self.output,
+                definition=self.definition,
+                workspace=self.workspace,
+                sources=self.sources,
+                request=self.message,
+                iteration=self.model_calls,
+                now_ms=self.now_ms,
+                record=self.record,
+            )
+            envelope, bundle = settled.envelope, settled.bundle
+            self.grounding, self.unchecked = settled.grounding, settled.unchecked
+            problems.extend(settled.problems)
         if self.redactions:
             problems.append(
                 f"{self.redactions} secret value{'s' if self.redactions > 1 else ''} (an API "
@@ -300,81 +285,11 @@ class _Run:
             sources=self.sources,
         )
 
-    def check(self, bundle: ContextBundle) -> tuple[str | None, ContextBundle | None]:
-        """The grounding check of the parsed envelope: the envelope and bundle the
-        orchestrator may see, or ``(None, None)`` when the check emptied the bundle."""
-        started = self.now_ms()
-        report = check_bundle(
-            bundle,
-            workspace=self.workspace,
-            sources=self.sources,
-            mode=self.definition.grounding,
-            request=self.message,
-        )
-        self.grounding = report
-        self.problems.extend(report.problems())
-        found = [report.badge, *(line.removeprefix("grounding: ") for line in report.problems())]
-        self.record(
-            TraceStep(
-                kind="check",
-                iteration=self.model_calls,
-                started_ms=started,
-                duration_ms=self.now_ms() - started,
-                ok=not report.emptied,
-                result_preview=one_line("; ".join(found), _PREVIEW_CHARS),
-            )
-        )
-        if report.emptied:
-            self.unchecked = bundle
-            return None, None
-        if not report.changed:
-            return bundle.envelope, bundle
-        envelope = fit_bundle(report.envelope, self.definition.max_result_chars)
-        checked = parse_context_bundle(envelope)
-        if checked is None:
-            return None, None
-        self.unchecked = bundle
-        return envelope, checked
-
     def choices(self) -> BundleChoices:
         """What a constrained emission may choose from, from what exists and was read."""
-        names = known_names(self.workspace, self.sources)
-        described = {skill.dir_name: skill.description for skill in self.workspace.skills}
-        installed = [
-            ChoiceSkill(skill, True, described.get(skill, "")) for skill in sorted(names.installed)
-        ]
-        seen = [
-            ChoiceSkill(skill, False, self.sources.skill_description(skill))
-            for skill in self.sources.skills_seen
-            if skill not in names.installed
-        ]
-        return BundleChoices(
-            request=self.message,
-            tools=tuple(sorted(names.tools)),
-            skills=(*installed, *seen),
-            attributions=tuple(attribution_labels(self.sources)),
-            facts=tuple(
-                ChoiceFact(fact.number, fact.text, fact.source.label)
-                for fact in self.sources.facts(request_terms(self.message, self.focus))
-            ),
-        )
+        return bundle_choices(self.workspace, self.sources, self.message, self.focus)
 
     # -- helpers of the steps ----------------------------------------------------------
-
-    def fitted_envelope(self) -> str | None:
-        extracted = extract_context_bundle(self.output)
-        if extracted is None:
-            rejection = bundle_rejection_reason(self.output) or "no usable envelope"
-            self.problems.append(f"no valid envelope: {rejection}")
-            return None
-        limit = self.definition.max_result_chars
-        envelope = fit_bundle(extracted, limit)
-        if envelope != extracted:
-            self.problems.append(
-                f"bundle fitted from {len(extracted)} to {len(envelope)} characters "
-                f"(max_result_chars = {limit})"
-            )
-        return envelope
 
     def context_nearly_full(self) -> int | None:
         """Tokens used by the last call when they fill most of the model's window."""
@@ -398,99 +313,44 @@ class _Run:
                 choices=self.choices(),
             )
         except ModelError as exc:
-            # A failed call is a step too: the trace shows where the run broke.
             self.model_calls += 1
             self.record(
-                TraceStep(
-                    kind="model",
-                    iteration=iteration,
-                    started_ms=started,
-                    duration_ms=self.now_ms() - started,
-                    grace=grace,
-                    ok=False,
-                    text_preview=one_line(exc, _PREVIEW_CHARS),
-                    attempts=exc.attempts,
-                )
+                TraceStep.model_call(iteration, started, self.now_ms() - started, exc, grace=grace)
             )
             raise
         self.model_calls += 1
-        self.record_reply(reply, iteration, started, grace=grace)
-        self.messages.append(reply.message)
-        return reply.message
-
-    def record_reply(
-        self, reply: ModelReply, iteration: int, started: float, *, grace: bool
-    ) -> None:
         self.usage = self.usage + reply.usage
         self.redactions += reply.redactions
-        message = reply.message
         self.record(
-            TraceStep(
-                kind="model",
-                iteration=iteration,
-                started_ms=started,
-                duration_ms=self.now_ms() - started,
-                prompt_tokens=reply.usage.prompt_tokens,
-                completion_tokens=reply.usage.completion_tokens,
-                finish_reason=reply.finish_reason,
-                text_preview=one_line(message.content or "", _PREVIEW_CHARS),
-                tool_calls=tuple(call.name for call in message.tool_calls),
-                grace=grace,
-                attempts=reply.attempts,
-            )
+            TraceStep.model_call(iteration, started, self.now_ms() - started, reply, grace=grace)
         )
-
-    def refusal(self, call: ToolCall) -> str | None:
-        try:
-            self.registry.check_allowed(call.name, self.definition.tools.named)
-        except ToolNotAllowedError as exc:
-            return str(exc)
-        return None
+        self.messages.append(reply.message)
+        return reply.message
 
     def run_tools(
         self, calls: Sequence[ToolCall], iteration: int, *, prefetched: bool = False
     ) -> list[Message]:
-        results: dict[int, tuple[ToolResult, bool, float, float]] = {}
-        pending: dict[concurrent.futures.Future[ToolResult], tuple[int, float]] = {}
-        # Tool calls of one reply are independent reads, so they run side by side, on a
-        # pool shared by every run: starting threads per reply cost more than the reads.
-        pool = _tool_pool()
-        for index, call in enumerate(calls):
-            refusal = self.refusal(call)
-            if refusal is not None:
-                results[index] = (ToolResult(ok=False, content=refusal), True, self.now_ms(), 0.0)
-                continue
-            future = pool.submit(self.registry.call, call.name, call.arguments)
-            pending[future] = (index, self.now_ms())
-        done, not_done = concurrent.futures.wait(pending, timeout=max(self.remaining(), 0))
-        for future in done:
-            index, started = pending[future]
-            results[index] = (future.result(), False, started, self.now_ms() - started)
-        for future in not_done:
-            # A read past the deadline is abandoned, not awaited: the run must end on time.
-            future.cancel()
-            index, started = pending[future]
-            message = f"tool '{calls[index].name}' did not finish before the scout's time ran out."
-            results[index] = (
-                ToolResult(ok=False, content=message),
-                False,
-                started,
-                self.now_ms() - started,
-            )
+        outcomes = run_tool_calls(
+            calls,
+            registry=self.registry,
+            allowlist=self.definition.tools.named,
+            remaining=self.remaining,
+            now_ms=self.now_ms,
+        )
         answers: list[Message] = []
-        for index, call in enumerate(calls):
-            result, refused, started, duration = results[index]
+        for call, outcome in zip(calls, outcomes, strict=True):
+            result, refused = outcome.result, outcome.refused
             self.record(
                 TraceStep(
                     kind="tool",
                     iteration=iteration,
-                    started_ms=started,
-                    duration_ms=duration,
+                    started_ms=outcome.started_ms,
+                    duration_ms=outcome.duration_ms,
                     tool=call.name,
                     arguments=call.arguments,
                     ok=result.ok,
                     refused=refused,
-                    result_preview=one_line(result.content, _PREVIEW_CHARS),
+                    result_preview=one_line(result.content, PREVIEW_CHARS),
                     prefetched=prefetched,
                 )
             )

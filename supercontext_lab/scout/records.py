@@ -7,12 +7,17 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
+from .._text import one_line
 from ..bundle import ContextBundle
-from ..models.base import Message, Usage
+from ..errors import ModelError
+from ..models.base import Message, ModelReply, Usage
 from .grounding import GroundingReport
 from .sources import RunSources
 
-__all__ = ["ScoutRun", "ScoutStatus", "StopCause", "TraceStep", "trace_summary"]
+__all__ = ["PREVIEW_CHARS", "ScoutRun", "ScoutStatus", "StopCause", "TraceStep", "trace_summary"]
+
+PREVIEW_CHARS = 300
+"""How much of a step's text (a reply, a tool's result, the check's findings) the trace keeps."""
 
 
 class ScoutStatus(str, Enum):
@@ -71,6 +76,44 @@ class TraceStep:
     result_preview: str = ""
     prefetched: bool = False
     """A read the harness made before the first model call (``prefetch``), not the model."""
+
+    @classmethod
+    def model_call(
+        cls,
+        iteration: int,
+        started_ms: float,
+        duration_ms: float,
+        outcome: ModelReply | ModelError,
+        *,
+        grace: bool,
+    ) -> TraceStep:
+        """The step of one model call: its reply, or the error it ended with (a failed
+        call is a step too, so the trace shows where a run broke)."""
+        if isinstance(outcome, ModelError):
+            return cls(
+                kind="model",
+                iteration=iteration,
+                started_ms=started_ms,
+                duration_ms=duration_ms,
+                grace=grace,
+                ok=False,
+                text_preview=one_line(outcome, PREVIEW_CHARS),
+                attempts=outcome.attempts,
+            )
+        message = outcome.message
+        return cls(
+            kind="model",
+            iteration=iteration,
+            started_ms=started_ms,
+            duration_ms=duration_ms,
+            prompt_tokens=outcome.usage.prompt_tokens,
+            completion_tokens=outcome.usage.completion_tokens,
+            finish_reason=outcome.finish_reason,
+            text_preview=one_line(message.content or "", PREVIEW_CHARS),
+            tool_calls=tuple(call.name for call in message.tool_calls),
+            grace=grace,
+            attempts=outcome.attempts,
+        )
 
     @property
     def tokens(self) -> int:

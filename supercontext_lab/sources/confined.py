@@ -16,7 +16,7 @@ from pathlib import Path
 from .._confine import confined_path, read_confined
 from ..errors import PathRefusedError, WorkspaceError
 
-__all__ = ["MAX_DATA_BYTES", "MAX_TEXT_BYTES", "ConfinedFolder"]
+__all__ = ["MAX_DATA_BYTES", "MAX_TEXT_BYTES", "ConfinedFolder", "resolve_or_none"]
 
 MAX_TEXT_BYTES = 1 << 20
 """Markdown sources are read up to this size (the prompt keeps far less of them)."""
@@ -131,3 +131,16 @@ class ConfinedFolder:
         if more:
             self._note(f"{self._rel(path)} was read up to its first {limit >> 20} MiB only.")
         return data
+
+
+def resolve_or_none(path: Path) -> Path | None:
+    """``path`` with every symlink resolved, or ``None`` when it cannot be resolved.
+
+    A workspace is untrusted input: ``Path.resolve`` raises ``RuntimeError`` on a symlink
+    loop (before Python 3.13), ``ValueError`` on a NUL byte and ``OSError`` on other
+    failures, none of which may escape from a listing or a read.
+    """
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None

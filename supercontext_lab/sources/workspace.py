@@ -10,7 +10,7 @@ Layout (every part optional; a missing part is an empty source)::
     registry.json                  the skill registry, a JSON list of entries
     integrations.toml              [[integration]] toolkit, description, connected
     orchestrator_tools.toml        [[tool]] name, description
-    files/                         other files the scout may list and read
+    files/                         other files the scout may list and read (:mod:`.files_folder`)
 
 A :class:`Workspace` reads lazily and caches each part; it never writes anything except
 the memory index under ``.supercontext/`` (through :class:`MemoryTree`). A workspace is
@@ -30,16 +30,16 @@ import contextlib
 import json
 import os
 from functools import cached_property
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from .._bounded import InputLimitError, TOMLDecodeError, json_loads, toml_loads
-from .._confine import read_confined
-from .._text import NOT_PLAIN, describe_validation_error, plain_name, visible
+from .._text import describe_validation_error, visible
 from ..config import get_setting
-from ..errors import ConfigError, MemoryIndexError, PathRefusedError, WorkspaceError
-from .confined import ConfinedFolder
+from ..errors import ConfigError, MemoryIndexError, WorkspaceError
+from .confined import resolve_or_none
+from .files_folder import FilesFolder
 from .frontmatter import parse_front_matter
 from .integrations import (
     DEFAULT_ORCHESTRATOR_TOOLS,
@@ -57,21 +57,15 @@ from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 
 __all__ = [
     "IGNORED_NAMES",
-    "MAX_LIST_DEPTH",
-    "MAX_LIST_ENTRIES",
     "Workspace",
     "memory_refusal",
 ]
 
 _TOML_FILES = ("integrations.toml", "orchestrator_tools.toml")
 _INDEX = f"{INDEX_DIR}/{INDEX_FILE}"
-MAX_LIST_DEPTH = 32
-"""``files/`` is listed this many folders deep."""
-MAX_LIST_ENTRIES = 50_000
-"""``files/`` is listed up to this many entries (files and folders)."""
 
 
-class Workspace(ConfinedFolder):
+class Workspace(FilesFolder):
     """A workspace folder; every part is read on first use and cached.
 
     Raises :class:`WorkspaceError` when ``root`` is missing or not a folder, and (on first
@@ -315,7 +309,7 @@ class Workspace(ConfinedFolder):
         deletes), so a hostile folder must not point it at somebody else's files.
         """
         index = self.root / INDEX_DIR
-        resolved = _resolve(index)
+        resolved = resolve_or_none(index)
         if index.is_symlink() or resolved is None or not resolved.is_relative_to(self.root):
             raise WorkspaceError(
                 f"{INDEX_DIR} in workspace '{self.root}' is a link; the memory index is "
@@ -323,172 +317,7 @@ class Workspace(ConfinedFolder):
             )
         return MemoryTree(self.root, allow_outside_links=self.allow_outside_links)
 
-    # ------------------------------------------------------------------ files/
-
-    @property
-    def files_dir(self) -> Path:
-        """The ``files/`` folder (it may not exist)."""
-        return self.root / "files"
-
-    def _files_root(self) -> Path | None:
-        folder = self.files_dir
-        if not folder.is_dir():
-            return None
-        resolved = _resolve(folder)
-        if resolved is None or not resolved.is_relative_to(self.root):
-            raise WorkspaceError(
-                f"files/ in workspace '{self.root}' points outside the workspace; "
-                "make it a real folder."
-            )
-        return resolved
-
-    def list_files(self) -> list[str]:
-        """Every readable file under ``files/`` as a sorted relative POSIX path.
-
-        Symlinks whose target lies outside ``files/`` are left out; so are folders they
-        would lead into. The walk is bounded: folders more than :data:`MAX_LIST_DEPTH`
-        deep and entries past the first :data:`MAX_LIST_ENTRIES` are not listed (a note
-        in :attr:`diagnostics` says so), so a hostile tree cannot exhaust the recursion
-        limit or the scout's time.
-        """
-        base = self._files_root()
-        if base is None:
-            return []
-        found: list[str] = []
-        pending = [(base, 0)]
-        seen = 0
-        while pending:
-            folder, depth = pending.pop()
-            entries = sorted(_entries(folder), key=lambda entry: entry.name)
-            subfolders: list[Path] = []
-            for entry in entries:
-                seen += 1
-                if seen > MAX_LIST_ENTRIES:
-                    self._note(f"files/ was listed up to its first {MAX_LIST_ENTRIES:,} entries.")
-                    return sorted(found)
-                if entry.name in IGNORED_NAMES:
-                    continue
-                path = Path(entry.path)
-                if _is_dir(entry, follow=False):
-                    subfolders.append(path)
-                elif not (entry.is_symlink() and _is_dir(entry, follow=True)):
-                    self._list_file(base, path, found)
-            if subfolders and depth >= MAX_LIST_DEPTH:
-                shown = subfolders[0].relative_to(base).as_posix()
-                self._note(
-                    f"files/{shown} and folders beside it were not listed: deeper than "
-                    f"{MAX_LIST_DEPTH} folders."
-                )
-                continue
-            pending.extend((sub, depth + 1) for sub in reversed(subfolders))
-        return sorted(found)
-
-    def _named_in_text(self, path: Path) -> bool:
-        """Whether ``path``'s name is a :func:`~supercontext_lab._text.plain_name`; one
-        that is not (a Latin-1 ``café``, a name holding a line break) cannot reach a
-        prompt, a tool result or a citation as it is, and is noted instead."""
-        if plain_name(path.name):
-            return True
-        self._note(f"{self._rel(path)} was left out: {NOT_PLAIN}.")
-        return False
-
-    def _list_file(self, base: Path, path: Path, found: list[str]) -> None:
-        if not self._named_in_text(path):
-            return
-        target = _resolve(path)
-        if target is not None and target.is_relative_to(base) and target.is_file():
-            found.append(path.relative_to(base).as_posix())
-        elif path.is_symlink():
-            self._note(
-                f"files/{path.relative_to(base).as_posix()} was left out: it is a link "
-                "that leads out of files/ or nowhere."
-            )
-
-    def read_file(self, rel: str, max_chars: int = 20_000) -> str:
-        """The text of ``files/<rel>``, at most ``max_chars`` characters.
-
-        ``..``, absolute paths, paths that resolve outside ``files/`` (through symlinks),
-        missing files, folders and binary files raise :class:`WorkspaceError`.
-        """
-        if max_chars < 0:
-            raise WorkspaceError("max_chars must not be negative.")
-        candidate, base = self._resolve_inside_files(rel)
-        try:
-            # One read of the file that was checked (see _confine.read_confined): at most
-            # four bytes a character, and the first 8 kB to tell a binary file.
-            data, _ = read_confined(base, candidate, max(4 * max_chars, 8192))
-        except PathRefusedError as exc:
-            raise WorkspaceError(f"files/{rel} was not read: {exc}; refused.") from exc
-        except FileNotFoundError as exc:
-            raise WorkspaceError(f"files/{rel} does not exist; list the files first.") from exc
-        except OSError as exc:
-            raise WorkspaceError(f"files/{rel} cannot be read ({exc.strerror}).") from exc
-        if b"\0" in data[:8192]:
-            raise WorkspaceError(f"files/{rel} is a binary file; only text files are read.")
-        return data.decode("utf-8", errors="replace")[:max_chars]
-
-    def _resolve_inside_files(self, rel: str) -> tuple[Path, Path]:
-        """``files/<rel>`` (unresolved) and the resolved ``files/`` folder, once ``rel``
-        passed every check; the read checks the file it opens again."""
-        cleaned = rel.strip()
-        if not cleaned:
-            raise WorkspaceError("give a path inside files/, e.g. 'notes.md'.")
-        if (
-            PurePosixPath(cleaned).is_absolute()
-            or PureWindowsPath(cleaned).is_absolute()
-            or PureWindowsPath(cleaned).drive
-            or cleaned.startswith(("/", "\\"))
-        ):
-            raise WorkspaceError(f"'{rel}' is an absolute path; give a path inside files/.")
-        parts = cleaned.replace("\\", "/").split("/")
-        if ".." in parts:
-            raise WorkspaceError(f"'{rel}' leaves files/ ('..' is not allowed).")
-        base = self._files_root()
-        if base is None:
-            raise WorkspaceError("this workspace has no files/ folder.")
-        candidate = base.joinpath(*[p for p in parts if p not in ("", ".")])
-        target = _resolve(candidate)
-        if target is None:
-            raise WorkspaceError(
-                f"'{rel}' cannot be resolved (a symlink loop or an invalid name); refused."
-            )
-        if not target.is_relative_to(base):
-            raise WorkspaceError(f"'{rel}' points outside files/ (through a symlink); refused.")
-        if not target.exists():
-            raise WorkspaceError(f"files/{rel} does not exist; list the files first.")
-        if not target.is_file():
-            raise WorkspaceError(f"files/{rel} is not a file.")
-        return candidate, base
-
-
-def _entries(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as listing:
-            return list(listing)
-    except OSError:
-        return []  # unreadable: nothing to list
-
-
-def _is_dir(entry: os.DirEntry[str], *, follow: bool) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=follow)
-    except OSError:
-        return False
-
 
 def memory_refusal(rel: str, reason: str) -> str:
     """The diagnostic line of a memory file or folder left out of the index."""
     return f"{'memory/' + rel if rel else 'memory/'} was not indexed: {reason}."
-
-
-def _resolve(path: Path) -> Path | None:
-    """``path`` with every symlink resolved, or ``None`` when it cannot be resolved.
-
-    A workspace is untrusted input: ``Path.resolve`` raises ``RuntimeError`` on a symlink
-    loop (before Python 3.13), ``ValueError`` on a NUL byte and ``OSError`` on other
-    failures, none of which may escape from a listing or a read.
-    """
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError, ValueError):
-        return None

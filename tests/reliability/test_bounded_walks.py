@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from supercontext_lab.sources.workspace import MAX_LIST_DEPTH, MAX_LIST_ENTRIES, Workspace
+from supercontext_lab.sources.files_folder import MAX_LIST_DEPTH, MAX_LIST_ENTRIES
+from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.tools import build_scout_registry
 
 from .support import finishes, write

@@ -40,7 +40,7 @@ from supercontext_lab.eval.dataset import parse_dataset
 from supercontext_lab.eval.results import ResultStore
 from supercontext_lab.harness import Thread
 from supercontext_lab.models.cache import ResponseCache
-from supercontext_lab.scout.loop import _tool_pool
+from supercontext_lab.scout.tool_round import tool_pool
 from supercontext_lab.sources.memory import MemoryTree
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.tools.web import fetch_url
@@ -483,7 +483,7 @@ def test_web_fetch_deadline_covers_the_response_headers() -> None:
 
 def test_stuck_fetches_free_the_shared_tool_pool() -> None:
     """40 stuck fetches on the shared pool of 16 threads all end, and the pool is free again"""
-    pool = _tool_pool()
+    pool = tool_pool()
     with header_dripper() as url:
         started = time.perf_counter()
         futures = [
