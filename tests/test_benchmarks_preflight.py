@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from benchmarks import designs
 from benchmarks.report import DESIGNS_BEGIN, DESIGNS_END, REALMODEL_BEGIN, write_performance_doc
 from benchmarks.runner import Options, run_all
+from supercontext_lab.eval.stats import PairedComparison
 
 
 def test_the_preflight_benchmark_judges_its_three_targets(tmp_path: Path) -> None:
@@ -65,3 +68,52 @@ def test_the_verdict_says_which_design_pays() -> None:
     text = designs.verdict(report, pairs)
     assert text.startswith("**Pays here**")
     assert "`pack` +" in text and "Does not: `cached`" in text
+
+
+def _constructed(lifts: dict[str, tuple[float, float, float]]) -> Any:
+    """A report with only what the verdict reads: each design's lift, its interval, tokens."""
+    variants = {
+        design: SimpleNamespace(
+            metrics={"reply_lift": lift, "added_prompt_tokens": 500.0},
+            intervals={"reply_lift": (low, high)},
+        )
+        for design, (lift, low, high) in lifts.items()
+    }
+    return SimpleNamespace(
+        variant=variants.__getitem__, metrics=lambda design: variants[design].metrics
+    )
+
+
+def _pair(design: str, only_first: int, only_second: int, p_value: float) -> PairedComparison:
+    return PairedComparison(
+        first=design,
+        second="cold",
+        measure="reply_mention_rate",
+        cases=33,
+        first_complete=only_first + 1,
+        second_complete=only_second + 1,
+        only_first=only_first,
+        only_second=only_second,
+        p_value=p_value,
+        difference=0.1,
+        low=0.02,
+        high=0.2,
+    )
+
+
+def test_the_verdict_says_when_the_per_case_test_does_not_agree() -> None:
+    report = _constructed(
+        {"scout": (0.10, 0.02, 0.22), "pack": (0.30, 0.15, 0.45), "cached": (-0.02, -0.05, 0.0)}
+    )
+    pairs = {
+        ("scout", "cold"): _pair("scout", 5, 0, 0.0625),
+        ("pack", "cold"): _pair("pack", 12, 0, 0.0005),
+        ("cached", "cold"): _pair("cached", 0, 0, 1.0),
+    }
+    text = designs.verdict(report, pairs)
+    assert text.startswith("**Pays here**") and "Does not: `cached`" in text
+    assert (
+        "For `scout` the stricter per-case test is not significant: 5 of 33 cases got every "
+        "expected mention only with it, 0 only cold (McNemar p 0.062)"
+    ) in text
+    assert "For `pack`" not in text  # both tests agree: nothing to qualify
