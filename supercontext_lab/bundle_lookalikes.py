@@ -18,11 +18,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-from .bundle_grammar import (
-    CLOSE_TAG,
-    LINE_BREAKS,
-    OPEN_TAG,
-)
+from .bundle_grammar import CLOSE_TAG, LINE_BREAKS, OPEN_TAG
 
 __all__ = ["LOOKALIKE_TAG_RE", "neutralise", "neutralise_envelope"]
 
@@ -286,10 +282,11 @@ def neutralise(text: str) -> str:
 
     Every look-alike tag (:data:`LOOKALIKE_TAG_RE`, the exact tags included) gets
     parentheses instead of its brackets; a heading line reading like
-    :data:`PREPARED_CONTEXT_HEADER` or :data:`AGENT_CONTEXT_STATUS_HEADER` loses its
-    ``#`` marks (a setext underline below it becomes middle dots), and a line like
-    :data:`SEPARATOR` (three or more hyphens, asterisks or low lines, or look-alikes of
-    them) becomes middle dots. Look-alikes are judged by skeleton: compatibility forms,
+    :data:`~.bundle_grammar.PREPARED_CONTEXT_HEADER` or
+    :data:`~.bundle_grammar.AGENT_CONTEXT_STATUS_HEADER` loses its ``#`` marks (a setext
+    underline below it becomes middle dots), and a line like
+    :data:`~.bundle_grammar.SEPARATOR` (three or more hyphens, asterisks or low lines, or
+    look-alikes of them) becomes middle dots. Look-alikes are judged by skeleton: compatibility forms,
     accents and invisible characters, other scripts' Latin look-alikes and other brackets
     and dashes count as what they are drawn like. Everything else, text in any script
     included, is left as it is. Nothing grows: the result is never longer than ``text``,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,16 @@ import pytest
 
 _CLEAN_PREFIXES = ("OPENAI_", "OPENHUMAN_", "SUPERCONTEXT_")
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+# Module- and session-scoped fixtures are set up before the per-test home below: they get
+# this session's own lab home, so no test reads or writes the user's (a thread a fixture
+# builds would otherwise archive its turns into the user's demo workspace).
+_SESSION_HOME = tempfile.mkdtemp(prefix="scl-test-home-")
+os.environ["SUPERCONTEXT_LAB_HOME"] = _SESSION_HOME
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_SESSION_HOME, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
