@@ -87,7 +87,7 @@ def make_queries(
     export: list[dict[str, Any]], count: int, *, lengths: tuple[int, int] = (3, 8), seed: int = 11
 ) -> list[str]:
     """``count`` queries of ``lengths`` content words of random turns (seeded)."""
-    from supercontext_lab._words import keywords
+    from supercontext_lab.reading.words import keywords
 
     rng = random.Random(seed)
     drawn: list[str] = []

@@ -412,10 +412,10 @@ def resize_docs(docs: Sequence[str], size: int, *, seed: int = 99) -> list[str]:
 
 def _load_analyze() -> tuple[Callable[[str], list[str]], str]:
     try:
-        from supercontext_lab._words import analyze
+        from supercontext_lab.reading.words import analyze
     except ImportError:
         return _simple_tokens, "benchmarks.corpus (lower-cased words)"
-    return analyze, "supercontext_lab._words.analyze"
+    return analyze, "supercontext_lab.reading.words.analyze"
 
 
 _WORD = re.compile(r"[^\W_]+")

@@ -24,7 +24,7 @@ from supercontext_lab.bundle import (
     fit_bundle,
     parse_context_bundle,
 )
-from supercontext_lab.bundle_lint import bundle_warnings
+from supercontext_lab.bundle.lint import bundle_warnings
 
 from .harness_overhead import make_bundle
 from .report import Section, Target, judge, markdown_table

@@ -58,7 +58,7 @@ def compare(
     docs: Sequence[str], queries: Sequence[str], work: Path, passes: int = 3
 ) -> dict[str, Any]:
     """Build a memory tree of ``docs`` and time both rankers on ``queries``."""
-    from supercontext_lab._words import unique_terms
+    from supercontext_lab.reading.words import unique_terms
     from supercontext_lab.sources.memory import MemoryTree
 
     tree = MemoryTree(work / "tree")

@@ -1,4 +1,4 @@
-"""Sentence segmentation: :func:`supercontext_lab._sentences.split_sentences` against
+"""Sentence segmentation: :func:`supercontext_lab.reading.sentences.split_sentences` against
 pySBD and syntok.
 
 Three measures, every segmenter on the same texts in the same run:
@@ -45,7 +45,7 @@ GROWTH_TARGET = 6.0
 
 
 def _ours() -> Splitter:
-    from supercontext_lab._sentences import split_sentences
+    from supercontext_lab.reading.sentences import split_sentences
 
     return split_sentences
 

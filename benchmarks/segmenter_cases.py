@@ -21,7 +21,7 @@ Three corpora, each a list of ``(text, sentences)`` pairs:
 
 * :data:`DEMO_NOTES`: every paragraph and list item of the shipped demo workspace's
   memory notes (``supercontext_lab/demo/workspace/memory``), as
-  :func:`supercontext_lab._facts.note_blocks` joins them, split by hand.
+  :func:`supercontext_lab.reading.facts.note_blocks` joins them, split by hand.
 * :data:`LAB_NOTES`: notes of a marine-biology
   PhD student's committee, permits and dives, written for this benchmark to hold the
   abbreviations, titles, initials, numbers and times that notes carry. They were written

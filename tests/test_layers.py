@@ -30,20 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # import each other, except the contract modules, which form one group.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("errors", "limits")),  # and every private helper (_text, _http, ...)
-    (
-        "contract",
-        (
-            "bundle",
-            "bundle_grammar",
-            "bundle_lookalikes",
-            "bundle_records",
-            "bundle_render",
-            "bundle_lint",
-            "gate",
-            "config",
-            "routes",
-        ),
-    ),
+    ("reading", ("reading",)),
+    ("contract", ("bundle", "gate", "config", "routes")),
     ("definitions, sources, models", ("agents", "sources", "models")),
     ("past conversations", ("conversations",)),
     ("tools", ("tools",)),

@@ -57,8 +57,8 @@ def _plural(count: int, noun: str) -> str:
 
 def _cmd_bundle_check(args: argparse.Namespace) -> int:
     from ..bundle import bundle_rejection_reason, parse_context_bundle
-    from ..bundle_lint import bundle_warnings
-    from ..bundle_render import render_plain
+    from ..bundle.lint import bundle_warnings
+    from ..bundle.render import render_plain
 
     output = read_text_input(args.file)
     bundle = parse_context_bundle(output)

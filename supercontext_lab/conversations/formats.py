@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._text import one_line
-from ..bundle_grammar import AGENT_CONTEXT_STATUS_HEADER, SEPARATOR
+from ..bundle.grammar import AGENT_CONTEXT_STATUS_HEADER, SEPARATOR
 from .reading import (
     FORMATS,
     MAX_CONVERSATIONS,

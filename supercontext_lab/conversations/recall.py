@@ -9,7 +9,7 @@ The memory tree finds the *turn* that answers a request (each turn is one docume
 * a conversation the caller excludes (the thread that is running, which never recalls
   itself) is dropped;
 * the turn is quoted with the neighbour that completes it
-  (:func:`~supercontext_lab._passages.turn_extent`: a question with its answer, a "Yes,
+  (:func:`~supercontext_lab.reading.passages.turn_extent`: a question with its answer, a "Yes,
   that one" with what it answers), each turn labelled with who said it;
 * a quoted turn longer than :data:`MAX_TURN_QUOTE_CHARS` is quoted by its passages that
   answer the query, whole sentences, one a line.
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._passages import passages, turn_extent
-from .._relevance import request_terms
-from .._transcripts import transcript_lines
 from ..errors import ConversationStoreError, MemoryIndexError
+from ..reading.passages import passages, turn_extent
+from ..reading.relevance import request_terms
+from ..reading.transcripts import transcript_lines
 from ..sources.memory import INDEX_DIR, MemoryHit, MemoryTree
 from ..sources.workspace import Workspace
 from .store import (
@@ -107,7 +107,7 @@ class TranscriptHit:
 
 def transcript_text(turns: Iterable[StoredTurn]) -> str:
     """Turns as lines labelled with who said them (``User: …``), as
-    :func:`~supercontext_lab._transcripts.transcript_lines` writes them."""
+    :func:`~supercontext_lab.reading.transcripts.transcript_lines` writes them."""
     return transcript_lines((turn.role, turn.content) for turn in turns)
 
 

@@ -38,8 +38,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .._transcripts import speaker_label
 from ..errors import ConversationStoreError, MemoryIndexError
+from ..reading.transcripts import speaker_label
 from ..sources.memory import INDEX_DIR, MemoryTree
 from .records import Conversation, Turn
 

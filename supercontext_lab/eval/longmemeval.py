@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._hashing import fingerprint
 from .._text import one_line
-from ..bundle_records import find_attributions
+from ..bundle.records import find_attributions
 from ..config import lab_home
 from ..conversations import Conversation
 from ..conversations.formats import parse_longmemeval

@@ -38,12 +38,12 @@ from typing import Any
 from .._atomic import write_atomic
 from .._bounded import json_loads
 from .._confine import read_confined
-from .._facts import note_sentences
 from .._hashing import fingerprint
 from ..bundle import fit_bundle
-from ..bundle_render import write_envelope
+from ..bundle.render import write_envelope
 from ..errors import MemoryIndexError, PathRefusedError, WorkspaceError
 from ..models.base import estimate_tokens
+from ..reading.facts import note_sentences
 from ..sources.memory import INDEX_DIR
 from ..sources.memory.files import FileEntry, read_memory_file, scan_memory_folder
 from ..sources.memory.index import SCHEMA_VERSION

@@ -8,7 +8,7 @@ it found in the order the run ranked them for the request
 they fit the budget: a fact that would not fit is left out whole, never cut, and a
 shorter one further down may still fit. The envelope is written by the one envelope
 writer: each fact cited with its source, ``has_enough_context`` by the relevance rule
-(:func:`~supercontext_lab._relevance.coverage`, with the ``Missing:`` line when it is
+(:func:`~supercontext_lab.reading.relevance.coverage`, with the ``Missing:`` line when it is
 false), no goal (the pack does not read the request's intent) and no recommendations (it
 is retrieval only). The grounding check then reads it as it reads a scout's.
 """
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._relevance import coverage, request_terms
 from ..agents.definition import AgentDefinition
-from ..bundle_render import write_envelope
+from ..bundle.render import write_envelope
 from ..models.base import estimate_tokens
 from ..models.choices import BundleChoices, ChoiceFact
+from ..reading.relevance import coverage, request_terms
 from ..scout import ScoutRun, TraceStep, run_gathered
 from ..sources.workspace import Workspace
 from .designs import DEFAULT_PACK_TOKENS

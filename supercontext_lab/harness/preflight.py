@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..agents.definition import AgentDefinition
 from ..bundle import ContextBundle, parse_context_bundle
-from ..bundle_lookalikes import neutralise_envelope
+from ..bundle.lookalikes import neutralise_envelope
 from ..errors import SupercontextError
 from ..gate import ColdStartReason
 from ..models.base import Usage
@@ -80,7 +80,7 @@ def accepted_envelope(run: ScoutRun) -> tuple[str, ContextBundle] | None:
     """The run's envelope as the orchestrator may see it, and its bundle; ``None`` when
     the run yielded none.
 
-    The envelope is neutralised (:func:`~supercontext_lab.bundle_lookalikes.neutralise_envelope`)
+    The envelope is neutralised (:func:`~supercontext_lab.bundle.lookalikes.neutralise_envelope`)
     whatever wrote it: a model writing the envelope itself (the text route) may have
     copied a look-alike tag, heading or separator from what it read. When that changes
     the envelope, the bundle is read again from what is sent.

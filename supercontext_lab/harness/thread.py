@@ -31,7 +31,7 @@ from .._bounded import json_loads
 from .._confine import read_limited
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
-from ..bundle_lookalikes import neutralise
+from ..bundle.lookalikes import neutralise
 from ..config import get_super_context_enabled
 from ..conversations import archive_enabled, archive_turn, conversation_id
 from ..errors import ModelError, PathRefusedError, SupercontextError, WorkspaceError

@@ -7,9 +7,9 @@ from enum import Enum
 from typing import Any
 
 from ..bundle import ContextBundle
-from ..bundle_grammar import AGENT_CONTEXT_STATUS_HEADER, PREPARED_CONTEXT_HEADER, SEPARATOR
-from ..bundle_lookalikes import neutralise_envelope
-from ..bundle_render import write_envelope
+from ..bundle.grammar import AGENT_CONTEXT_STATUS_HEADER, PREPARED_CONTEXT_HEADER, SEPARATOR
+from ..bundle.lookalikes import neutralise_envelope
+from ..bundle.render import write_envelope
 from ..gate import ColdStartReason
 from ..models.base import Message, Usage
 from ..scout import ScoutRun, StopCause, TraceStep

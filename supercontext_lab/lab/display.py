@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from .._text import one_line, strip_userinfo
-from ..bundle_render import md_block, md_inline
+from ..bundle.render import md_block, md_inline
 from ..harness import TurnResult
 from ..models.base import ChatModel, Usage
 from ..scout import ScoutRun, TraceStep

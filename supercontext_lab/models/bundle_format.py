@@ -35,8 +35,8 @@ from typing import Any
 
 from .._bounded import json_loads
 from .._text import one_line
-from ..bundle_records import split_summary
-from ..bundle_render import write_envelope
+from ..bundle.records import split_summary
+from ..bundle.render import write_envelope
 from .choices import BundleChoices
 from .wire import TOOL_CALL_CLOSE, TOOL_CALL_OPEN
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..bundle_render import attributions_as_text
+from ..bundle.render import attributions_as_text
 
 __all__ = ["BundleChoices", "ChoiceFact", "ChoiceSkill"]
 

@@ -34,10 +34,10 @@ import json
 import re
 from collections.abc import Sequence
 
-from .._relevance import coverage, name_fit, named_in_notes, request_terms
 from .._text import goal_line, one_line
-from .._words import keywords, stems
-from ..bundle_render import write_envelope
+from ..bundle.render import write_envelope
+from ..reading.relevance import coverage, name_fit, named_in_notes, request_terms
+from ..reading.words import keywords, stems
 from .base import Message
 from .bundle_format import offerable
 from .choices import BundleChoices, ChoiceFact, ChoiceSkill
@@ -89,7 +89,7 @@ def offered_facts(choices: BundleChoices) -> list[ChoiceFact]:
 
 
 def _skill_fit(query: set[str], skill: ChoiceSkill, notes: list[str]) -> int:
-    """How well a skill fits the request (:func:`~supercontext_lab._relevance.name_fit`
+    """How well a skill fits the request (:func:`~supercontext_lab.reading.relevance.name_fit`
     over its id and description, as the offline scout rules; ``notes`` are the gathered
     facts, which may name the skill)."""
     named = named_in_notes(skill.id, query, notes)
@@ -113,7 +113,7 @@ def offered_tools(choices: BundleChoices) -> list[str]:
     """The tools offered to the model, best first, at most :data:`OFFERED_NAMES`: the
     delegate of an integration the request names, ``run_workflow`` when an installed
     skill fits (and only then), then tools the request points at beyond one shared word
-    (:func:`~supercontext_lab._relevance.name_fit` over the tool's name)."""
+    (:func:`~supercontext_lab.reading.relevance.name_fit` over the tool's name)."""
     query = stems(keywords(choices.request))
     delegates = {f"delegate_{toolkit}" for toolkit in integrations_named(choices.request)}
     workflow = _workflow(choices)

@@ -9,8 +9,8 @@ integrations a request points at, by their name or a word that stands for them
 
 from __future__ import annotations
 
-from .._words import words
 from ..gate import GREETINGS, normalize_message
+from ..reading.words import words
 
 __all__ = ["INTEGRATION_ALIASES", "integrations_named", "request_kind"]
 

@@ -7,8 +7,8 @@ for the request), so a grammar or a schema can only name what the grounding chec
 
 from __future__ import annotations
 
-from .._relevance import request_terms
 from ..models.choices import BundleChoices, ChoiceFact, ChoiceSkill
+from ..reading.relevance import request_terms
 from ..sources.workspace import Workspace
 from .grounding import known_names
 from .sources import RunSources, attribution_labels

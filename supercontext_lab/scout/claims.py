@@ -7,7 +7,7 @@ with a content word must be supported on its own, so a false sentence cannot rid
 copied one. A text supports a sentence when (:func:`judge`):
 
 * at least :data:`SUPPORT_THRESHOLD` of the sentence's content terms occur in it (the
-  package's one analyzer, :func:`~supercontext_lab._words.content_terms`; a single letter
+  package's one analyzer, :func:`~supercontext_lab.reading.words.content_terms`; a single letter
   is no content term of a sentence);
 * every *figure* of the sentence occurs in it: each word holding a digit (``40k``,
   ``2026``, the parts of ``1234-5678``; ordinals read as numbers, ``15th`` as ``15``), each
@@ -39,9 +39,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .._facts import note_blocks
-from .._words import STOPWORDS, content_terms, words
-from ..bundle_records import Source, find_attributions
+from ..bundle.records import Source, find_attributions
+from ..reading.facts import note_blocks
+from ..reading.words import STOPWORDS, content_terms, words
 from ..sources.integrations import Integration
 
 __all__ = [
@@ -289,7 +289,7 @@ class Evidence:
     def parts(self) -> tuple[tuple[frozenset[str], bool], ...]:
         """The terms and negation of its first :data:`MAX_PARTS` sentences, as the note's
         reader cuts them: wrapped lines joined, headings and list markers left out (the
-        one rule, ``_facts.note_blocks``)."""
+        one rule, ``reading.facts.note_blocks``)."""
         found: list[tuple[frozenset[str], bool]] = []
         for block in note_blocks(self.text):
             for part in _split(block):

@@ -19,7 +19,7 @@ with what the run actually read:
   source it cites supports at least one of its sentences. An attribution that a cited
   text itself holds ("… (memory: other/note)" inside a note) is that text's content,
   not a citation: it is not counted, and the envelope writes it as text
-  (:func:`~supercontext_lab.bundle_render.attributions_as_text`);
+  (:func:`~supercontext_lab.bundle.render.attributions_as_text`);
 * ``has_enough_context: true`` over a summary whose claims are all unsupported is flagged;
 * given the user's request, the proposed goal (adopted as the thread's goal, in every
   later turn's system prompt) is a claim too: the request and what the run read must
@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._text import one_line
-from .._words import content_terms
 from ..agents.definition import GroundingMode
 from ..bundle import ContextBundle, parse_context_bundle
-from ..bundle_records import Source, SummaryLine
-from ..bundle_render import attributions_as_text, write_envelope
+from ..bundle.records import Source, SummaryLine
+from ..bundle.render import attributions_as_text, write_envelope
 from ..errors import SupercontextError
+from ..reading.words import content_terms
 from ..sources.integrations import Integration
 from ..sources.workspace import Workspace
 from .claims import (

@@ -10,16 +10,16 @@ the harness handed the model, not what the model says it saw.
 
 The same collection numbers the run's *facts* (:meth:`RunSources.facts`): the passages
 of every memory hit, flavour facet, MEMORY.md and PROFILE.md that answer the request
-(:func:`~supercontext_lab._passages.passages`), each with the attribution that cites it,
-best first (:func:`~supercontext_lab._passages.ranked_passages`, the ranking the offline
+(:func:`~supercontext_lab.reading.passages.passages`), each with the attribution that cites it,
+best first (:func:`~supercontext_lab.reading.passages.ranked_passages`, the ranking the offline
 scout quotes by too), which the extractive emission lets a model choose by number.
 
 A hit on a past conversation is a turn (with the neighbour that completes it): it is a
 source named ``(transcript: <conversation id>)`` whose text is every turn of that
 conversation the run read, so the grounding check reads the cited turns, and it is
 quoted like a note (whole when short,
-:data:`~supercontext_lab._passages.SHORT_TURN_CHARS`), each quote saying who spoke
-(:func:`~supercontext_lab._transcripts.with_speaker`).
+:data:`~supercontext_lab.reading.passages.SHORT_TURN_CHARS`), each quote saying who spoke
+(:func:`~supercontext_lab.reading.transcripts.with_speaker`).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._facts import distinct_facts, note_sentences
-from .._passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
-from .._relevance import RequestTerms
 from .._text import one_line
-from .._transcripts import echoes, with_speaker
-from ..bundle_records import Source
-from ..bundle_render import attributions_as_text
+from ..bundle.records import Source
+from ..bundle.render import attributions_as_text
+from ..reading.facts import distinct_facts, note_sentences
+from ..reading.passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
+from ..reading.relevance import RequestTerms
+from ..reading.transcripts import echoes, with_speaker
 from ..sources.workspace import Workspace
 from ..tools.base import ToolResult
 
@@ -86,7 +86,7 @@ def _dicts(value: Any) -> list[Mapping[str, Any]]:
 
 def sentences(text: str) -> list[str]:
     """The whole sentences of ``text`` as facts
-    (:func:`~supercontext_lab._facts.note_sentences`: headings left out, wrapped lines
+    (:func:`~supercontext_lab.reading.facts.note_sentences`: headings left out, wrapped lines
     joined, never cut)."""
     return note_sentences(text)
 
@@ -229,7 +229,7 @@ class RunSources:
 
     def facts(self, request: RequestTerms, limit: int = _MAX_FACTS) -> list[Fact]:
         """The run's passages that answer ``request``, best first and numbered from 1,
-        repeats left out (compared as :func:`~supercontext_lab._facts.distinct_facts`
+        repeats left out (compared as :func:`~supercontext_lab.reading.facts.distinct_facts`
         does); see the module docstring for the ranking."""
         # A past turn that only repeats the request (the same question asked in an
         # earlier thread) is no fact, and must not set the scale other hits are weighed by.

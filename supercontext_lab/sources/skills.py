@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .._bounded import json_loads
 from .._http import body_text, charset_of
 from .._text import describe_validation_error, strip_userinfo, without_surrogates
-from .._words import content_terms
 from ..errors import ToolError, WorkspaceError
+from ..reading.words import content_terms
 from .confined import MAX_DATA_BYTES
 from .web import fetch_body
 
@@ -121,7 +121,7 @@ def parse_registry_entries(data: Any, source: str) -> list[RegistryEntry]:
 
 def registry_tokens(text: str) -> set[str]:
     """The terms registry entries and queries are matched by: those of the package's one
-    analyzer (:func:`~supercontext_lab._words.content_terms`), stop words dropped."""
+    analyzer (:func:`~supercontext_lab.reading.words.content_terms`), stop words dropped."""
     return content_terms(text)
 
 

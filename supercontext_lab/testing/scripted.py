@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
-from ..bundle_render import write_envelope
+from ..bundle.render import write_envelope
 from ..errors import ModelError, ModelTimeoutError
 from ..models.base import Message, ModelInfo, ModelReply, ToolCall, ToolSpec, estimate_usage
 from ..models.choices import BundleChoices
@@ -219,7 +219,7 @@ def envelope(
     recommended_skills: Sequence[_SkillItem] = (),
 ) -> str:
     """A ``[context_bundle] … [/context_bundle]`` envelope built from fields, written by
-    the lab's one envelope writer (:func:`~supercontext_lab.bundle_render.write_envelope`).
+    the lab's one envelope writer (:func:`~supercontext_lab.bundle.render.write_envelope`).
 
     ``proposed_goal=None`` writes ``none``; ``has_enough_context=None`` leaves that line
     out. Tool calls are mappings with ``tool``/``args``/``why`` (or such triples; ``args``

@@ -309,7 +309,7 @@ def test_a_claim_of_two_supported_sentences_passes(tmp_path: Path) -> None:
 _TIMED_CHECK = """
 import json, random, sys, tempfile, time
 from supercontext_lab.bundle import parse_context_bundle
-from supercontext_lab.bundle_records import Source
+from supercontext_lab.bundle.records import Source
 from supercontext_lab.scout.grounding import check_bundle
 from supercontext_lab.scout.sources import RunSources, SourceText
 from supercontext_lab.sources.workspace import Workspace

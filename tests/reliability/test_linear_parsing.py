@@ -137,7 +137,7 @@ HOSTILE_LOOKALIKES = {
 _NEUTRALISE_CHILD = """
 import json, sys, time
 from benchmarks.envelope_parsers import harmless
-from supercontext_lab.bundle_lookalikes import neutralise
+from supercontext_lab.bundle.lookalikes import neutralise
 unit, size = json.loads(sys.argv[1]), int(sys.argv[2])
 bad, good = (unit * (size // len(unit) + 1))[:size], harmless(size)
 neutralise("x")  # the look-alike classes are built on first use

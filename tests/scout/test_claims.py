@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supercontext_lab.bundle_records import Source
+from supercontext_lab.bundle.records import Source
 from supercontext_lab.scout.claims import (
     Evidence,
     figures,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from supercontext_lab._facts import MAX_FACT_CHARS
-from supercontext_lab._relevance import request_terms
+from supercontext_lab.reading.facts import MAX_FACT_CHARS
+from supercontext_lab.reading.relevance import request_terms
 from supercontext_lab.scout.sources import sentences
 
 
@@ -42,7 +42,7 @@ def test_hostile_notes_give_bounded_facts() -> None:
 
 
 def test_a_fact_two_notes_share_is_numbered_once() -> None:
-    from supercontext_lab.bundle_records import Source
+    from supercontext_lab.bundle.records import Source
     from supercontext_lab.scout.sources import RunSources
     from supercontext_lab.tools.base import ToolResult
 
@@ -59,7 +59,7 @@ def test_a_fact_two_notes_share_is_numbered_once() -> None:
 
 
 def test_facts_come_best_first_and_quote_the_passage_that_answers() -> None:
-    from supercontext_lab.bundle_records import Source
+    from supercontext_lab.bundle.records import Source
     from supercontext_lab.scout.sources import RunSources
     from supercontext_lab.tools.base import ToolResult
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from supercontext_lab.bundle import parse_context_bundle
-from supercontext_lab.bundle_render import write_envelope
+from supercontext_lab.bundle.render import write_envelope
 from supercontext_lab.errors import ModelError, ModelTimeoutError
 from supercontext_lab.models.base import ChatModel, Message, ModelReply, ToolCall, ToolSpec, Usage
 from supercontext_lab.testing import ScriptedCall, ScriptedModel, envelope, tool_call_message

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from ..._text import one_line
-from ...bundle_records import Source
+from ...bundle.records import Source
 from ...conversations import open_store, turns_around
 from ...errors import ConversationStoreError
 from ...scout.sources import RunSources, SourceText

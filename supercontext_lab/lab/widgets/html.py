@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ..._text import INVISIBLE
-from ...bundle_records import Source, find_attributions, strip_bullet
+from ...bundle.records import Source, find_attributions, strip_bullet
 from ...scout.sources import SourceText
 
 __all__ = [
@@ -161,7 +161,7 @@ def chip(kind: str, ref: str | None = None, *, hover: str | None = None) -> str:
 
 
 def source_chip(source: Source, *, hover: str | None = None) -> str:
-    """The chip of a parsed :class:`~supercontext_lab.bundle_records.Source`."""
+    """The chip of a parsed :class:`~supercontext_lab.bundle.records.Source`."""
     return chip(source.kind, source.ref, hover=hover)
 
 
@@ -205,7 +205,7 @@ NOT_READ = "not read by this run: there is nothing to open"
 
 def render_attributions(text: str, notes: Mapping[Source, SourceText] | None = None) -> str:
     """``text`` escaped, with every attribution the bundle parser finds in it
-    (:func:`~supercontext_lab.bundle_records.find_attributions`) turned into a chip
+    (:func:`~supercontext_lab.bundle.records.find_attributions`) turned into a chip
     (inline, no wrapper). With ``notes`` (what the run read, see
     :func:`~supercontext_lab.lab.widgets.cited.cited_sources`), a source found there gets
     the chip of :func:`note_chip`, and one missing says it was not read."""

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
-from ..._relevance import RequestTerms, request_terms
-from ..._words import keywords, stems, words
+from ...reading.relevance import RequestTerms, request_terms
+from ...reading.words import keywords, stems, words
 from ..base import Message
 from ..request_kind import integrations_named, request_kind
 
@@ -115,7 +115,7 @@ class RequestContext:
 
     @property
     def terms(self) -> RequestTerms:
-        """What the request asks about (:mod:`supercontext_lab._relevance`)."""
+        """What the request asks about (:mod:`supercontext_lab.reading.relevance`)."""
         return request_terms(self.request, self.focus)
 
     def concepts_in(self, text: str) -> set[frozenset[str]]:

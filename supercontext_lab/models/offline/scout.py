@@ -24,18 +24,18 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..._facts import distinct_facts, note_sentences
-from ..._passages import (
+from ..._text import goal_line, one_line
+from ...bundle.render import attributions_as_text, write_envelope
+from ...reading.facts import distinct_facts, note_sentences
+from ...reading.passages import (
     SHORT_NOTE_CHARS,
     SHORT_TURN_CHARS,
     Quotable,
     passages,
     ranked_passages,
 )
-from ..._relevance import coverage, name_fit, named_in_notes
-from ..._text import goal_line, one_line
-from ..._transcripts import echoes, with_speaker
-from ...bundle_render import attributions_as_text, write_envelope
+from ...reading.relevance import coverage, name_fit, named_in_notes
+from ...reading.transcripts import echoes, with_speaker
 from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
 from .common import OfflineModel
@@ -120,7 +120,7 @@ class OfflineScoutModel(OfflineModel):
 
     def _memory_facts(self, context: RequestContext) -> list[_Fact]:
         """The memory hits' passages on the request, best first, ranked as every route
-        ranks them (:func:`~supercontext_lab._passages.ranked_passages`)."""
+        ranks them (:func:`~supercontext_lab.reading.passages.ranked_passages`)."""
         boosted = wanted_categories(context)
         hits: list[Quotable[tuple[str, str]]] = []
         for result in context.results.get("memory_recall", []):

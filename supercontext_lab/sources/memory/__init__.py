@@ -3,7 +3,7 @@
 ``tree`` is the public :class:`MemoryTree`; ``files`` finds and reads the
 ``memory/<namespace>/<key>.md`` files; ``index`` the SQLite file (schema, opening,
 rebuilding, writes; its terms come from the package's one analyzer,
-:mod:`supercontext_lab._words`); ``bm25`` the BM25 scoring and the pruning pieces; ``rank`` the BM25 ranker over the index.
+:mod:`supercontext_lab.reading.words`); ``bm25`` the BM25 scoring and the pruning pieces; ``rank`` the BM25 ranker over the index.
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..._text import visible
-from ..._words import ANALYZER_VERSION, analyze
 from ...errors import MemoryIndexError
+from ...reading.words import ANALYZER_VERSION, analyze
 from .bm25 import (
     BODY_WEIGHT,
     FREQUENT,

@@ -42,8 +42,8 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from ..._text import visible
-from ..._words import unique_terms
 from ...errors import MemoryIndexError
+from ...reading.words import unique_terms
 from .files import (
     DEFAULT_CATEGORY,
     file_entry,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import supercontext_lab
 from supercontext_lab.agents import default_agent_toml, edit_agent_toml, load_agent_definition
-from supercontext_lab.bundle_records import Source
+from supercontext_lab.bundle.records import Source
 from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import Thread
 from supercontext_lab.lab.widgets import BundlePanel, TraceTimeline

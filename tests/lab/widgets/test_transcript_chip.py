@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from supercontext_lab import OfflineScoutModel, Workspace, run_scout
-from supercontext_lab.bundle_records import Source
+from supercontext_lab.bundle.records import Source
 from supercontext_lab.conversations import demo_chat_export_path, import_conversations
 from supercontext_lab.lab.widgets import BundlePanel
 from supercontext_lab.testing import build_workspace

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from supercontext_lab.bundle_render import write_envelope
+from supercontext_lab.bundle.render import write_envelope
 from supercontext_lab.models.base import Message
 from supercontext_lab.models.offline import OfflineOrchestratorModel
 from supercontext_lab.models.offline.orchestrator import REPLY_WIDTH

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from supercontext_lab._words import unique_terms
 from supercontext_lab.errors import MemoryIndexError
+from supercontext_lab.reading.words import unique_terms
 from supercontext_lab.sources.memory import (
     MAX_RECALL_LIMIT,
     MemoryHit,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from supercontext_lab._words import analyze, unique_terms
+from supercontext_lab.reading.words import analyze, unique_terms
 from supercontext_lab.sources.frontmatter import parse_front_matter, parse_list
 from supercontext_lab.sources.memory import MAX_RECALL_LIMIT, MemoryHit, MemoryTree
 

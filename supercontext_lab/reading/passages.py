@@ -4,13 +4,13 @@ A memory hit is a whole note, and notes can be long: minutes of a meeting, a
 conversation written down turn by turn. Quoting a note's first lines answers only the
 questions its first lines happen to answer. Every route therefore quotes a note by its
 **passages**: the note is cut into whole sentences where every note is cut
-(:func:`~supercontext_lab._facts.note_sentences`), each sentence is scored against the
+(:func:`~supercontext_lab.reading.facts.note_sentences`), each sentence is scored against the
 request, and the best ones are quoted with their neighbour where that completes them.
 
 A sentence's score is the share of the request's term weight it holds, where a term
 weighs more the fewer of the note's sentences hold it (a term in every sentence does not
 tell them apart), plus a bonus when it has the shape the request asks for
-(:func:`~supercontext_lab._relevance.sentence_shapes`: a date for "when", a number for
+(:func:`~supercontext_lab.reading.relevance.sentence_shapes`: a date for "when", a number for
 "how many", a name for "who").
 
 A request term that only the heading of a sentence's section holds counts at
@@ -39,9 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ._facts import NoteSentence, note_sections
-from ._relevance import RequestTerms, sentence_shapes
-from ._words import keywords, stems, words
+from .facts import NoteSentence, note_sections
+from .relevance import RequestTerms, sentence_shapes
+from .words import keywords, stems, words
 
 __all__ = [
     "FILE_WEIGHT",

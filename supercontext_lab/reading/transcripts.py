@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._relevance import RequestTerms
-from ._text import one_line
-from ._words import keywords, stems
+from .._text import one_line
+from .relevance import RequestTerms
+from .words import keywords, stems
 
 __all__ = ["SPEAKERS", "echoes", "speaker_label", "transcript_lines", "with_speaker"]
 

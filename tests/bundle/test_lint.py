@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from supercontext_lab.bundle import parse_context_bundle
-from supercontext_lab.bundle_lint import bundle_warnings
+from supercontext_lab.bundle.lint import bundle_warnings
 from supercontext_lab.testing import envelope
 
 CLEAN = envelope(

@@ -4,7 +4,7 @@
 writes itself goes through it: the offline scout's, the one rendered from a structured
 (JSON) reply, the harness's "already prepared" one and the test doubles'. Its values are
 untrusted (memory content, model output), so it makes them safe on the way:
-:func:`~supercontext_lab.bundle_lookalikes.neutralise` turns any look-alike tag, prepared-block
+:func:`~supercontext_lab.bundle.lookalikes.neutralise` turns any look-alike tag, prepared-block
 heading or separator line into plain text, one-line fields are kept on one line, and a
 summary line that would read as a key is joined to the line above.
 
@@ -13,8 +13,8 @@ list item; ``fit_bundle`` rewrites a shortened envelope with the same parts, so 
 items out alike.
 
 The plain-text and Markdown renderings live with the records
-(:func:`~supercontext_lab.bundle_records.render_plain`,
-:func:`~supercontext_lab.bundle_records.render_markdown`) and are re-exported here with
+(:func:`~supercontext_lab.bundle.records.render_plain`,
+:func:`~supercontext_lab.bundle.records.render_markdown`) and are re-exported here with
 the Markdown escapes.
 """
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from ._markdown import md_block, md_inline
-from ._text import one_line
-from .bundle_grammar import (
+from .._markdown import md_block, md_inline
+from .._text import one_line
+from .grammar import (
     CLOSE_TAG,
     FIELD_LINE_RE,
     HAS_ENOUGH_CONTEXT,
@@ -38,8 +38,8 @@ from .bundle_grammar import (
     dedent_text,
     normalise_line_breaks,
 )
-from .bundle_lookalikes import neutralise
-from .bundle_records import Source, find_attributions, render_markdown, render_plain
+from .lookalikes import neutralise
+from .records import Source, find_attributions, render_markdown, render_plain
 
 __all__ = [
     "attributions_as_text",

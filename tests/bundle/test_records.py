@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import supercontext_lab
 from supercontext_lab import bundle as bundle_module
 from supercontext_lab.bundle import parse_context_bundle
-from supercontext_lab.bundle_records import (
+from supercontext_lab.bundle.records import (
     SOURCE_KINDS,
     ContextBundle,
     Source,

@@ -19,7 +19,7 @@ from supercontext_lab.bundle import (
     parse_has_enough_context,
     parse_proposed_goal,
 )
-from supercontext_lab.bundle_render import write_envelope
+from supercontext_lab.bundle.render import write_envelope
 
 BODY = "\nhas_enough_context: true\nproposed_goal: none\nsummary: ok (memory)\n"
 ENVELOPE = OPEN_TAG + BODY + CLOSE_TAG

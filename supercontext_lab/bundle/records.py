@@ -23,7 +23,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from ._markdown import md_block, md_inline
+from .._markdown import md_block, md_inline
 
 __all__ = [
     "SOURCE_KINDS",

@@ -5,7 +5,7 @@ baselines and the grounding check), so that ``has_enough_context`` means the sam
 wherever a bundle comes from:
 
 * The request's **key terms** are its content words (the one analyzer,
-  :func:`~supercontext_lab._words.keywords`, stemmed) less the words that say what to *do*
+  :func:`~supercontext_lab.reading.words.keywords`, stemmed) less the words that say what to *do*
   rather than what it is about (:data:`TASK_WORDS`: "draft", "finish", "section",
   "remind", …). "Help me finish the sensitivity analysis section for the grant renewal"
   is about ``sensitiv``, ``analysi``, ``grant`` and ``renewal``.
@@ -37,7 +37,7 @@ on the budget a request to e-mail the budget is about): the note is the second s
 The same module reads the request's **answer shape** (:class:`RequestTerms.shapes`): a
 "when" question wants a date or time, "how many" a number, "who" a person, "where" a
 place, "how do I" a procedure (a command or code). Passages
-(:mod:`supercontext_lab._passages`) prefer sentences of that shape.
+(:mod:`supercontext_lab.reading.passages`) prefer sentences of that shape.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._words import STOPWORDS, keywords, stems, words
+from .words import STOPWORDS, keywords, stems, words
 
 __all__ = [
     "TASK_WORDS",

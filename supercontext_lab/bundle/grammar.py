@@ -1,8 +1,8 @@
 """The envelope's grammar, written once: its tags, keys and line patterns (SPEC §2 and §7.3).
 
-The parser (:mod:`.bundle`), the writer (:mod:`.bundle_render`) and the harness all take
+The parser (:mod:`.parse`), the writer (:mod:`.render`) and the harness all take
 the tags, keys and patterns from here, so what is written is read back as written. The
-rule that keeps untrusted text from forging any of them is :mod:`.bundle_lookalikes`,
+rule that keeps untrusted text from forging any of them is :mod:`.lookalikes`,
 built on the same tags and line breaks.
 
 The grammar is line oriented. A *key line* is a line whose trimmed text starts with a key

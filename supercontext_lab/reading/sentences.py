@@ -1,7 +1,7 @@
 """Sentences: where one paragraph or list item of a note breaks into whole sentences.
 
 :func:`split_sentences` takes one block of a note (a paragraph or a list item that
-:func:`supercontext_lab._facts.note_blocks` already joined onto one line) and returns its
+:func:`supercontext_lab.reading.facts.note_blocks` already joined onto one line) and returns its
 sentences. A fact quoted from a note is one of these, so a cut in the wrong place shows
 up in every bundle: "Committee: Prof." is not a fact. The rules, in the order they apply:
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from supercontext_lab._relevance import request_terms
-from supercontext_lab._transcripts import echoes, transcript_lines, with_speaker
+from supercontext_lab.reading.relevance import request_terms
+from supercontext_lab.reading.transcripts import echoes, transcript_lines, with_speaker
 
 WINDOW = transcript_lines(
     [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from supercontext_lab._relevance import coverage, name_fit, request_terms, sentence_shapes
-from supercontext_lab._words import keywords, stems
+from supercontext_lab.reading.relevance import coverage, name_fit, request_terms, sentence_shapes
+from supercontext_lab.reading.words import keywords, stems
 
 
 def test_task_words_are_not_what_a_request_is_about() -> None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from ._text import one_line
-from .bundle import Finding, read_context_bundle
-from .bundle_grammar import HAS_ENOUGH_CONTEXT, LIST_KINDS, ONE_LINE_KEYS
+from .._text import one_line
+from . import Finding, read_context_bundle
+from .grammar import HAS_ENOUGH_CONTEXT, LIST_KINDS, ONE_LINE_KEYS
 
 __all__ = ["bundle_warnings", "describe_finding"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from supercontext_lab._words import (
+from supercontext_lab.reading.words import (
     STOPWORDS,
     analyze,
     content_terms,

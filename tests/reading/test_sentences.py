@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from reliability.support import timed_in_child
 
 from benchmarks.segmenter_cases import CORPORA
-from supercontext_lab._sentences import ABBREVIATIONS, Kind, split_sentences
+from supercontext_lab.reading.sentences import ABBREVIATIONS, Kind, split_sentences
 
 ONE = "one"
 """An expectation: the text is one sentence."""
@@ -476,7 +476,7 @@ HOSTILE = {
 
 _CHILD = """
 import json, sys, time
-from supercontext_lab._sentences import split_sentences
+from supercontext_lab.reading.sentences import split_sentences
 unit, size = json.loads(sys.argv[1]), int(sys.argv[2])
 times = []
 for n in (size // 8, size):

@@ -14,7 +14,7 @@ extractive emission and the grounding check's sources (:mod:`supercontext_lab.sc
 * Each sentence remembers the heading of its section (:func:`note_sections`): the items
   under "## Next steps" are the next steps, though none of them says so.
 * A paragraph or list item breaks into sentences at
-  :func:`supercontext_lab._sentences.split_sentences`, which knows abbreviations, titles,
+  :func:`supercontext_lab.reading.sentences.split_sentences`, which knows abbreviations, titles,
   initials, numbers and the full stops of other scripts: "Committee: Prof. Henrik Aalto
   (chair), Dr. Nkechi Obi." is one sentence, not three.
 * A fact is a repeat of another when, compared as analysed terms (folded, stemmed, stop
@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ._sentences import split_sentences
-from ._text import one_line
-from ._words import content_terms
+from .._text import one_line
+from .sentences import split_sentences
+from .words import content_terms
 
 __all__ = [
     "MAX_FACT_CHARS",

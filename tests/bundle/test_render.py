@@ -7,9 +7,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from supercontext_lab.bundle import extract_context_bundle, parse_context_bundle
-from supercontext_lab.bundle_lookalikes import LOOKALIKE_TAG_RE
-from supercontext_lab.bundle_records import Source, find_attributions
-from supercontext_lab.bundle_render import attributions_as_text, field_part, write_envelope
+from supercontext_lab.bundle.lookalikes import LOOKALIKE_TAG_RE
+from supercontext_lab.bundle.records import Source, find_attributions
+from supercontext_lab.bundle.render import attributions_as_text, field_part, write_envelope
 
 
 def test_the_greeting_layout_puts_a_one_line_summary_on_its_key() -> None:

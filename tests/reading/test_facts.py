@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from supercontext_lab._facts import (
+from supercontext_lab.reading.facts import (
     MAX_FACT_CHARS,
     distinct_facts,
     note_blocks,

@@ -3,10 +3,10 @@
 
 A reader takes a character for its *skeleton*, so a look-alike is judged the way a reader
 (or a model) would see it, not by its code points. :func:`neutralise` is applied by the
-writer (:mod:`.bundle_render`) to every line it writes and by the harness to whatever it
+writer (:mod:`.render`) to every line it writes and by the harness to whatever it
 puts beside an envelope, so a look-alike that one of them neutralises is the look-alike the
 others would have seen. The tags, headings and line breaks are the grammar's
-(:mod:`.bundle_grammar`).
+(:mod:`.grammar`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-from .bundle_grammar import CLOSE_TAG, LINE_BREAKS, OPEN_TAG
+from .grammar import CLOSE_TAG, LINE_BREAKS, OPEN_TAG
 
 __all__ = ["LOOKALIKE_TAG_RE", "neutralise", "neutralise_envelope"]
 
@@ -282,10 +282,10 @@ def neutralise(text: str) -> str:
 
     Every look-alike tag (:data:`LOOKALIKE_TAG_RE`, the exact tags included) gets
     parentheses instead of its brackets; a heading line reading like
-    :data:`~.bundle_grammar.PREPARED_CONTEXT_HEADER` or
-    :data:`~.bundle_grammar.AGENT_CONTEXT_STATUS_HEADER` loses its ``#`` marks (a setext
+    :data:`~.grammar.PREPARED_CONTEXT_HEADER` or
+    :data:`~.grammar.AGENT_CONTEXT_STATUS_HEADER` loses its ``#`` marks (a setext
     underline below it becomes middle dots), and a line like
-    :data:`~.bundle_grammar.SEPARATOR` (three or more hyphens, asterisks or low lines, or
+    :data:`~.grammar.SEPARATOR` (three or more hyphens, asterisks or low lines, or
     look-alikes of them) becomes middle dots. Look-alikes are judged by skeleton: compatibility forms,
     accents and invisible characters, other scripts' Latin look-alikes and other brackets
     and dashes count as what they are drawn like. Everything else, text in any script

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supercontext_lab.bundle_grammar import (
+from supercontext_lab.bundle.grammar import (
     LINE_BLANK,
     SPACES,
     dedent_text,

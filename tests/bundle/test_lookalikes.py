@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supercontext_lab.bundle_grammar import (
+from supercontext_lab.bundle.grammar import (
     AGENT_CONTEXT_STATUS_HEADER,
     CLOSE_TAG,
     OPEN_TAG,
     PREPARED_CONTEXT_HEADER,
     SEPARATOR,
 )
-from supercontext_lab.bundle_lookalikes import LOOKALIKE_TAG_RE, neutralise, neutralise_envelope
+from supercontext_lab.bundle.lookalikes import LOOKALIKE_TAG_RE, neutralise, neutralise_envelope
 
 LOOKALIKE_TAGS = [
     CLOSE_TAG,

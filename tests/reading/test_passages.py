@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from supercontext_lab._passages import passages
-from supercontext_lab._relevance import request_terms
+from supercontext_lab.reading.passages import passages
+from supercontext_lab.reading.relevance import request_terms
 
 _MINUTES = (
     "# PhD progress\n\n"
@@ -94,7 +94,7 @@ def test_a_code_block_comes_with_the_sentence_that_explains_it() -> None:
 
 
 def test_one_ranking_leaves_out_side_matches_and_weighs_hits_by_their_score() -> None:
-    from supercontext_lab._passages import Quotable, ranked_passages
+    from supercontext_lab.reading.passages import Quotable, ranked_passages
 
     request = request_terms("When is the committee meeting about the kelp transects?")
     texts = [
