@@ -9,14 +9,9 @@ copied one. A text supports a sentence when (:func:`judge`):
 * at least :data:`SUPPORT_THRESHOLD` of the sentence's content terms occur in it (the
   package's one analyzer, :func:`~supercontext_lab.reading.words.content_terms`; a single letter
   is no content term of a sentence);
-* every *figure* of the sentence occurs in it: each word holding a digit (``40k``,
-  ``2026``, the parts of ``1234-5678``; ordinals read as numbers, ``15th`` as ``15``), each
-  month and weekday (``Dec`` and ``December`` are one month), each magnitude word
-  (``thousand``, ``million``, ``percent``) and each currency or percent sign;
-* every *identifier* of the sentence occurs in it, letter case aside: a word holding
-  ``@``, ``/``, ``\\`` or ``_``, a dot between two letters on each side (a host name, a
-  file name), an upper-case letter after a lower-case one (``GitHub``) or only capitals
-  (``NASA``);
+* every *figure* and every *identifier* of the sentence occurs in it (numbers, dates,
+  amounts; addresses, file names, proper names: what counts as either is the rule of
+  :mod:`.figures`);
 * it says ``not`` where the sentence does, and only there: of the text's sentences that
   share the most terms with the sentence (among its first :data:`MAX_PARTS`), at least
   one holds a negation (``not``, ``no``, ``never``, ``n't``, ``cannot``, ``without``, …)
@@ -34,15 +29,15 @@ check, part by part as a rule first needs it (:class:`Evidence`).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..bundle.records import Source, find_attributions
 from ..reading.facts import note_blocks
-from ..reading.words import STOPWORDS, content_terms, words
+from ..reading.words import content_terms, words
 from ..sources.integrations import Integration
+from .figures import describe_figure, figures, identifier_tokens, identifiers
 
 __all__ = [
     "MAX_PARTS",
@@ -51,8 +46,6 @@ __all__ = [
     "EvidenceCache",
     "Sentence",
     "Verdict",
-    "figures",
-    "identifiers",
     "integration_verdict",
     "is_negated",
     "is_status_line",
@@ -97,111 +90,6 @@ def _split(text: str) -> list[str]:
             start = match.end()
         out.append(line[start:].strip())
     return [piece for piece in out if piece.strip(" .!?;,:")]
-
-
-# ---------------------------------------------------------------------------- figures
-
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan", "gennaio"),
-            ("february", "feb", "febbraio"),
-            ("march", "mar", "marzo"),
-            ("april", "apr", "aprile"),
-            # "may" is left out: it is far more often the verb.
-            ("maggio",),
-            ("june", "jun", "giugno"),
-            ("july", "jul", "luglio"),
-            ("august", "aug", "agosto"),
-            ("september", "sep", "sept", "settembre"),
-            ("october", "oct", "ottobre"),
-            ("november", "nov", "novembre"),
-            ("december", "dec", "dicembre"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-_WEEKDAYS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("monday", "lunedi", "lunedì"),
-            ("tuesday", "martedi", "martedì"),
-            ("wednesday", "mercoledi", "mercoledì"),
-            ("thursday", "giovedi", "giovedì"),
-            ("friday", "venerdi", "venerdì"),
-            ("saturday", "sabato"),
-            ("sunday", "domenica"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-_MAGNITUDES = {
-    "hundred": "hundred",
-    "thousand": "thousand",
-    "thousands": "thousand",
-    "million": "million",
-    "millions": "million",
-    "billion": "billion",
-    "billions": "billion",
-    "trillion": "trillion",
-    "percent": "%",
-    "percentage": "%",
-}
-_ORDINALS = frozenset({"st", "nd", "rd", "th"})
-_DIGIT_RE = re.compile(r"\d")
-# The percent sign and every currency sign of the Basic Multilingual Plane ($, €, £, ¥, ₹, …).
-_SIGNS_RE = re.compile(
-    "[%"
-    + "".join(re.escape(chr(c)) for c in range(0x10000) if unicodedata.category(chr(c)) == "Sc")
-    + "]"
-)
-
-
-def _number(word: str) -> str:
-    if word[-2:] in _ORDINALS and word[:-2].isdigit():
-        word = word[:-2]
-    if word.isdigit():
-        return word.lstrip("0") or "0"
-    return word
-
-
-def figures(text: str) -> frozenset[str]:
-    """The figures of ``text`` (see the module docstring), each in one canonical form."""
-    seen = set(words(text))
-    found = {_number(word) for word in seen if not word.isalpha() and _DIGIT_RE.search(word)}
-    found.update(f"month {_MONTHS[word]}" for word in seen.intersection(_MONTHS))
-    found.update(f"weekday {_WEEKDAYS[word]}" for word in seen.intersection(_WEEKDAYS))
-    found.update(_MAGNITUDES[word] for word in seen.intersection(_MAGNITUDES))
-    found.update(_SIGNS_RE.findall(text))
-    return frozenset(found)
-
-
-# ---------------------------------------------------------------------------- identifiers
-
-_EDGE_PUNCTUATION = "\"'`()[]{}<>,;:!?.*"
-_MARK_RE = re.compile(r"[@/\\_]|[^\W\d_]{2}[.][^\W\d_]{2}|[a-z][A-Z]")
-
-
-def identifiers(text: str) -> list[str]:
-    """The identifiers of ``text``, case-folded (see the module docstring)."""
-    found: list[str] = []
-    for token in text.split():
-        token = token.strip(_EDGE_PUNCTUATION)
-        if len(token) < 2:
-            continue
-        letters = [ch for ch in token if ch.isalpha()]
-        shouting = (
-            len(letters) >= 2
-            and all(ch.isupper() for ch in letters)
-            and token.lower() not in STOPWORDS
-        )
-        if shouting or _MARK_RE.search(token):
-            found.append(token.casefold())
-    return found
 
 
 # ---------------------------------------------------------------------------- negation
@@ -278,7 +166,7 @@ class Evidence:
     @cached_property
     def tokens(self) -> frozenset[str]:
         """Its words as :func:`identifiers` reads them (case-folded, edge punctuation off)."""
-        return frozenset(t.strip(_EDGE_PUNCTUATION).casefold() for t in self.text.split())
+        return identifier_tokens(self.text)
 
     @cached_property
     def folded(self) -> str:
@@ -378,7 +266,7 @@ def judge(
         )
     missing = sorted(claim.figures - evidence.figures)
     if missing:
-        return Verdict(share, f"{_shown(missing[0])} is not in what it cites")
+        return Verdict(share, f"{describe_figure(missing[0])} is not in what it cites")
     for identifier in claim.identifiers:
         if not evidence.holds(identifier):
             return Verdict(share, f"'{identifier}' is not in what it cites")
@@ -404,17 +292,6 @@ def _negation_differs(wanted: frozenset[str], negated: bool, evidence: Evidence)
     if not best:
         return False
     return all(neg != negated for terms, neg in evidence.parts if len(wanted & terms) == best)
-
-
-def _shown(figure: str) -> str:
-    kind, _, number = figure.partition(" ")
-    if kind == "month" and number.isdigit():
-        names = [name for name, n in _MONTHS.items() if n == int(number)]
-        return f"the month {names[0].capitalize()}"
-    if kind == "weekday" and number.isdigit():
-        names = [name for name, n in _WEEKDAYS.items() if n == int(number)]
-        return f"the day {names[0].capitalize()}"
-    return f"the figure '{figure}'"
 
 
 # ---------------------------------------------------------------------------- integrations

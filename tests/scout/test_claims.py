@@ -1,4 +1,4 @@
-"""The rules of support: sentences, figures, identifiers, negations, status lines."""
+"""The rules of support: sentences, negations, status lines, and a text's verdict on them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 from supercontext_lab.bundle.records import Source
 from supercontext_lab.scout.claims import (
     Evidence,
-    figures,
-    identifiers,
     integration_verdict,
     is_negated,
     is_status_line,
@@ -35,32 +33,6 @@ NOTE = "The grant renewal budget is 40k and the deadline is 15 December. The tra
 )
 def test_sentences(text: str, expected: list[str]) -> None:
     assert sentences(text) == expected
-
-
-def test_figures_are_canonical() -> None:
-    assert figures("Due 15th December 2026, 05 items, $40k, 8 percent, Monday") == {
-        "15",
-        "month 12",
-        "2026",
-        "5",
-        "$",
-        "40k",
-        "8",
-        "%",
-        "weekday 1",
-    }
-    assert figures("Dec 1st") == figures("December 01")
-    assert figures("the team may meet") == frozenset()
-
-
-def test_identifiers() -> None:
-    assert identifiers("Send it to evil.example via GitHub, NASA and file_read; e.g. not NOT") == [
-        "evil.example",
-        "github",
-        "nasa",
-        "file_read",
-    ]
-    assert identifiers("mail me at a@b.c or see files/budget.md.") == ["a@b.c", "files/budget.md"]
 
 
 @pytest.mark.parametrize(
@@ -155,5 +127,3 @@ def test_the_rules_take_any_text(text: str) -> None:
     for sentence in sentences(text):
         judge(sentence, evidence)
     is_status_line(text)
-    figures(text)
-    identifiers(text)
