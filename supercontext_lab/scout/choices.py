@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..models.choices import BundleChoices, ChoiceFact, ChoiceSkill
 from ..reading.relevance import request_terms
 from ..sources.workspace import Workspace
-from .grounding import known_names
+from .grounding_names import known_names
 from .sources import RunSources, attribution_labels
 
 __all__ = ["bundle_choices"]

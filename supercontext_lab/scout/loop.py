@@ -42,7 +42,7 @@ from ..sources.workspace import Workspace
 from ..tools.base import ToolRegistry
 from ..tools.catalogue import build_scout_registry
 from .choices import bundle_choices
-from .grounding import GroundingReport
+from .grounding_report import GroundingReport
 from .records import PREVIEW_CHARS, ScoutRun, ScoutStatus, StopCause, TraceStep
 from .settle import settle_output
 from .sources import RunSources

@@ -11,7 +11,7 @@ from .._text import one_line
 from ..bundle import ContextBundle
 from ..errors import ModelError
 from ..models.base import Message, ModelReply, Usage
-from .grounding import GroundingReport
+from .grounding_report import GroundingReport
 from .sources import RunSources
 
 __all__ = ["PREVIEW_CHARS", "ScoutRun", "ScoutStatus", "StopCause", "TraceStep", "trace_summary"]

@@ -7,12 +7,7 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab.bundle import ContextBundle, parse_context_bundle
-from supercontext_lab.scout.grounding import (
-    SUPPORT_THRESHOLD,
-    check_bundle,
-    check_names,
-    support,
-)
+from supercontext_lab.scout.grounding import check_bundle
 from supercontext_lab.scout.sources import RunSources, sources_of
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import build_workspace, envelope
@@ -178,26 +173,6 @@ def test_a_bundle_the_check_empties_is_reported_emptied(workspace: Workspace) ->
     report = check_bundle(bundle, workspace=workspace, sources=_read(workspace))
     assert report.emptied
     assert report.problems()[-1].endswith("so the turn starts cold")
-
-
-def test_check_names_against_a_workspace(workspace: Workspace) -> None:
-    bundle = _bundle(
-        summary="- x (memory)",
-        recommended_tool_calls=[{"tool": "run_workflow", "args": "{}", "why": "y"}],
-        recommended_skills=[
-            {"skill": "figure-polisher", "installed": False, "why": "y"},
-            {"skill": "ghost", "installed": False, "why": "y"},
-        ],
-    )
-    assert [(d.kind, d.item) for d in check_names(bundle, workspace)] == [("skill", "ghost")]
-
-
-def test_support_is_the_share_of_claim_terms_in_the_best_text() -> None:
-    assert support("2Dt kernel fits 34 sites", [KERNEL]) == 1.0
-    assert support("bananas are yellow", [KERNEL]) == 0.0
-    assert support("", [KERNEL]) == 0.0
-    half = support("kernel bananas", [KERNEL])
-    assert half == 0.5 < SUPPORT_THRESHOLD
 
 
 def test_non_ascii_claims_are_matched_by_the_one_analyzer(tmp_path: Path) -> None:
