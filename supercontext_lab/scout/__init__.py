@@ -1,6 +1,8 @@
 """The scout: its run loop (``loop``) and what a run hands back (``records``).
 
-The grounding check (``grounding``) and what a run read (``sources``) sit beside them.
+The grounding check (``grounding``, with its report in ``grounding_report``, its checks of
+names and of claims in ``grounding_names`` and ``grounding_claims``, and the rules of
+support in ``claims`` and ``figures``) and what a run read (``sources``) sit beside them.
 One run builds the system prompt and the task message, calls the model with the
 read-only tools of the scout's allowlist until it answers with the envelope, and records
 every step; see :func:`run_scout`.
