@@ -23,6 +23,7 @@ from .metrics import COUNT_NAMES, METRIC_NAMES, RATE_METRICS, TIMING_METRICS
 from .metrics import metric as metric_of
 from .results import encodable
 from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, format_interval
+from .summary import VariantReport
 
 if TYPE_CHECKING:
     from .dataset import EvalCase
@@ -115,55 +116,6 @@ def format_value(value: float | int | None) -> str:
     if isinstance(value, int):
         return str(value)
     return f"{value:.3f}"
-
-
-@dataclass(frozen=True)
-class VariantReport:
-    """One variant's metrics (over every run), their spread across repeats and provenance.
-
-    ``cache_hits`` counts model replies that did not reach the model (a result reused from
-    the result store counts each of its model calls); ``reused_runs`` counts the results
-    reused whole.
-    """
-
-    name: str
-    metrics: dict[str, float | int]
-    spread: dict[str, dict[str, float]] = field(default_factory=dict)
-    per_repeat: list[dict[str, float | int]] = field(default_factory=list)
-    cache_hits: int = 0
-    cache_misses: int = 0
-    definition_hash: str = ""
-    source: str = ""
-    model: str = ""
-    reused_runs: int = 0
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """The 95 % interval of each rate (:mod:`.stats`: Wilson; the lift's, a paired
-    bootstrap)."""
-    design: str = "scout"
-    """The pre-flight design that prepared the variant's cases."""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "metrics": dict(self.metrics),
-            "cache": {
-                "hits": self.cache_hits,
-                "misses": self.cache_misses,
-                "reused_runs": self.reused_runs,
-            },
-            "definition_hash": self.definition_hash,
-            "source": self.source,
-            "model": self.model,
-            "design": self.design,
-            "intervals": {
-                name: [round(low, 6), round(high, 6)]
-                for name, (low, high) in self.intervals.items()
-            },
-        }
-        if self.spread:
-            out["spread"] = {name: dict(stats) for name, stats in self.spread.items()}
-            out["per_repeat"] = [dict(metrics) for metrics in self.per_repeat]
-        return out
 
 
 @dataclass
