@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..models.base import ChatModel, Message, ModelInfo, ModelReply, ToolSpec
 from ..models.choices import BundleChoices
-from .metrics import percentile, ratio
+from .metrics import percentile
+from .scores import ratio
 from .stats import CaseCounts, paired_bootstrap, wilson
 
 if TYPE_CHECKING:

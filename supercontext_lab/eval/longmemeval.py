@@ -58,7 +58,8 @@ from ..sources.memory import INDEX_DIR
 from ..sources.memory.index import INDEX_FILE
 from ..sources.workspace import Workspace
 from .dataset import EvalCase, Expectations
-from .metrics import RunMeasure, aggregate, ratio
+from .metrics import RunMeasure, aggregate
+from .scores import ratio
 
 if TYPE_CHECKING:
     from .results import CaseResult

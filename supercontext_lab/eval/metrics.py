@@ -1,25 +1,23 @@
-"""Scoring one bundle against a case's expectations, and the per-variant metrics (SPEC §11).
+"""The per-variant metrics (SPEC §11): their table, and how one variant's runs add up.
 
-Rules:
+Each run is scored on its own (:mod:`.scores`); here the scores of many runs become the
+metrics of :data:`METRICS`:
 
 * skill, tool, goal, has-enough and mention metrics count only the cases that set that
   expectation;
 * precision and recall are micro-averaged over the items: precision = matched /
   recommended, recall = matched / expected, summed over the counted cases;
-* an empty ratio (0/0) counts as 1.0, except ``forbidden_mention_rate`` (0.0);
-* mentions match case-insensitively anywhere in the envelope;
-* ``goal_accuracy`` compares ``has_goal`` with ``proposed_goal is not None``;
+* an empty ratio (0/0) counts as 1.0, except ``forbidden_mention_rate`` (0.0)
+  (:func:`~.scores.ratio`);
 * ``grounded_rate`` is supported bullets / bullets checked by the grounding check (SPEC
   §13), over the runs whose model wrote an envelope; ``invented_names`` sums the
   recommended tools and skills that exist nowhere; ``gathered_mention_rate`` is the share
   of expected mentions present in what the model was given (its prompt and every tool
   result), the ceiling of ``mention_rate`` for a model that only selects.
 
-A run without a valid envelope recommends nothing, mentions nothing and counts as wrong
-for goal and has-enough accuracy (it gave no answer to be right with); ``valid_rate``
-shows how often that happened. Skill ids and tool names are compared case-insensitively,
-each counted once per run. ``envelope_chars_mean`` averages over the runs that produced an
-envelope; the other means and percentiles over every run.
+``valid_rate`` is the share of runs with a valid envelope (a run without one is wrong for
+goal and has-enough accuracy). ``envelope_chars_mean`` averages over the runs that
+produced an envelope; the other means and percentiles over every run.
 """
 
 from __future__ import annotations
@@ -27,10 +25,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
-from .dataset import Expectations
+from .scores import CaseScores, ratio, score_case
 
 __all__ = [
     "COUNT_NAMES",
@@ -119,11 +117,6 @@ def metric(name: str) -> Metric | None:
     return _BY_NAME.get(name)
 
 
-def ratio(numerator: int, denominator: int, *, empty: float = 1.0) -> float:
-    """``numerator / denominator``, or ``empty`` when the denominator is 0."""
-    return numerator / denominator if denominator else empty
-
-
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0..100) with linear interpolation; 0.0 for no values."""
     if not values:
@@ -137,177 +130,6 @@ def percentile(values: Sequence[float], q: float) -> float:
     if low == high:
         return float(ordered[low])
     return float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
-
-
-def _norm(items: Iterable[str]) -> list[str]:
-    """The items trimmed, without empty ones and case-insensitive repeats, spelt as first
-    written: matching ignores case, but a reader sees "2Dt", not "2dt"."""
-    seen: set[str] = set()
-    kept: list[str] = []
-    for item in items:
-        shown = item.strip()
-        key = shown.casefold()
-        if key and key not in seen:
-            seen.add(key)
-            kept.append(shown)
-    return kept
-
-
-@dataclass(frozen=True)
-class CaseScores:
-    """How one run's bundle fared against its case's expectations.
-
-    Counts are ``None`` when the case does not set that expectation.
-    """
-
-    valid: bool
-    skills_matched: int | None = None
-    skills_recommended: int | None = None
-    skills_expected: int | None = None
-    tools_matched: int | None = None
-    tools_recommended: int | None = None
-    tools_expected: int | None = None
-    goal_correct: bool | None = None
-    has_enough_correct: bool | None = None
-    mentions_found: int | None = None
-    mentions_expected: int | None = None
-    forbidden_found: int | None = None
-    forbidden_expected: int | None = None
-    missed_skills: tuple[str, ...] = ()
-    unexpected_skills: tuple[str, ...] = ()
-    missed_tools: tuple[str, ...] = ()
-    unexpected_tools: tuple[str, ...] = ()
-    missed_mentions: tuple[str, ...] = ()
-    forbidden_mentions: tuple[str, ...] = ()
-    bullets: int | None = None
-    """Bullets the grounding check read (``None`` when the model wrote no envelope)."""
-    bullets_supported: int | None = None
-    invented_names: int = 0
-    gathered_found: int | None = None
-    """Expected mentions present in what the model was given."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Per-case rates (``None`` when not scored) followed by the raw counts and misses."""
-        out: dict[str, Any] = {
-            "valid": self.valid,
-            "skill_precision": _opt_ratio(self.skills_matched, self.skills_recommended),
-            "skill_recall": _opt_ratio(self.skills_matched, self.skills_expected),
-            "tool_precision": _opt_ratio(self.tools_matched, self.tools_recommended),
-            "tool_recall": _opt_ratio(self.tools_matched, self.tools_expected),
-            "goal_correct": self.goal_correct,
-            "has_enough_correct": self.has_enough_correct,
-            "mention_rate": _opt_ratio(self.mentions_found, self.mentions_expected),
-            "forbidden_mention_rate": _opt_ratio(
-                self.forbidden_found, self.forbidden_expected, empty=0.0
-            ),
-            "grounded_rate": _opt_ratio(self.bullets_supported, self.bullets),
-            "gathered_mention_rate": _opt_ratio(self.gathered_found, self.mentions_expected),
-        }
-        for key, value in asdict(self).items():
-            if key not in out:
-                out[key] = list(value) if isinstance(value, tuple) else value
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CaseScores:
-        """Rebuild scores from :meth:`to_dict` output."""
-        names = cls.__dataclass_fields__
-        values: dict[str, Any] = {
-            key: tuple(value) if isinstance(value, list) else value
-            for key, value in data.items()
-            if key in names
-        }
-        return cls(**values)
-
-
-def _opt_ratio(
-    numerator: int | None, denominator: int | None, *, empty: float = 1.0
-) -> float | None:
-    if numerator is None or denominator is None:
-        return None
-    return ratio(numerator, denominator, empty=empty)
-
-
-def _match(
-    recommended: Sequence[str], expected: Sequence[str]
-) -> tuple[int, int, int, tuple[str, ...], tuple[str, ...]]:
-    got = _norm(recommended)
-    want = _norm(expected)
-    got_keys = {item.casefold() for item in got}
-    want_keys = {item.casefold() for item in want}
-    matched = [item for item in got if item.casefold() in want_keys]
-    return (
-        len(matched),
-        len(got),
-        len(want),
-        tuple(item for item in want if item.casefold() not in got_keys),
-        tuple(item for item in got if item.casefold() not in want_keys),
-    )
-
-
-def score_case(
-    expect: Expectations,
-    envelope: str | None,
-    bundle: Mapping[str, Any] | None,
-    *,
-    grounding: Mapping[str, Any] | None = None,
-    gathered: str | None = None,
-) -> CaseScores:
-    """Score one run: ``bundle`` is ``ContextBundle.to_dict()`` (``None`` when invalid),
-    ``grounding`` the run's ``GroundingReport.to_dict()`` and ``gathered`` the text the
-    model was given (both ``None`` when unknown)."""
-    valid = envelope is not None and bundle is not None
-    values: dict[str, Any] = {"valid": valid}
-    if grounding is not None:
-        values.update(
-            bullets=int(grounding.get("checked", 0)),
-            bullets_supported=int(grounding.get("grounded", 0)),
-            invented_names=int(grounding.get("invented_names", 0)),
-        )
-    for kind, section, key, expected in (
-        ("skills", "recommended_skills", "skill", expect.skills),
-        ("tools", "recommended_tool_calls", "tool", expect.tools),
-    ):
-        if expected is None:
-            continue
-        names = [str(item.get(key, "")) for item in (bundle or {}).get(section, [])]
-        matched, got, want, missed, extra = _match(names, expected)
-        values.update(
-            {
-                f"{kind}_matched": matched,
-                f"{kind}_recommended": got,
-                f"{kind}_expected": want,
-                f"missed_{kind}": missed,
-                f"unexpected_{kind}": extra,
-            }
-        )
-    if expect.has_goal is not None:
-        values["goal_correct"] = valid and (
-            expect.has_goal == ((bundle or {}).get("proposed_goal") is not None)
-        )
-    if expect.has_enough_context is not None:
-        values["has_enough_correct"] = valid and (
-            (bundle or {}).get("has_enough_context") is expect.has_enough_context
-        )
-    text = (envelope or "").casefold()
-    if expect.mentions is not None:
-        wanted = _norm(expect.mentions)
-        missed = tuple(item for item in wanted if item.casefold() not in text)
-        values.update(
-            mentions_found=len(wanted) - len(missed),
-            mentions_expected=len(wanted),
-            missed_mentions=missed,
-        )
-        if gathered is not None:
-            given = gathered.casefold()
-            values["gathered_found"] = sum(1 for item in wanted if item.casefold() in given)
-    if expect.must_not_mention is not None:
-        banned = _norm(expect.must_not_mention)
-        seen = tuple(item for item in banned if item.casefold() in text)
-        values.update(
-            forbidden_found=len(seen), forbidden_expected=len(banned), forbidden_mentions=seen
-        )
-    return CaseScores(**values)
 
 
 @dataclass(frozen=True)

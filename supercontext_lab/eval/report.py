@@ -2,168 +2,38 @@
 
 ``text/plain`` (terminals, nbval) leaves out everything that depends on the machine or on
 the cache's history — latencies, wall time, cache hits — so a rerun prints the same text.
-HTML and Markdown show them.
+HTML and Markdown show them. The tables are drawn by :mod:`.report_display` and the files
+written by :mod:`.report_export`; what each variant's runs add up to is :mod:`.summary`.
 """
 
 from __future__ import annotations
 
-import csv
-import html
-import io
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._atomic import write_atomic
-from .._text import escape_undecodable
-from .end_to_end import REPLY_METRICS
-from .metrics import COUNT_NAMES, METRIC_NAMES, RATE_METRICS, TIMING_METRICS
+from .metrics import COUNT_NAMES, METRIC_NAMES
 from .metrics import metric as metric_of
-from .results import encodable
-from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, format_interval
+from .report_display import (
+    html_table,
+    intervals_table,
+    latency_table,
+    markdown_table,
+    metrics_rows,
+    paired_lines,
+    replies_table,
+    text_table,
+)
+from .report_export import CASE_COLUMNS, case_row, csv_text, json_text
+from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison
+from .summary import VariantReport
 
 if TYPE_CHECKING:
     from .dataset import EvalCase
     from .results import CaseResult
 
-__all__ = ["EvalReport", "VariantReport", "csv_cell", "format_value"]
-
-# A cell starting with one of these is a formula to a spreadsheet (CSV injection, OWASP):
-# =, +, - and @, a tab, a line break, NUL, and their full-width forms.
-_FORMULA_STARTS = (
-    "=",
-    "+",
-    "-",
-    "@",
-    "\t",
-    "\r",
-    "\n",
-    "\0",
-    "\uff1d",
-    "\uff0b",
-    "\uff0d",
-    "\uff20",
-)
-
-
-def csv_cell(value: Any) -> Any:
-    """A value as a CSV cell: text that a spreadsheet would read as a formula gets a
-    leading ``'`` (shown as text, as OWASP advises against CSV injection), and bytes that
-    are not UTF-8 are escaped; numbers, booleans and ``None`` are written as they are."""
-    if not isinstance(value, str):
-        return value
-    text = escape_undecodable(value)
-    return "'" + text if text.lstrip(" ").startswith(_FORMULA_STARTS) else text
-
-
-CASE_COLUMNS = (
-    "id",
-    "variant",
-    "repeat",
-    "status",
-    "valid",
-    "skill_precision",
-    "skill_recall",
-    "tool_precision",
-    "tool_recall",
-    "goal_correct",
-    "has_enough_correct",
-    "mention_rate",
-    "forbidden_mention_rate",
-    "grounded_rate",
-    "invented_names",
-    "gathered_mention_rate",
-    "missed_mentions",
-    "forbidden_mentions",
-    "missed_skills",
-    "unexpected_skills",
-    "missed_tools",
-    "unexpected_tools",
-    "model_calls",
-    "tokens",
-    "elapsed_ms",
-    "envelope_chars",
-    "cache_hits",
-    "from_cache",
-    "problems",
-)
-
-
-def _text_table(rows: Sequence[Sequence[str]]) -> str:
-    """Aligned plain-text columns: the first left-aligned, the others right-aligned, a
-    rule under the header row."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for number, row in enumerate(rows):
-        cells = [row[0].ljust(widths[0])] + [
-            cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if number == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-def format_value(value: float | int | None) -> str:
-    """Integers as they are, rates and means with three decimals, ``None`` as ``-``."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.3f}"
-
-
-@dataclass(frozen=True)
-class VariantReport:
-    """One variant's metrics (over every run), their spread across repeats and provenance.
-
-    ``cache_hits`` counts model replies that did not reach the model (a result reused from
-    the result store counts each of its model calls); ``reused_runs`` counts the results
-    reused whole.
-    """
-
-    name: str
-    metrics: dict[str, float | int]
-    spread: dict[str, dict[str, float]] = field(default_factory=dict)
-    per_repeat: list[dict[str, float | int]] = field(default_factory=list)
-    cache_hits: int = 0
-    cache_misses: int = 0
-    definition_hash: str = ""
-    source: str = ""
-    model: str = ""
-    reused_runs: int = 0
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """The 95 % interval of each rate (:mod:`.stats`: Wilson; the lift's, a paired
-    bootstrap)."""
-    design: str = "scout"
-    """The pre-flight design that prepared the variant's cases."""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "metrics": dict(self.metrics),
-            "cache": {
-                "hits": self.cache_hits,
-                "misses": self.cache_misses,
-                "reused_runs": self.reused_runs,
-            },
-            "definition_hash": self.definition_hash,
-            "source": self.source,
-            "model": self.model,
-            "design": self.design,
-            "intervals": {
-                name: [round(low, 6), round(high, 6)]
-                for name, (low, high) in self.intervals.items()
-            },
-        }
-        if self.spread:
-            out["spread"] = {name: dict(stats) for name, stats in self.spread.items()}
-            out["per_repeat"] = [dict(metrics) for metrics in self.per_repeat]
-        return out
+__all__ = ["EvalReport", "VariantReport"]
 
 
 @dataclass
@@ -244,35 +114,11 @@ class EvalReport:
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int = 2) -> str:
         """The report as JSON text; also written to ``path`` when given."""
-        text = json.dumps(encodable(self.to_dict()), ensure_ascii=False, indent=indent) + "\n"
-        if path is not None:
-            write_atomic(path, text)
-        return text
+        return json_text(self.to_dict(), path, indent=indent)
 
     def case_rows(self) -> list[dict[str, Any]]:
         """One flat row per run: scores, misses and costs."""
-        rows = []
-        for result in self.results:
-            scores = result.scores.to_dict()
-            row: dict[str, Any] = {
-                "id": result.id,
-                "variant": result.variant,
-                "repeat": result.repeat,
-                "status": result.status,
-                "model_calls": result.model_calls,
-                "tokens": result.tokens,
-                "elapsed_ms": round(result.elapsed_ms, 3),
-                "envelope_chars": len(result.envelope) if result.envelope is not None else None,
-                "cache_hits": result.cache_hits,
-                "from_cache": result.from_cache,
-                "problems": " | ".join(result.problems),
-            }
-            for column in CASE_COLUMNS:
-                if column not in row:
-                    value = scores.get(column)
-                    row[column] = "; ".join(value) if isinstance(value, list) else value
-            rows.append({column: row[column] for column in CASE_COLUMNS})
-        return rows
+        return [case_row(result) for result in self.results]
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """One row per variant: its name and every metric and count."""
@@ -291,23 +137,9 @@ class EvalReport:
             rows, columns = self.metric_rows(), ["variant", *METRIC_NAMES, *COUNT_NAMES]
         else:
             raise ValueError(f"table must be 'cases' or 'metrics', not {table!r}")
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({column: csv_cell(row[column]) for column in columns} for row in rows)
-        text = buffer.getvalue()
-        if path is not None:
-            write_atomic(path, text)
-        return text
+        return csv_text(rows, columns, path)
 
     # ------------------------------------------------------------------ display
-
-    def _cell(self, variant: VariantReport, name: str) -> str:
-        text = format_value(variant.metrics[name])
-        stats = variant.spread.get(name)
-        if stats is not None:
-            text += f" ±{stats['stdev']:.3f}"
-        return text
 
     def title(self) -> str:
         """``Scout evaluation: N cases x M variants`` (and the repeats when several)."""
@@ -317,37 +149,20 @@ class EvalReport:
 
     def metrics_table(self, *, timings: bool = True) -> list[list[str]]:
         """Rows of ``[metric, value per variant...]``, headed by the variant names."""
-        names = [n for n in METRIC_NAMES if timings or n not in TIMING_METRICS]
-        rows = [["metric", *self.variant_names]]
-        for name in (*names, *COUNT_NAMES):
-            rows.append([name, *(self._cell(v, name) for v in self.variants)])
-        return rows
+        return metrics_rows(self.variants, timings=timings)
 
     def to_text(self) -> str:
         """A stable plain-text table (no timings, no cache counts)."""
-        return "\n".join([self.title(), _text_table(self.metrics_table(timings=False))])
+        return "\n".join([self.title(), text_table(self.metrics_table(timings=False))])
 
     def latency_text(self) -> str:
         """The latency of one run, per variant: p50 and p95 in milliseconds (a result
         reused from the cache keeps the latency of the run that made it)."""
-        rows = [["latency", "runs", "p50 ms", "p95 ms"]]
-        for variant in self.variants:
-            runs = sum(1 for result in self.results if result.variant == variant.name)
-            p50, p95 = variant.metrics["latency_p50_ms"], variant.metrics["latency_p95_ms"]
-            rows.append([variant.name, str(runs), f"{p50:.1f}", f"{p95:.1f}"])
-        return _text_table(rows)
+        return latency_table(self.variants, self.results)
 
     def intervals_text(self) -> str:
         """Every rate of every variant with its 95 % interval, one row per rate."""
-        names = [n for n in RATE_METRICS if any(n in v.intervals for v in self.variants)]
-        rows = [["95 % interval", *self.variant_names]]
-        for name in names:
-            cells = []
-            for variant in self.variants:
-                low, high = variant.intervals.get(name, (0.0, 1.0))
-                cells.append(f"{format_value(variant.metrics[name])} {format_interval(low, high)}")
-            rows.append([name, *cells])
-        return f"{_text_table(rows)}\n({INTERVAL_METHOD})"
+        return intervals_table(self.variants)
 
     @property
     def end_to_end(self) -> bool:
@@ -360,26 +175,11 @@ class EvalReport:
         pre-flight added and the time to the reply."""
         if not self.end_to_end:
             return ""
-        rows = [["end to end", *self.variant_names]]
-        for name in REPLY_METRICS:
-            cells = []
-            for variant in self.variants:
-                value = variant.metrics.get(name)
-                text = format_value(value)
-                if name in variant.intervals:
-                    text += " " + format_interval(*variant.intervals[name])
-                cells.append(text)
-            rows.append([name, *cells])
-        head = f"Orchestrator: {self.settings.get('orchestrator', '?')}, temperature 0"
-        return f"{head}\n{_text_table(rows)}"
+        return replies_table(self.variants, str(self.settings.get("orchestrator", "?")))
 
     def paired_text(self) -> str:
         """One line per two variants: the paired comparison (empty for one variant)."""
-        if not self.paired:
-            return ""
-        lines = [f"Paired comparisons ({PAIRED_METHOD}):"]
-        lines.extend("  " + pair.line() for pair in self.paired)
-        return "\n".join(lines)
+        return paired_lines(self.paired)
 
     @property
     def replies_sent(self) -> int:
@@ -409,47 +209,13 @@ class EvalReport:
 
     def to_html(self) -> str:
         """An HTML table, variants as columns, the best value of each metric highlighted."""
-        esc = html.escape
-        head = "".join(f"<th>{esc(name)}</th>" for name in self.variant_names)
-        body = []
-        for row in self.metrics_table(timings=True)[1:]:
-            best = self.best(row[0])
-            cells = []
-            for variant, cell in zip(self.variant_names, row[1:], strict=True):
-                if variant in best:
-                    cells.append(
-                        f'<td class="scout-eval-best" style="font-weight:bold;'
-                        f'background:#e6f4ea">{esc(cell)}</td>'
-                    )
-                else:
-                    cells.append(f"<td>{esc(cell)}</td>")
-            body.append(f"<tr><th>{esc(row[0])}</th>{''.join(cells)}</tr>")
-        return (
-            f'<div class="scout-eval-report"><strong>{esc(self.title())}</strong>'
-            f'<table class="scout-eval-metrics"><thead><tr><th>metric</th>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>"
-            f"<small>{esc(self.footer())}</small></div>"
-        )
+        return html_table(self.title(), self.metrics_table(timings=True), self.best, self.footer())
 
     def to_markdown(self) -> str:
         """A Markdown table with every metric (timings included)."""
-
-        def cell(text: str) -> str:
-            return text.replace("|", "\\|")
-
-        rows = self.metrics_table(timings=True)
-        lines = [f"**{self.title()}**", ""]
-        lines.append("| " + " | ".join(cell(c) for c in rows[0]) + " |")
-        lines.append("|" + "---|" * len(rows[0]))
-        for row in rows[1:]:
-            best = self.best(row[0])
-            shown = [
-                f"**{cell(value)}**" if variant in best else cell(value)
-                for variant, value in zip(self.variant_names, row[1:], strict=True)
-            ]
-            lines.append(f"| {cell(row[0])} | " + " | ".join(shown) + " |")
-        lines += ["", self.footer()]
-        return "\n".join(lines)
+        return markdown_table(
+            self.title(), self.metrics_table(timings=True), self.best, self.footer()
+        )
 
     def _repr_mimebundle_(
         self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None

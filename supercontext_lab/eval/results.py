@@ -21,7 +21,8 @@ from .._text import escape_undecodable
 from ..scout import ScoutRun, StopCause
 from .dataset import EvalCase
 from .keys import OUTSIDE_TOOLS
-from .metrics import CaseScores, RunMeasure, score_case
+from .metrics import RunMeasure
+from .scores import CaseScores, score_case
 
 __all__ = [
     "CaseResult",

@@ -1,10 +1,10 @@
 """Run every case under every variant and score the bundles.
 
-:func:`evaluate` turns (dataset × variants × repeats) into :class:`CaseTask` records —
-plain, picklable data — and hands them to an executor (:mod:`.executors`). Each task runs
-the scout once through the explicit path (:func:`~supercontext_lab.scout.run_scout`, no
-gate) on the case's workspace and returns a :class:`CaseResult`. Results come back in task
-order whatever the executor, so reports do not depend on scheduling.
+:func:`evaluate` turns (dataset × variants × repeats) into :class:`~.case_task.CaseTask`
+records — plain, picklable data — and hands them to an executor (:mod:`.executors`),
+which runs each with :func:`~.case_task.run_case_task` on the case's workspace. Results
+come back in task order whatever the executor, so reports do not depend on scheduling;
+they add up to one :class:`~.summary.VariantReport` per variant (:mod:`.summary`).
 
 Two caches make a rerun cheap, both in one SQLite file and both switched by ``cache``:
 
@@ -21,254 +21,34 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..bundle import ContextBundle
 from ..errors import WorkspaceError
-from ..harness.designs import PreflightSettings, check_deadline_ms, preflight_settings
-from ..harness.preflight import run_preflight
-from ..models.base import ChatModel
-from ..models.cache import CachedModel, CacheMode, default_cache_path
+from ..harness.designs import check_deadline_ms
+from ..models.cache import CacheMode, default_cache_path
 from ..models.routing import ORCHESTRATOR_HINT
 from ..routes import ModelRoute, get_model_route
-from ..scout import DEFAULT_SCOUT_TIMEOUT_S, ScoutRun, run_scout, trace_summary
+from ..scout import DEFAULT_SCOUT_TIMEOUT_S
 from ..sources.demo import demo_workspace_path
-from ..sources.workspace import Workspace
+from .case_task import CaseTask, run_case_task
 from .dataset import EvalCase, load_dataset
-from .end_to_end import COLD, paired_counts, reply_metrics
+from .end_to_end import COLD
 from .executors import EXECUTORS, ExecutorName, run_tasks
 from .keys import (
     case_result_key,
     model_identity,
     workspace_fingerprint,
 )
-from .metrics import aggregate, rate_counts, score_case, spread
-from .report import EvalReport, VariantReport
-from .results import CaseResult, result_from_record, result_record, storable
-from .session import EvalSession, session_for
-from .stats import CaseCounts, PairedComparison, compare_pair, wilson
+from .report import EvalReport
+from .results import CaseResult, result_from_record
+from .session import EvalSession
+from .summary import paired_comparisons, variant_report, with_replies
 from .variants import Variant, VariantSpec, baseline, design_variant
 
 __all__ = ["CaseTask", "evaluate", "run_case_task"]
 
 CacheSetting = bool | Literal["readwrite", "replay", "off"]
-
-
-@dataclass(frozen=True)
-class CaseTask:
-    """One scout run to do: a case, a variant, a repeat, where and how to cache.
-
-    ``session`` names the evaluation's :class:`EvalSession`; ``result_key`` is the run's
-    key in the result store (``None``: not cached at that level).
-    """
-
-    index: int
-    case: EvalCase
-    variant: VariantSpec
-    repeat: int
-    workspace: str
-    demo: bool
-    cache_path: str | None
-    cache_mode: CacheMode
-    timeout_s: float
-    session: str = ""
-    result_key: str | None = None
-    end_to_end: bool = False
-    """Run the whole first turn (:mod:`.end_to_end`), not the pre-flight alone."""
-    orchestrator: dict[str, Any] | None = None
-    """The orchestrator's route of an end-to-end task (``None``: the configured one)."""
-    deadline_ms: float | None = None
-    """The pre-turn deadline of the ``scout`` design (SPEC §16)."""
-
-
-def _result(
-    task: CaseTask,
-    run: ScoutRun | None,
-    *,
-    envelope: str | None,
-    bundle: ContextBundle | None,
-    elapsed_ms: float,
-    workspace: Workspace,
-    cached: Sequence[CachedModel | None] = (),
-    status: str | None = None,
-    turn: dict[str, Any] | None = None,
-) -> CaseResult:
-    """The scored result of one task from what prepared it (``run`` ``None``: nothing)."""
-    shown = bundle.to_dict() if bundle is not None else None
-    grounding = run.grounding.to_dict() if run is not None and run.grounding is not None else None
-    gathered = run.gathered if run is not None else ""
-    counters = [model for model in cached if model is not None]
-    return CaseResult(
-        id=task.case.id,
-        variant=task.variant.name,
-        repeat=task.repeat,
-        status=status or (str(run.status) if run is not None else "cold"),
-        envelope=envelope,
-        bundle=shown,
-        problems=list(run.problems) if run is not None else [],
-        trace_summary=trace_summary(run.trace if run is not None else []),
-        elapsed_ms=elapsed_ms,
-        tokens=run.usage.total_tokens if run is not None else 0,
-        model_calls=run.model_calls if run is not None else 0,
-        model_name=run.model_name if run is not None else task.variant.design,
-        definition_hash=task.variant.definition().definition_hash(),
-        scores=score_case(
-            task.case.expect,
-            envelope,
-            shown,
-            grounding=grounding,
-            gathered=gathered if run is not None else None,
-        ),
-        grounding=grounding,
-        gathered=gathered,
-        cache_hits=sum(model.hits for model in counters),
-        cache_misses=sum(model.misses for model in counters),
-        workspace=str(workspace.root),
-        turn=turn,
-    )
-
-
-def _cached_model(session: EvalSession, task: CaseTask, model: ChatModel) -> CachedModel | None:
-    if session.cache is None:
-        return None
-    return CachedModel(model, cache=session.cache, mode=task.cache_mode, sample=task.repeat)
-
-
-def _settings(task: CaseTask) -> PreflightSettings:
-    # The [preflight] table's budgets and fallback, the variant's design and the
-    # evaluation's deadline.
-    return preflight_settings().with_overrides(
-        design=task.variant.design, deadline_ms=task.deadline_ms
-    )
-
-
-def _run_turn(
-    task: CaseTask, session: EvalSession, workspace: Workspace, scout: ChatModel
-) -> tuple[CaseResult, CachedModel | None]:
-    """An end-to-end task: the case as the first message of a new thread."""
-    from ..harness import Thread
-    from ..routes import ModelRoute
-    from .end_to_end import AtTemperature, turn_record
-
-    inner = session.orchestrator(ModelRoute.model_validate(task.orchestrator or {}))
-    cached = _cached_model(session, task, inner)
-    thread = Thread(
-        workspace,
-        definition=task.variant.definition(),
-        scout_model=scout,
-        orchestrator_model=AtTemperature(cached or inner, 0.0),
-        super_context_enabled=True,
-        scout_timeout_s=task.timeout_s,
-        design=task.variant.design,
-        deadline_ms=task.deadline_ms,
-        record_recalls=False,
-        # Evaluations never archive: a case's turn would be a past conversation to the
-        # cases after it (SPEC §15).
-        archive=False,
-    )
-    turn = thread.send(task.case.message)
-    result = _result(
-        task,
-        turn.scout,
-        envelope=turn.envelope,
-        bundle=turn.bundle,
-        elapsed_ms=turn.timings_ms.get("preparation_ms", 0.0),
-        workspace=workspace,
-        cached=[cached],
-        status=str(turn.preparation),
-        turn=turn_record(turn, task.case.expect),
-    )
-    return result, cached
-
-
-def run_case_task(task: CaseTask) -> CaseResult:
-    """Run and score one task. Module-level and fed plain data so Dask can ship it.
-
-    In the process that called :func:`evaluate` the task uses that call's
-    :class:`~supercontext_lab.eval.session.EvalSession`; elsewhere a session of its own.
-    """
-    session, owned = session_for(
-        task.session, cache_path=task.cache_path, cache_mode=task.cache_mode
-    )
-    try:
-        definition = task.variant.definition()
-        workspace = session.workspace(task.workspace, task.demo)
-        model: ChatModel = session.model(task.variant)
-        cached = _cached_model(session, task, model)
-        model = cached or model
-        if task.end_to_end:
-            result, _ = _run_turn(task, session, workspace, model)
-            return replace(
-                result,
-                cache_hits=result.cache_hits + (cached.hits if cached else 0),
-                cache_misses=result.cache_misses + (cached.misses if cached else 0),
-            )
-        if task.variant.design != "scout" or task.deadline_ms is not None:
-            scout_model = model
-
-            def scout(timeout_s: float | None, on_step: Any) -> ScoutRun:
-                return run_scout(
-                    task.case.message,
-                    workspace=workspace,
-                    model=scout_model,
-                    definition=definition,
-                    focus=task.case.focus,
-                    timeout_s=task.timeout_s if timeout_s is None else timeout_s,
-                    on_step=on_step,
-                )
-
-            done = run_preflight(
-                task.case.message,
-                settings=_settings(task),
-                workspace=workspace,
-                definition=definition,
-                scout=scout,
-                focus=task.case.focus,
-            )
-            return _result(
-                task,
-                done.run,
-                envelope=done.envelope,
-                bundle=done.bundle,
-                elapsed_ms=done.elapsed_ms,
-                workspace=workspace,
-                cached=[cached],
-                status=None if done.run is not None else "cold",
-            )
-        run = run_scout(
-            task.case.message,
-            workspace=workspace,
-            model=model,
-            definition=definition,
-            focus=task.case.focus,
-            timeout_s=task.timeout_s,
-        )
-        result = _result(
-            task,
-            run,
-            envelope=run.envelope,
-            bundle=run.bundle,
-            elapsed_ms=run.elapsed_ms,
-            workspace=workspace,
-            cached=[cached],
-        )
-        if (
-            task.result_key is not None
-            and task.cache_mode == "readwrite"
-            and session.results is not None
-            and storable(run)
-        ):
-            session.results.put(
-                task.result_key,
-                result_record(result),
-                label=f"{task.case.id} / {task.variant.name} / repeat {task.repeat}",
-            )
-    finally:
-        if owned:
-            session.close()
-    return result
 
 
 def _cache_mode(cache: CacheSetting) -> CacheMode:
@@ -474,14 +254,14 @@ def evaluate(
             dask_address=dask_address,
         )
         wall_s = time.perf_counter() - started
-    reports = [_variant_report(variant, results, repeats) for variant in chosen]
+    reports = [variant_report(variant, results, repeats) for variant in chosen]
     if end_to_end:
-        reports = _with_replies(reports, results)
+        reports = with_replies(reports, results)
     return EvalReport(
         cases=cases,
         variants=reports,
         results=results,
-        paired=_paired(reports, results, end_to_end=end_to_end),
+        paired=paired_comparisons(reports, results, end_to_end=end_to_end),
         settings={
             "executor": executor,
             "concurrency": concurrency,
@@ -571,77 +351,3 @@ def _route_label(route: dict[str, Any]) -> str:
     if parsed.kind in ("offline", "baseline"):
         return "offline"
     return parsed.label or f"{parsed.kind}:{parsed.model}"
-
-
-def _with_replies(
-    reports: list[VariantReport], results: Sequence[CaseResult]
-) -> list[VariantReport]:
-    """The reports with the end-to-end metrics and their intervals (against ``cold``)."""
-    cold = [result for result in results if result.variant == COLD]
-    out = []
-    for report in reports:
-        mine = [result for result in results if result.variant == report.name]
-        metrics, intervals = reply_metrics(mine, cold)
-        out.append(
-            replace(
-                report,
-                metrics={**report.metrics, **metrics},
-                intervals={**report.intervals, **intervals},
-            )
-        )
-    return out
-
-
-def _bundle_counts(results: Sequence[CaseResult]) -> dict[str, CaseCounts]:
-    """Per ``"case id#repeat"``, the bundle's expected mentions found of expected."""
-    return {
-        f"{result.id}#{result.repeat}": CaseCounts(s.mentions_found, s.mentions_expected)
-        for result in results
-        if (s := result.scores).mentions_found is not None and s.mentions_expected is not None
-    }
-
-
-def _paired(
-    reports: Sequence[VariantReport], results: Sequence[CaseResult], *, end_to_end: bool
-) -> list[PairedComparison]:
-    """Every two variants compared on the same cases (:func:`~.stats.compare_pair`): on
-    the reply's mentions end to end, else on the bundle's."""
-    names = [report.name for report in reports]
-    by_variant = {name: [r for r in results if r.variant == name] for name in names}
-    if end_to_end:
-        measure, counts = "reply_mention_rate", paired_counts(by_variant)
-    else:
-        measure = "mention_rate"
-        counts = {name: _bundle_counts(mine) for name, mine in by_variant.items()}
-    pairs = []
-    for index, first in enumerate(names):
-        for second in names[index + 1 :]:
-            compared = compare_pair(first, second, measure, counts)
-            if compared is not None:
-                pairs.append(compared)
-    return pairs
-
-
-def _variant_report(variant: Variant, results: Sequence[CaseResult], repeats: int) -> VariantReport:
-    """One variant's metrics (and their spread over repeats) from its results, with the
-    95 % interval of each rate."""
-    mine = [result for result in results if result.variant == variant.name]
-    per_repeat = [
-        aggregate([r.measure() for r in mine if r.repeat == repeat]) for repeat in range(repeats)
-    ]
-    return VariantReport(
-        name=variant.name,
-        metrics=aggregate([r.measure() for r in mine]),
-        spread=spread(per_repeat) if repeats > 1 else {},
-        per_repeat=per_repeat if repeats > 1 else [],
-        cache_hits=sum(r.cache_hits for r in mine),
-        cache_misses=sum(r.cache_misses for r in mine),
-        reused_runs=sum(1 for r in mine if r.from_cache),
-        definition_hash=variant.definition.definition_hash(),
-        source=variant.definition.source,
-        model=variant.model_label(),
-        intervals={
-            name: wilson(k, n) for name, (k, n) in rate_counts([r.measure() for r in mine]).items()
-        },
-        design=variant.design,
-    )

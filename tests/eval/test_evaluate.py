@@ -83,24 +83,6 @@ def test_memory_recall_makes_the_difference_and_a_rerun_is_cached(
     )
 
 
-def test_a_result_carries_everything_about_the_run(small_cases: list[EvalCase]) -> None:
-    report = evaluate(small_cases[:1], progress=False, cache=False)
-    (result,) = report.results
-    assert (result.id, result.variant, result.repeat) == ("kernel-decision", BASELINE, 0)
-    assert result.ok and result.status == "completed"
-    assert result.bundle is not None and result.bundle["proposed_goal"] is None
-    assert result.envelope is not None and result.envelope.startswith("[context_bundle]")
-    assert result.model_calls == result.trace_summary["model_calls"] >= 2
-    assert result.tokens == result.trace_summary["tokens"] > 0
-    assert result.elapsed_ms > 0
-    assert result.model_name == "offline:scout"
-    assert result.definition_hash == default_agent_definition().definition_hash()
-    assert result.scores.mentions_expected == 2
-    data = result.to_dict()
-    assert {"id", "variant", "envelope", "problems", "scores", "trace_summary"} <= set(data)
-    json.dumps(data)
-
-
 def test_the_local_executor_matches_the_sequential_one(
     small_cases: list[EvalCase], no_memory_variant: Variant
 ) -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from supercontext_lab.eval import EvalCase, EvalReport, Variant, baseline, evaluate
 from supercontext_lab.eval.metrics import COUNT_NAMES, METRIC_NAMES, TIMING_METRICS
-from supercontext_lab.eval.report import CASE_COLUMNS, csv_cell, format_value
+from supercontext_lab.eval.report_display import format_value
+from supercontext_lab.eval.report_export import CASE_COLUMNS
 
 
 @pytest.fixture
@@ -104,32 +105,3 @@ def test_lookups_and_misses(report: EvalReport) -> None:
         report.variant("other")
     misses = dict(report.misses("no_memory_recall"))
     assert "missing mention '2Dt'" in misses["kernel-decision"]
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [(None, "-"), (True, "yes"), (3, "3"), (0.5, "0.500"), (2 / 3, "0.667")],
-)
-def test_format_value(value: float | int | None, text: str) -> None:
-    assert format_value(value) == text
-
-
-@pytest.mark.parametrize(
-    ("value", "cell"),
-    [
-        ("=1+1", "'=1+1"),
-        ("+cmd", "'+cmd"),
-        ("-2", "'-2"),
-        ("@SUM(A1)", "'@SUM(A1)"),
-        ("\t=1", "'\t=1"),
-        ("  =1", "'  =1"),
-        ("\uff1d1", "'\uff1d1"),
-        ("caf\udce9", "caf\\xe9"),
-        ("plain text", "plain text"),
-        (-2, -2),
-        (0.5, 0.5),
-        (None, None),
-    ],
-)
-def test_csv_cells_are_text_never_formulas(value: object, cell: object) -> None:
-    assert csv_cell(value) == cell

@@ -1,0 +1,181 @@
+"""How the report is shown: plain-text tables for terminals and the command line, HTML and
+Markdown for notebooks and documents.
+
+Every table is drawn from the per-variant reports (:mod:`.summary`); which metrics go in,
+and so what a rerun prints, the report decides (:mod:`.report`). A value is written by
+:func:`format_value`, a metric's value with its spread over repeats when there are
+several.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from .end_to_end import REPLY_METRICS
+from .metrics import COUNT_NAMES, METRIC_NAMES, RATE_METRICS, TIMING_METRICS
+from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, format_interval
+
+if TYPE_CHECKING:
+    from .results import CaseResult
+    from .summary import VariantReport
+
+__all__ = [
+    "format_value",
+    "html_table",
+    "intervals_table",
+    "latency_table",
+    "markdown_table",
+    "metrics_rows",
+    "paired_lines",
+    "replies_table",
+    "text_table",
+]
+
+
+def text_table(rows: Sequence[Sequence[str]]) -> str:
+    """Aligned plain-text columns: the first left-aligned, the others right-aligned, a
+    rule under the header row."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for number, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [
+            cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if number == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def format_value(value: float | int | None) -> str:
+    """Integers as they are, rates and means with three decimals, ``None`` as ``-``."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.3f}"
+
+
+def _cell(variant: VariantReport, name: str) -> str:
+    text = format_value(variant.metrics[name])
+    stats = variant.spread.get(name)
+    if stats is not None:
+        text += f" ±{stats['stdev']:.3f}"
+    return text
+
+
+def metrics_rows(variants: Sequence[VariantReport], *, timings: bool) -> list[list[str]]:
+    """Rows of ``[metric, value per variant...]``, headed by the variant names; every
+    metric (the timings only with ``timings``), then every count."""
+    names = [n for n in METRIC_NAMES if timings or n not in TIMING_METRICS]
+    rows = [["metric", *(variant.name for variant in variants)]]
+    for name in (*names, *COUNT_NAMES):
+        rows.append([name, *(_cell(v, name) for v in variants)])
+    return rows
+
+
+def latency_table(variants: Sequence[VariantReport], results: Sequence[CaseResult]) -> str:
+    """Per variant, its runs and the p50 and p95 latency of one run in milliseconds."""
+    rows = [["latency", "runs", "p50 ms", "p95 ms"]]
+    for variant in variants:
+        runs = sum(1 for result in results if result.variant == variant.name)
+        p50, p95 = variant.metrics["latency_p50_ms"], variant.metrics["latency_p95_ms"]
+        rows.append([variant.name, str(runs), f"{p50:.1f}", f"{p95:.1f}"])
+    return text_table(rows)
+
+
+def intervals_table(variants: Sequence[VariantReport]) -> str:
+    """Every rate of every variant with its 95 % interval, one row per rate, and the
+    method under the table."""
+    names = [n for n in RATE_METRICS if any(n in v.intervals for v in variants)]
+    rows = [["95 % interval", *(variant.name for variant in variants)]]
+    for name in names:
+        cells = []
+        for variant in variants:
+            low, high = variant.intervals.get(name, (0.0, 1.0))
+            cells.append(f"{format_value(variant.metrics[name])} {format_interval(low, high)}")
+        rows.append([name, *cells])
+    return f"{text_table(rows)}\n({INTERVAL_METHOD})"
+
+
+def replies_table(variants: Sequence[VariantReport], orchestrator: str) -> str:
+    """The end-to-end metrics per variant, each with its interval when it has one, under
+    a line naming the ``orchestrator`` that replied."""
+    rows = [["end to end", *(variant.name for variant in variants)]]
+    for name in REPLY_METRICS:
+        cells = []
+        for variant in variants:
+            value = variant.metrics.get(name)
+            text = format_value(value)
+            if name in variant.intervals:
+                text += " " + format_interval(*variant.intervals[name])
+            cells.append(text)
+        rows.append([name, *cells])
+    head = f"Orchestrator: {orchestrator}, temperature 0"
+    return f"{head}\n{text_table(rows)}"
+
+
+def paired_lines(paired: Sequence[PairedComparison]) -> str:
+    """One line per paired comparison under the method's name (empty for none)."""
+    if not paired:
+        return ""
+    lines = [f"Paired comparisons ({PAIRED_METHOD}):"]
+    lines.extend("  " + pair.line() for pair in paired)
+    return "\n".join(lines)
+
+
+def html_table(
+    title: str, rows: Sequence[Sequence[str]], best: Callable[[str], set[str]], footer: str
+) -> str:
+    """``rows`` (:func:`metrics_rows`) as an HTML table under ``title``, the cells of the
+    variants ``best`` names for a metric highlighted, ``footer`` below."""
+    esc = html.escape
+    names = rows[0][1:]
+    head = "".join(f"<th>{esc(name)}</th>" for name in names)
+    body = []
+    for row in rows[1:]:
+        winners = best(row[0])
+        cells = []
+        for variant, cell in zip(names, row[1:], strict=True):
+            if variant in winners:
+                cells.append(
+                    f'<td class="scout-eval-best" style="font-weight:bold;'
+                    f'background:#e6f4ea">{esc(cell)}</td>'
+                )
+            else:
+                cells.append(f"<td>{esc(cell)}</td>")
+        body.append(f"<tr><th>{esc(row[0])}</th>{''.join(cells)}</tr>")
+    return (
+        f'<div class="scout-eval-report"><strong>{esc(title)}</strong>'
+        f'<table class="scout-eval-metrics"><thead><tr><th>metric</th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+        f"<small>{esc(footer)}</small></div>"
+    )
+
+
+def markdown_table(
+    title: str, rows: Sequence[Sequence[str]], best: Callable[[str], set[str]], footer: str
+) -> str:
+    """``rows`` (:func:`metrics_rows`) as a Markdown table under ``title`` in bold, the
+    values of the variants ``best`` names for a metric in bold, ``footer`` below."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    names = rows[0][1:]
+    lines = [f"**{title}**", ""]
+    lines.append("| " + " | ".join(cell(c) for c in rows[0]) + " |")
+    lines.append("|" + "---|" * len(rows[0]))
+    for row in rows[1:]:
+        winners = best(row[0])
+        shown = [
+            f"**{cell(value)}**" if variant in winners else cell(value)
+            for variant, value in zip(names, row[1:], strict=True)
+        ]
+        lines.append(f"| {cell(row[0])} | " + " | ".join(shown) + " |")
+    lines += ["", footer]
+    return "\n".join(lines)
