@@ -3,16 +3,19 @@
 A line is a JSON object::
 
     {"id": "kernel-decision", "message": "What did we decide about the dispersal kernel?",
-     "focus": "grant Section 3.2", "workspace": "../my-workspace",
+     "focus": "grant Section 3.2", "workspace": "../my-workspace", "structure": "prose",
      "expect": {"skills": ["lit-review-digest"], "tools": ["delegate_gmail"],
                 "has_goal": false, "has_enough_context": true,
                 "mentions": ["2Dt"], "must_not_mention": ["sourdough"]}}
 
 ``id`` and ``message`` are required; everything else is optional, and an expectation that
-is absent is simply not scored. A relative ``workspace`` is resolved against the folder of
-the dataset file; no ``workspace`` means the evaluation's default (the demo workspace
-unless another is given). Blank lines are skipped. Every problem raises
-:class:`~supercontext_lab.errors.DatasetError` naming the file and the line.
+is absent is simply not scored. ``structure`` says how the text that answers the case is
+laid out (one of :data:`STRUCTURES`: a table, an email thread, a chat, a log, a list, prose
+or code), so results can be broken down by it; it is not scored. A relative ``workspace``
+is resolved against the folder of the dataset file; no ``workspace`` means the
+evaluation's default (the demo workspace unless another is given). Blank lines are
+skipped. Every problem raises :class:`~supercontext_lab.errors.DatasetError` naming the
+file and the line.
 
 A dataset is somebody's file too, and an evaluation walks and indexes each workspace it
 names, so a line may name only a folder below the dataset's own folder, the shipped demo,
@@ -34,7 +37,7 @@ from typing import Any
 from .._bounded import json_loads
 from .._confine import read_limited
 from .._json import json_type_name
-from .._text import without_surrogates
+from .._text import one_line, visible, without_surrogates
 from ..errors import DatasetError, PathRefusedError, WorkspaceError
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "EXPECT_KEYS",
     "MAX_DATASET_BYTES",
     "MAX_LINE_CHARS",
+    "STRUCTURES",
     "EvalCase",
     "Expectations",
     "load_dataset",
@@ -53,7 +57,9 @@ MAX_DATASET_BYTES = 64 << 20
 MAX_LINE_CHARS = 1_000_000
 """Longest line (one case) read."""
 
-CASE_KEYS = ("id", "message", "focus", "workspace", "expect")
+CASE_KEYS = ("id", "message", "focus", "workspace", "structure", "expect")
+STRUCTURES = ("table", "email", "chat", "log", "list", "prose", "code")
+"""The values ``structure`` may take: how the text that answers a case is laid out."""
 EXPECT_KEYS = (
     "skills",
     "tools",
@@ -97,6 +103,8 @@ class EvalCase:
     workspace: Path | None = None
     expect: Expectations = field(default_factory=Expectations)
     line: int = 0
+    structure: str | None = None
+    """How the answering text is laid out (one of :data:`STRUCTURES`), or ``None``."""
 
     def to_dict(self) -> dict[str, Any]:
         """The case as a dataset line (the workspace as an absolute path)."""
@@ -105,6 +113,8 @@ class EvalCase:
             out["focus"] = self.focus
         if self.workspace is not None:
             out["workspace"] = str(self.workspace)
+        if self.structure is not None:
+            out["structure"] = self.structure
         out["expect"] = self.expect.to_dict()
         return out
 
@@ -135,6 +145,21 @@ def _optional_text(where: _Line, data: Mapping[str, Any], key: str) -> str | Non
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise where.error(f'"{key}" must be a string or null, not {json_type_name(value)}.')
+    return value
+
+
+def _structure(where: _Line, data: Mapping[str, Any]) -> str | None:
+    value = data.get("structure")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise where.error(
+            f'"structure" must be a string or null, not {json_type_name(value)}; '
+            f"use one of {', '.join(STRUCTURES)}."
+        )
+    if value not in STRUCTURES:
+        shown = visible(one_line(value, 40))
+        raise where.error(f'unknown structure "{shown}"; use one of {", ".join(STRUCTURES)}.')
     return value
 
 
@@ -243,6 +268,7 @@ def _case(where: _Line, text: str, workspaces: _Workspaces) -> EvalCase:
     message = _required_text(where, data, "message")
     focus = _optional_text(where, data, "focus")
     workspace = _workspace(where, _optional_text(where, data, "workspace"), workspaces)
+    structure = _structure(where, data)
     expect = _expectations(where, data.get("expect", {}))
     return EvalCase(
         id=case_id.strip(),
@@ -251,6 +277,7 @@ def _case(where: _Line, text: str, workspaces: _Workspaces) -> EvalCase:
         workspace=workspace,
         expect=expect,
         line=where.number,
+        structure=structure,
     )
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from supercontext_lab import DatasetError
 from supercontext_lab.eval import EvalCase, Expectations, load_dataset, parse_dataset
-from supercontext_lab.eval.dataset import CASE_KEYS, EXPECT_KEYS
+from supercontext_lab.eval.dataset import CASE_KEYS, EXPECT_KEYS, STRUCTURES
 from supercontext_lab.sources.demo import demo_workspace_path
 from supercontext_lab.sources.workspace import Workspace
 
@@ -32,6 +32,7 @@ def test_a_full_case_parses(tmp_path: Path) -> None:
             "message": "What did we decide?",
             "focus": "the grant",
             "workspace": "ws",
+            "structure": "table",
             "expect": {
                 "skills": ["figure-polish"],
                 "tools": ["delegate_gmail"],
@@ -57,9 +58,26 @@ def test_a_full_case_parses(tmp_path: Path) -> None:
             must_not_mention=("sourdough",),
         ),
         line=2,
+        structure="table",
     )
     assert case.expect.to_dict()["skills"] == ["figure-polish"]
-    assert set(case.to_dict()) == {"id", "message", "focus", "workspace", "expect"}
+    assert set(case.to_dict()) == {"id", "message", "focus", "workspace", "structure", "expect"}
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_a_case_names_how_its_answer_is_laid_out(structure: str) -> None:
+    line = json.dumps({"id": "a", "message": "m", "structure": structure})
+    (case,) = parse_dataset(line)
+    assert case.structure == structure
+    assert case.to_dict()["structure"] == structure
+    assert parse_dataset(json.dumps(case.to_dict()))[0].structure == structure
+
+
+def test_no_structure_is_none_and_stays_out_of_the_line() -> None:
+    for line in (GOOD, '{"id": "a", "message": "m", "structure": null}'):
+        (case,) = parse_dataset(line)
+        assert case.structure is None
+        assert "structure" not in case.to_dict()
 
 
 def test_absent_expectations_are_not_scored() -> None:
@@ -99,6 +117,23 @@ def test_absolute_workspace_and_bom(tmp_path: Path) -> None:
         (['{"id": "a", "message": "m", "focus": 3}'], 1, '"focus" must be a string or null'),
         (['{"id": "a", "message": "m", "workspace": "missing"}'], 1, "does not exist"),
         (['{"id": "a", "message": "m", "workspace": ""}'], 1, '"workspace" is empty'),
+        (
+            ['{"id": "a", "message": "m", "structure": "spreadsheet"}'],
+            1,
+            'unknown structure "spreadsheet"',
+        ),
+        (['{"id": "a", "message": "m", "structure": "Table"}'], 1, "use one of table, email, chat"),
+        (
+            ['{"id": "a", "message": "m", "structure": "ta\\nble"}'],
+            1,
+            'unknown structure "ta ble"',
+        ),
+        (
+            ['{"id": "a", "message": "m", "structure": ["table"]}'],
+            1,
+            '"structure" must be a string',
+        ),
+        (['{"id": "a", "message": "m", "structure": 3}'], 1, "not a number"),
     ],
 )
 def test_bad_lines_name_the_file_and_line(

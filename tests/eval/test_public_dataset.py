@@ -1,19 +1,25 @@
 """The shipped evaluation set built from public notes: it loads, its workspaces are usable,
-its expectations point at things that exist, and every shipped note has its source recorded."""
+its expectations point at things that exist, and every shipped note has its source recorded.
+Beside it, the structures set: published benchmarks' questions over tables, emails, chats and
+prose, each case saying how its answer is laid out."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from supercontext_lab.cli import main
 from supercontext_lab.eval import EvalCase, demo_dataset_path, load_dataset
+from supercontext_lab.eval.dataset import STRUCTURES
 from supercontext_lab.sources.workspace import Workspace
 
 PUBLIC = Path(demo_dataset_path()).parent / "public"
 DATASET = PUBLIC / "dataset.jsonl"
+STRUCTURES_SET = PUBLIC / "structures.jsonl"
 SOURCES = PUBLIC / "SOURCES.md"
 SAMPLE = PUBLIC / "longmemeval_sample.json"
 WORKSPACES = sorted(path for path in PUBLIC.iterdir() if (path / "memory").is_dir())
@@ -22,6 +28,11 @@ WORKSPACES = sorted(path for path in PUBLIC.iterdir() if (path / "memory").is_di
 @pytest.fixture(scope="module")
 def cases() -> list[EvalCase]:
     return load_dataset(DATASET)
+
+
+@pytest.fixture(scope="module")
+def structure_cases() -> list[EvalCase]:
+    return load_dataset(STRUCTURES_SET)
 
 
 def _notes(folder: Path) -> dict[Path, str]:
@@ -33,13 +44,20 @@ def _notes(folder: Path) -> dict[Path, str]:
 
 
 def test_the_set_has_three_workspaces_and_every_case_names_one(cases: list[EvalCase]) -> None:
-    assert [path.name for path in WORKSPACES] == [
+    assert sorted(folder.name for folder in {case.workspace for case in cases} if folder) == [
         "govuk-forms",
         "rust-compiler-team",
         "til-notebook",
     ]
     assert len(cases) >= 30
-    assert {case.workspace for case in cases} == {path.resolve() for path in WORKSPACES}
+    assert all(case.workspace is not None for case in cases)
+
+
+def test_every_shipped_workspace_is_named_by_a_case(
+    cases: list[EvalCase], structure_cases: list[EvalCase]
+) -> None:
+    named = {case.workspace for case in [*cases, *structure_cases]}
+    assert named == {path.resolve() for path in WORKSPACES}
 
 
 def test_the_set_scores_what_it_is_meant_to(cases: list[EvalCase]) -> None:
@@ -155,3 +173,91 @@ def test_an_evaluation_indexes_a_copy_never_the_shipped_workspace(
         assert (folder / ".supercontext").exists() == had_index
     copies = lab_home() / "shipped"
     assert any((copy / ".supercontext").is_dir() for copy in copies.iterdir())
+
+
+# --------------------------------------------------------------------------- structures set
+
+
+def test_the_structures_set_has_sixty_benchmark_questions_or_more(
+    structure_cases: list[EvalCase],
+) -> None:
+    assert len(structure_cases) >= 60
+    assert sorted(folder.name for folder in {c.workspace for c in structure_cases} if folder) == [
+        "public-chat",
+        "public-email",
+        "public-prose",
+        "public-tables",
+    ]
+    for case in structure_cases:
+        assert case.structure in STRUCTURES
+        assert case.expect.has_goal is False
+        assert case.expect.has_enough_context is True
+        assert case.expect.mentions
+
+
+def test_each_structure_the_set_claims_has_ten_cases_or_more(
+    structure_cases: list[EvalCase],
+) -> None:
+    counts = Counter(case.structure for case in structure_cases)
+    assert {"table", "email", "chat", "prose"} <= set(counts)
+    assert {name: n for name, n in counts.items() if n < 10} == {}
+
+
+def test_each_structure_keeps_to_one_workspace(structure_cases: list[EvalCase]) -> None:
+    """A workspace holds documents of one layout, so a figure per structure is a figure per
+    kind of note."""
+    folders: dict[str | None, set[Path | None]] = {}
+    for case in structure_cases:
+        folders.setdefault(case.structure, set()).add(case.workspace)
+    assert all(len(named) == 1 for named in folders.values())
+    assert len({folder for named in folders.values() for folder in named}) == len(folders)
+
+
+def test_every_structure_answer_is_verbatim_in_exactly_one_note(
+    structure_cases: list[EvalCase],
+) -> None:
+    """The benchmark's answer is written in the note as it is in the case (case and all), and
+    in no other note of the workspace: a mention found in a bundle came from the right
+    document."""
+    wrong = []
+    for case in structure_cases:
+        assert case.workspace is not None
+        notes = [
+            path.read_text(encoding="utf-8") for path in (case.workspace / "memory").rglob("*.md")
+        ]
+        for mention in case.expect.mentions or ():
+            holding = sum(mention in text for text in notes)
+            if holding != 1:
+                wrong.append((case.id, mention, holding))
+    assert wrong == []
+
+
+def test_every_structure_workspace_has_distractors(structure_cases: list[EvalCase]) -> None:
+    for folder in {case.workspace for case in structure_cases}:
+        assert folder is not None
+        assert len(list((folder / "memory").rglob("*.md"))) >= 10
+
+
+def _email(text: str) -> bool:
+    """Headers a line each, a blank line, the message; or a message that came without."""
+    head, _, body = text.partition("\n\n")
+    if not head.startswith(("From: ", "Subject: ")):
+        return text.startswith("Hi")
+    return bool(body) and all(
+        line.startswith(("From: ", "Date: ", "Subject: ")) for line in head.splitlines()
+    )
+
+
+LAYOUTS: dict[str, Callable[[str], bool]] = {
+    "public-tables": lambda text: text.startswith("# ") and "\n| --- |" in text,
+    "public-chat": lambda text: all(": " in line for line in text.splitlines()),
+    "public-email": _email,
+    "public-prose": lambda text: text.startswith("# ") and text.count("\n\n") >= 2,
+}
+
+
+@pytest.mark.parametrize("folder", sorted(LAYOUTS))
+def test_structure_notes_keep_their_layout(folder: str) -> None:
+    notes = list((PUBLIC / folder / "memory").rglob("*.md"))
+    assert notes
+    assert [path.name for path in notes if not LAYOUTS[folder](path.read_text("utf-8"))] == []
