@@ -147,13 +147,8 @@ OVERSIZE_MODULES = {
     "cli/commands.py": 519,
     "conversations/formats.py": 551,
     "conversations/store.py": 643,
-    "eval/metrics.py": 453,
-    "eval/report.py": 493,
-    "eval/runner.py": 647,
     "harness/thread.py": 511,
     "lab/magics.py": 456,
-    "scout/claims.py": 472,
-    "scout/grounding.py": 457,
     "sources/memory/index.py": 504,
     "sources/memory/tree.py": 531,
 }
