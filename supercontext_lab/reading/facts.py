@@ -1,23 +1,17 @@
-"""Facts cut from notes: the one place a note's Markdown becomes what a bundle quotes.
+"""Facts cut from notes: what a bundle quotes, read off a note's document.
 
-Every route that quotes a note cuts it here, so they all agree: the offline scout's
+Every route that quotes a note takes its facts here, so they all agree: the offline scout's
 summary (a note as prose, MEMORY.md and PROFILE.md lines), the numbered facts of the
 extractive emission and the grounding check's sources (:mod:`supercontext_lab.scout.sources`).
+The note is cut in one place, :func:`~.document.read_document`; this module gives its
+units the shape the passages and the bundle use:
 
-* A Markdown heading is the note's title, never (part of) a fact: "# Freezer inventory"
-  says what the note is about, not something true about the user.
-* List markers and ``**`` emphasis go, a Markdown link keeps its text; a line wrapped at
-  the note's width joins the line above, so a sentence broken by the editor stays one
-  sentence.
-* A fenced code block is one unit, quoted line by line in backticks and never split:
-  ``set -sg escape-time 0`` is the answer to "how do I remove the escape delay".
-* Each sentence remembers the heading of its section (:func:`note_sections`): the items
-  under "## Next steps" are the next steps, though none of them says so.
-* A paragraph or list item breaks into sentences at
-  :func:`supercontext_lab.reading.sentences.split_sentences`, which knows abbreviations, titles,
-  initials, numbers and the full stops of other scripts: "Committee: Prof. Henrik Aalto
-  (chair), Dr. Nkechi Obi." is one sentence, not three.
-* A fact is a repeat of another when, compared as analysed terms (folded, stemmed, stop
+* a fact is a unit as a bundle quotes it (:attr:`~.document.Unit.quoted`): a sentence of a
+  paragraph, a list item or log line whole, a table row with its header, a code block, a
+  message with its sender, a turn with its speaker; headings are titles, never facts;
+* each fact remembers the heading of its section (:func:`note_sections`): the items under
+  "## Next steps" are the next steps, though none of them says so;
+* a fact is a repeat of another when, compared as analysed terms (folded, stemmed, stop
   words left out), nearly everything it says is in the other: MEMORY.md's "Aim 1: fit
   dispersal kernels across 40 sites; Aim 2: …" beside the note that says the same at
   length is listed once.
@@ -25,13 +19,11 @@ extractive emission and the grounding check's sources (:mod:`supercontext_lab.sc
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .._text import one_line
-from .sentences import split_sentences
+from .document import MAX_UNIT_CHARS, UnitKind, read_document
 from .words import content_terms
 
 __all__ = [
@@ -44,87 +36,41 @@ __all__ = [
     "note_sentences",
 ]
 
-_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
-# A list item: "- ", "* ", "+ ", "• ", "1. " or "1) " at the start of a line.
-_ITEM_RE = re.compile(r"^\s{0,8}(?:[-*+•]|\d{1,3}[.)])\s+")
-MAX_FACT_CHARS = 500
+MAX_FACT_CHARS = MAX_UNIT_CHARS
 """The longest sentence quoted as a fact. A fact is never cut inside a sentence, so a
 longer one (a pasted table row, a paragraph with no full stop) is not quoted at all."""
 # A fact whose terms are at least this share of another's, all found there, is a repeat.
 _REPEAT_SHARE = 0.8
-
-# A Markdown link or image keeps its text: "[are faster](https://…)" reads "are faster".
-# The bounds keep the search linear on a note full of unmatched brackets.
-_LINK_RE = re.compile(r"!?\[([^\[\]\n]{0,300})\]\([^()\s]{0,2000}\)")
-_FENCES = ("```", "~~~")
 
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
 class NoteSentence:
-    """One whole sentence of a note, with the heading of its section."""
+    """One unit of a note as a fact, with the heading of its section."""
 
     text: str
+    """The unit as a bundle quotes it (its label, then the unit)."""
     heading: str = ""
-    """The nearest heading above the sentence (``""`` when none): what its section is
-    about, which a passage's score counts."""
+    """The nearest heading above it (``""`` when none): what its section is about, which
+    a passage's score counts."""
     code: bool = False
     """Whether it is a code block, quoted as it stands (never split into sentences)."""
+    kind: UnitKind = "sentence"
+    settles: bool = False
+    """Whether it says it settles or corrects what came before."""
+    lines: tuple[int, int] = (1, 1)
+    """Where it is in the note (1-based lines, both included)."""
 
 
-def _blocks(text: str) -> list[NoteSentence]:
-    """The paragraphs, list items and code blocks of a note, each on one line, with the
-    heading above them; headings themselves are left out."""
-    blocks: list[NoteSentence] = []
-    current: list[str] = []
-    code: list[str] | None = None
-    heading = ""
-
-    def close() -> None:
-        if current:
-            joined = _LINK_RE.sub(r"\1", " ".join(current)).strip()
-            if joined:
-                blocks.append(NoteSentence(joined, heading))
-            current.clear()
-
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if code is not None:
-            # Inside a fence nothing is a heading or an item: "# comment" is code.
-            if stripped.startswith(_FENCES):
-                quoted = " ".join(f"`{part}`" for part in code)
-                if quoted:
-                    blocks.append(NoteSentence(quoted, heading, code=True))
-                code = None
-            elif stripped:
-                code.append(stripped.replace("`", "'"))
-            continue
-        if stripped.startswith(_FENCES):
-            close()
-            code = []
-            continue
-        is_heading = _HEADING_RE.match(line) is not None
-        item = _ITEM_RE.match(line) is not None
-        if not stripped or is_heading or item:
-            close()
-            if is_heading:
-                heading = one_line(stripped.lstrip("#").strip(), 200)
-            if not stripped or is_heading:
-                continue
-            stripped = _ITEM_RE.sub("", line, count=1).strip()
-        current.append(stripped.replace("**", ""))
-    close()
-    if code:
-        # A fence left open runs to the end of the note, as Markdown renders it.
-        blocks.append(NoteSentence(" ".join(f"`{part}`" for part in code), heading, code=True))
-    return blocks
+def _nearest(path: str) -> str:
+    return path.rpartition(" › ")[2]
 
 
 def note_blocks(text: str) -> list[str]:
-    """The paragraphs, list items and code blocks of a note, each on one line, headings
-    left out."""
-    return [block.text for block in _blocks(text)]
+    """The blocks of a note (paragraphs, list items, log and chat lines, table rows with
+    their headers, code blocks), each on one line and uncut, headings left out."""
+    return list(read_document(text).blocks)
 
 
 def note_prose(text: str) -> str:
@@ -133,21 +79,24 @@ def note_prose(text: str) -> str:
 
 
 def note_sections(text: str) -> list[NoteSentence]:
-    """The whole sentences of a note in order, each on one line and with its section's
-    heading (linear in ``text``); a code block is one sentence; sentences longer than
-    :data:`MAX_FACT_CHARS` are left out, never cut."""
-    out: list[NoteSentence] = []
-    for block in _blocks(text):
-        parts = [block.text] if block.code else split_sentences(block.text)
-        for part in parts:
-            sentence = one_line(part)
-            if 3 < len(sentence) <= MAX_FACT_CHARS:
-                out.append(NoteSentence(sentence, block.heading, block.code))
-    return out
+    """The units of a note in order, as facts with their section's heading (linear in
+    ``text``); units longer than :data:`MAX_FACT_CHARS` are left out, never cut."""
+    return [
+        NoteSentence(
+            unit.quoted,
+            _nearest(unit.heading),
+            unit.kind == "code",
+            unit.kind,
+            unit.settles,
+            unit.lines,
+        )
+        for unit in read_document(text).units
+        if len(unit.quoted) <= MAX_FACT_CHARS or unit.kind == "row"
+    ]
 
 
 def note_sentences(text: str) -> list[str]:
-    """The whole sentences of a note, in order (:func:`note_sections` without headings)."""
+    """The facts of a note, in order (:func:`note_sections` without headings)."""
     return [sentence.text for sentence in note_sections(text)]
 
 

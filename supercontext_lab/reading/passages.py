@@ -243,7 +243,11 @@ def ranked_passages(
             found = passages(quotable.text, request, limit=PASSAGES_PER_FILE)
         else:
             shared = stems(keywords(f"{quotable.name} {quotable.text}")) & request.terms
-            if (top > 0 and quotable.score < WEAK_HIT * top) or len(shared) < needed:
+            # A name the request gives ("Deel", "B-12") is sign enough on its own.
+            named = not shared.isdisjoint(request.names)
+            if (top > 0 and quotable.score < WEAK_HIT * top) or (
+                len(shared) < needed and not named
+            ):
                 continue
             weight = (0.5 + 0.5 * quotable.score / top if top > 0 else 1.0) * quotable.boost
             found = passages(

@@ -359,6 +359,13 @@ def _ends(chunks: list[str], index: int, core: str, before: int, dots: int, open
     if before == 1 and _SECTION_NUMBER.fullmatch(stem) and _label_word(chunks[index - 1]):
         return False  # "Aim 1. Fit kernels": a label word and its number open the sentence
     kind = _kind(stem)
+    if _number_follows(chunks, index) and (
+        kind is Kind.NUMBER
+        or (kind is None and stem.isalpha() and len(stem) <= _SHORT_ABBREVIATION)
+    ):
+        # A short word with a full stop before a number is an abbreviation the table may
+        # not know, a field's own: "Sect. 4.2", "Rm. 4", "Ref. No. 12", "Tues. 03/09".
+        return False
     if kind is None:
         if len(stem) != 1 or not stem.isupper():
             return True
@@ -366,6 +373,27 @@ def _ends(chunks: list[str], index: int, core: str, before: int, dots: int, open
             return True  # the pronoun: "you and I. Did you…"
         kind = Kind.INITIALISM  # an initial: "H. Aalto", "Plan B. The…"
     return _ends_after(kind, following, before)
+
+
+_SHORT_ABBREVIATION = 4
+"""The longest word (in letters) read as an abbreviation when a number follows its full
+stop though the table does not know it."""
+
+
+def _number_follows(chunks: list[str], index: int) -> bool:
+    """Whether a number follows ``chunks[index]``, or a short abbreviation and then a
+    number ("Ref. No. 12")."""
+    following = chunks[index + 1]
+    if _numberish(following) and following[:1].isdigit():
+        return True
+    word = following.rstrip(".")
+    return (
+        following.endswith(".")
+        and word.isalpha()
+        and len(word) <= _SHORT_ABBREVIATION
+        and index + 2 < len(chunks)
+        and chunks[index + 2][:1].isdigit()
+    )
 
 
 def _after_ellipsis(current: str, core: str, following: str, dots: int) -> bool:

@@ -26,10 +26,11 @@ def test_a_heading_is_never_part_of_a_fact() -> None:
         "#hashtag is not a heading."
     ]
     assert "Freezer" not in note_prose(note)
+    # The lines after the item continue it (a lazy continuation, as Markdown reads it),
+    # and a list item is one unit, whole.
     assert note_sentences(note) == [
-        "Box 3 holds the seed samples of site 12.",
-        "Soil cores are in box 4.",
-        "#hashtag is not a heading.",
+        "Box 3 holds the seed samples of site 12. Soil cores are in box 4. "
+        "#hashtag is not a heading."
     ]
 
 
