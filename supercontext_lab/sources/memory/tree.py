@@ -53,20 +53,18 @@ from .files import (
     scan_memory_folder,
     source_hash,
 )
-from .index import (
-    SCHEMA_VERSION,
+from .index import is_damage, open_index, transaction
+from .rank import Ranker
+from .rows import (
     SEALED_COLUMNS,
     DocRow,
     delete_doc,
     doc_row,
-    is_damage,
-    open_index,
     optimize,
-    transaction,
     upsert_doc,
     upsert_docs,
 )
-from .rank import Ranker
+from .schema import SCHEMA_VERSION
 from .seal import Seal
 
 __all__ = [

@@ -1,11 +1,10 @@
-"""The memory tree: documents, files, sync, recovery and BM25 search."""
+"""The memory tree: documents, files, sync, repairs and BM25 search."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import random
-import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,18 +19,8 @@ from supercontext_lab.sources.memory import (
     MemoryTree,
     SyncReport,
 )
-from supercontext_lab.testing import write_file
 
-INDEX = Path(".supercontext") / "memory.sqlite3"
-
-
-def write(root: Path, rel: str, text: str | bytes) -> Path:
-    """Write the memory file ``rel`` (``namespace/key.md``) of the workspace at ``root``."""
-    return write_file(root / "memory" / rel, text)
-
-
-def keys(hits: list[MemoryHit]) -> list[str]:
-    return [hit.key for hit in hits]
+from .support import INDEX, keys, write
 
 
 @pytest.fixture
@@ -404,27 +393,6 @@ def test_deleted_file_document_returns_when_the_file_changes(tmp_path: Path) -> 
 # -- recovery ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        pytest.param(lambda p: p.write_bytes(b"this is not a database" * 100), id="garbage"),
-        pytest.param(lambda p: p.write_bytes(b""), id="empty"),
-        pytest.param(lambda p: p.write_bytes(p.read_bytes()[:1500]), id="truncated"),
-        pytest.param(lambda p: p.unlink(), id="deleted"),
-    ],
-)
-def test_damaged_index_is_rebuilt_from_files(tmp_path: Path, damage: object) -> None:
-    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
-    with MemoryTree(tmp_path) as tree:
-        tree.add("global", "api-only", "the kernel bandwidth is two metres")
-    for suffix in ("-wal", "-shm"):
-        (tmp_path / f"{INDEX}{suffix}").unlink(missing_ok=True)
-    damage(tmp_path / INDEX)  # type: ignore[operator]
-    with MemoryTree(tmp_path) as tree:
-        assert tree.last_sync == SyncReport(added=1)
-        assert keys(tree.recall("*", "kernel")) == ["kept"]
-
-
 def test_damage_past_the_header_is_repaired_when_found(tmp_path: Path) -> None:
     write(tmp_path, "global/kept.md", "the kernel is Gaussian")
     with MemoryTree(tmp_path) as tree:
@@ -443,34 +411,6 @@ def test_damage_past_the_header_is_repaired_when_found(tmp_path: Path) -> None:
         assert tree.last_sync == SyncReport(added=1)
         assert keys(tree.recall("*", "kernel")) == ["kept"]
         assert tree.count() == 1
-
-
-def test_other_schema_version_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
-    with MemoryTree(tmp_path) as tree:
-        tree.add("global", "api-only", "api kernel")
-    conn = sqlite3.connect(tmp_path / INDEX)
-    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
-    with MemoryTree(tmp_path) as tree:
-        assert tree.rebuilt
-        assert keys(tree.recall("*", "kernel")) == ["kept"]
-    assert "schema version 1" in caplog.text
-    assert "lost" in caplog.text
-
-
-def test_unusable_index_folder_raises(tmp_path: Path) -> None:
-    (tmp_path / ".supercontext").write_text("a file where the folder should be")
-    with pytest.raises(MemoryIndexError, match=r"\.supercontext"):
-        MemoryTree(tmp_path)
-
-
-def test_index_that_cannot_be_replaced_raises(tmp_path: Path) -> None:
-    (tmp_path / INDEX).mkdir(parents=True)
-    (tmp_path / INDEX / "keep").write_text("x")
-    with pytest.raises(MemoryIndexError, match=r"memory\.sqlite3"):
-        MemoryTree(tmp_path)
 
 
 def test_closed_tree_raises(tmp_path: Path) -> None:
@@ -549,19 +489,3 @@ def test_a_second_tree_sees_writes_of_the_first(tmp_path: Path) -> None:
         assert sorted(keys(first.recall("*", "alpha"))) == ["a", "b"]
         first.delete("global", "a")
         assert keys(second.recall("*", "alpha")) == ["b"]
-
-
-@pytest.mark.parametrize("linked", [".supercontext", ".supercontext/memory.sqlite3"])
-def test_a_linked_index_location_is_refused_and_nothing_is_written_there(
-    tmp_path: Path, linked: str
-) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    root = tmp_path / "ws"
-    link = root / linked
-    link.parent.mkdir(parents=True)
-    target = elsewhere if linked == ".supercontext" else elsewhere / "memory.sqlite3"
-    link.symlink_to(target)
-    with pytest.raises(MemoryIndexError, match="symbolic link"):
-        MemoryTree(root)
-    assert list(elsewhere.iterdir()) == []

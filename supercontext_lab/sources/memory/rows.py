@@ -1,0 +1,158 @@
+"""One document as a row of the memory index: analysed, sealed, written.
+
+:func:`doc_row` turns a document into the row stored in ``docs`` (its analysed terms,
+their signatures for the ranker, the seal's digest); the writes here are single
+statements on ``docs``, which the triggers of :mod:`.schema` keep the search index and
+the per-namespace counts in step with.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from typing import NamedTuple
+
+from ...reading.words import analyze
+from .bm25 import (
+    BODY_WEIGHT,
+    FREQUENT,
+    KEY_WEIGHT,
+    REPEAT_MARK,
+    namespace_hash,
+    signature,
+)
+from .seal import Seal
+
+__all__ = [
+    "SEALED_COLUMNS",
+    "DocRow",
+    "delete_doc",
+    "doc_row",
+    "optimize",
+    "upsert_doc",
+    "upsert_docs",
+]
+
+
+class DocRow(NamedTuple):
+    """One analysed document, in the column order of the upsert statement."""
+
+    namespace: str
+    key: str
+    category: str
+    content: str
+    created: str | None
+    path: str | None
+    key_terms: str
+    body_terms: str
+    repeated_terms: str
+    length: int
+    ns_hash: int
+    term_lo: int
+    term_hi: int
+    repeat_lo: int
+    repeat_hi: int
+    frequent_lo: int
+    frequent_hi: int
+    source_hash: str | None
+    digest: str
+
+
+SEALED_COLUMNS = "namespace, key, category, content, created, path, source_hash"
+"""The columns a row's digest covers, in order (its terms are derived from these)."""
+
+_UPSERT = """
+INSERT INTO docs(
+    namespace, key, category, content, created, path,
+    key_terms, body_terms, repeated_terms, length,
+    ns_hash, term_lo, term_hi, repeat_lo, repeat_hi, frequent_lo, frequent_hi,
+    source_hash, digest
+)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(namespace, key) DO UPDATE SET
+    source_hash = excluded.source_hash, digest = excluded.digest,
+    category = excluded.category, content = excluded.content, created = excluded.created,
+    path = excluded.path, key_terms = excluded.key_terms, body_terms = excluded.body_terms,
+    repeated_terms = excluded.repeated_terms, length = excluded.length,
+    ns_hash = excluded.ns_hash, term_lo = excluded.term_lo, term_hi = excluded.term_hi,
+    repeat_lo = excluded.repeat_lo, repeat_hi = excluded.repeat_hi,
+    frequent_lo = excluded.frequent_lo, frequent_hi = excluded.frequent_hi
+"""
+
+
+def doc_row(
+    namespace: str,
+    key: str,
+    category: str,
+    content: str,
+    created: str | None,
+    path: str | None,
+    *,
+    seal: Seal,
+    source_hash: str | None = None,
+) -> DocRow:
+    """Analyse one document into the parameters of the upsert statement, sealed with
+    ``seal``; ``source_hash`` is the sha256 of the bytes of the file it was read from."""
+    key_terms = analyze(key)
+    body_terms = analyze(content)
+    weighted: dict[str, float] = dict.fromkeys(key_terms, 0.0)
+    for term in key_terms:
+        weighted[term] += KEY_WEIGHT
+    for term, n in Counter(body_terms).items():
+        weighted[term] = weighted.get(term, 0.0) + BODY_WEIGHT * n
+    repeated = [term for term, freq in weighted.items() if freq > 1.0]
+    term_lo, term_hi = signature(weighted)
+    repeat_lo, repeat_hi = signature(repeated)
+    frequent_lo, frequent_hi = signature([t for t in repeated if weighted[t] >= FREQUENT])
+    return DocRow(
+        namespace,
+        key,
+        category,
+        content,
+        created,
+        path,
+        _wrap(key_terms),
+        _wrap(body_terms),
+        _wrap([REPEAT_MARK + term for term in repeated]),
+        len(key_terms) + len(body_terms),
+        namespace_hash(namespace),
+        term_lo,
+        term_hi,
+        repeat_lo,
+        repeat_hi,
+        frequent_lo,
+        frequent_hi,
+        source_hash,
+        seal.digest((namespace, key, category, content, created, path, source_hash)),
+    )
+
+
+def _wrap(terms: list[str]) -> str:
+    return " " + "  ".join(terms) + " " if terms else ""
+
+
+def upsert_doc(
+    conn: sqlite3.Connection,
+    row: DocRow,
+) -> None:
+    """Insert a document built by :func:`doc_row`, replacing one with the same key."""
+    conn.execute(_UPSERT, row)
+
+
+def upsert_docs(
+    conn: sqlite3.Connection,
+    rows: list[DocRow],
+) -> None:
+    """Insert many documents built by :func:`doc_row` (call inside a transaction)."""
+    conn.executemany(_UPSERT, rows)
+
+
+def delete_doc(conn: sqlite3.Connection, namespace: str, key: str) -> bool:
+    """Delete one document; return whether it existed."""
+    cursor = conn.execute("DELETE FROM docs WHERE namespace = ? AND key = ?", (namespace, key))
+    return cursor.rowcount > 0
+
+
+def optimize(conn: sqlite3.Connection) -> None:
+    """Merge the FTS5 segments into one, which makes later searches faster."""
+    conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
