@@ -1,16 +1,19 @@
-"""One document as a row of the memory index: analysed, sealed, written.
+"""One document as a row of the memory index: analysed, sealed, written, read back.
 
 :func:`doc_row` turns a document into the row stored in ``docs`` (its analysed terms,
 their signatures for the ranker, the seal's digest); the writes here are single
 statements on ``docs``, which the triggers of :mod:`.schema` keep the search index and
-the per-namespace counts in step with.
+the per-namespace counts in step with. The reads are the small ones a tree needs beside
+the ranker (:mod:`.rank`): counts, namespaces, and the sealed columns of the rows a
+search found, which the tree checks before it returns them.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from ...reading.words import analyze
 from .bm25 import (
@@ -26,12 +29,19 @@ from .seal import Seal
 __all__ = [
     "SEALED_COLUMNS",
     "DocRow",
+    "count_docs",
     "delete_doc",
     "doc_row",
-    "optimize",
+    "namespace_names",
+    "optimize_after_bulk",
+    "sealed_rows",
     "upsert_doc",
     "upsert_docs",
 ]
+
+# A bulk write at least this large (and a quarter of the index) is followed by an FTS5
+# 'optimize', which merges index segments so that later searches read fewer pages.
+_OPTIMIZE_AFTER = 1000
 
 
 class DocRow(NamedTuple):
@@ -153,6 +163,33 @@ def delete_doc(conn: sqlite3.Connection, namespace: str, key: str) -> bool:
     return cursor.rowcount > 0
 
 
-def optimize(conn: sqlite3.Connection) -> None:
-    """Merge the FTS5 segments into one, which makes later searches faster."""
-    conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+def optimize_after_bulk(conn: sqlite3.Connection, written: int, indexed: int | None = None) -> None:
+    """After a bulk write of ``written`` documents, merge the FTS5 segments into one, which
+    makes later searches faster: when the write was large and at least a quarter of the
+    ``indexed`` documents (the index's count now when ``None``)."""
+    if written >= _OPTIMIZE_AFTER and written * 4 >= (
+        count_docs(conn, None) if indexed is None else indexed
+    ):
+        conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+
+
+def count_docs(conn: sqlite3.Connection, namespace: str | None) -> int:
+    """The number of documents in ``namespace``, or in the whole index for ``None``."""
+    if namespace is None:
+        row = conn.execute("SELECT total(docs) FROM namespaces").fetchone()
+    else:
+        row = conn.execute("SELECT docs FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def namespace_names(conn: sqlite3.Connection) -> list[str]:
+    """The namespaces holding at least one document, sorted."""
+    return [row[0] for row in conn.execute("SELECT name FROM namespaces ORDER BY name")]
+
+
+def sealed_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[Any]:
+    """The rows ``ids`` that exist, each as ``(id, *SEALED_COLUMNS, digest)``."""
+    marks = ",".join("?" * len(ids))
+    return conn.execute(
+        f"SELECT id, {SEALED_COLUMNS}, digest FROM docs WHERE id IN ({marks})", list(ids)
+    ).fetchall()
