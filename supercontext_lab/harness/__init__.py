@@ -1,5 +1,8 @@
 """The harness turn (SPEC §7): a thread (``thread``), what one turn did (``turn``).
 
+A thread's first-turn preparation is ``first_turn``, the orchestrator's part of a turn
+``orchestrator``, and the file a thread is saved to and resumed from ``saved``.
+
 On the first turn of a genuinely new thread with Super Context on, the harness prepares
 the message before the orchestrator sees it and prepends the validated envelope; any
 failure means a cold start, with the reason kept on the :class:`TurnResult`. How it

@@ -46,7 +46,7 @@ from ..models.base import estimate_tokens
 from ..reading.facts import note_sentences
 from ..sources.memory import INDEX_DIR
 from ..sources.memory.files import FileEntry, read_memory_file, scan_memory_folder
-from ..sources.memory.index import SCHEMA_VERSION
+from ..sources.memory.schema import SCHEMA_VERSION
 from ..sources.memory.seal import Seal
 from ..sources.workspace import Workspace
 from .designs import DEFAULT_CACHED_TOKENS

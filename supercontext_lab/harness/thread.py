@@ -1,11 +1,12 @@
-"""The harness turn (SPEC §7): a thread, its first-turn preparation, the orchestrator call.
+"""The harness turn (SPEC §7): a thread, the state it keeps and the order of a turn.
 
 On the first turn of a genuinely new thread with Super Context on, the harness runs the
 scout *before* the orchestrator sees the message, prepends the validated envelope under
-``## Prepared context (super context)``, records a "prepared" marker, hides
-``agent_prepare_context`` from the orchestrator for that turn and adopts the bundle's
-``proposed_goal`` when the thread has no goal. Any failure means a cold start: nothing is
-prepended and the reason is kept on the :class:`TurnResult`.
+``## Prepared context (super context)`` (:mod:`.first_turn`), records a "prepared"
+marker, hides ``agent_prepare_context`` from the orchestrator for that turn
+(:mod:`.orchestrator`) and adopts the bundle's ``proposed_goal`` when the thread has no
+goal. Any failure means a cold start: nothing is prepended and the reason is kept on the
+:class:`TurnResult`. A thread is saved to and resumed from a JSON file (:mod:`.saved`).
 
 Each completed turn (the message as typed and the reply) is archived into the
 workspace's past conversations under the thread's id (SPEC §15), so a later thread can
@@ -17,8 +18,6 @@ message is): quoted later, it would pass for something settled.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import time
 import uuid
@@ -26,54 +25,32 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._atomic import write_atomic
-from .._bounded import json_loads
-from .._confine import read_limited
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
-from ..bundle.lookalikes import neutralise
 from ..config import get_super_context_enabled
 from ..conversations import archive_enabled, archive_turn, conversation_id
-from ..errors import ModelError, PathRefusedError, SupercontextError, WorkspaceError
+from ..errors import SupercontextError
 from ..gate import (
-    SKIP_REASONS,
     ColdStartReason,
     has_prior_conversation,
     structural_skip_reason,
     super_context_skip_reason,
 )
-from ..models.base import ChatModel, Message, ToolCall, ToolSpec
+from ..models.base import ChatModel, Message
 from ..models.offline import OfflineOrchestratorModel
 from ..models.routing import ORCHESTRATOR_HINT, resolve_model
-from ..models.wire import messages_from_openai
 from ..scout import ScoutRun, TraceStep, run_scout
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from ..tools import build_scout_registry
-from .cached import record_recalls
 from .designs import preflight_settings
-from .preflight import accepted_envelope, run_preflight
-from .turn import (
-    Preparation,
-    TurnResult,
-    already_prepared_envelope,
-    build_prepared_message,
-)
+from .first_turn import prepare_turn, record_turn_recalls
+from .orchestrator import call_orchestrator
+from .preflight import accepted_envelope
+from .saved import read_saved_thread, write_saved_thread
+from .turn import Preparation, TurnResult, already_prepared_envelope
 
 __all__ = ["Thread"]
-
-_ORCHESTRATOR_PROMPT = (
-    "You are the orchestrator of a supercontext_lab thread. Answer the user's message. "
-    "When a prepared context bundle is present, ground your reply in it."
-)
-_MAX_ORCHESTRATOR_ROUNDS = 4
-
-MAX_SAVED_THREAD_BYTES = 64 * 1024 * 1024
-"""Largest saved thread :meth:`Thread.load` reads: a transcript of long tool results is a
-few megabytes; anything past this is refused rather than read into memory."""
-_FREE_ARGS: dict[str, Any] = {"type": "object", "additionalProperties": True}
-
-_log = logging.getLogger(__name__)
 
 
 class Thread:
@@ -235,17 +212,10 @@ class Thread:
         result: TurnResult,
         on_step: Callable[[TraceStep], None] | None,
     ) -> None:
-        result.design, result.deadline_ms = self.preflight.design, self.preflight.deadline_ms
-        reason = self._skip_reason(message, first_turn)
-        if reason is not None and not (
-            self.preflight.design == "cached" and reason in SKIP_REASONS
-        ):
-            # The cached envelope does not read the message, so only the structural gate
-            # applies to it.
-            result.preparation, result.reason = Preparation.SKIPPED, reason
-            return
-        done = run_preflight(
+        bundle = prepare_turn(
             message,
+            result,
+            reason=self._skip_reason(message, first_turn),
             settings=self.preflight,
             workspace=self.workspace,
             definition=self.definition,
@@ -255,107 +225,14 @@ class Thread:
             scout_timeout_s=self.scout_timeout_s,
             on_step=on_step,
         )
-        result.scout, result.notes = done.run, [*result.notes, *done.notes]
-        result.deadline_missed, result.preflight_note = done.missed_deadline, done.note
-        if done.envelope is None or done.bundle is None:
-            reason = done.reason or ColdStartReason.NO_ENVELOPE
-            if reason.skipped:
-                result.preparation, result.reason = Preparation.SKIPPED, reason
-            else:
-                result.cold(reason, done.detail)
+        if bundle is None:
             return
-        envelope, bundle = done.envelope, done.bundle
-        result.preparation, result.prepared_by = Preparation.PREPARED, done.prepared_by
-        result.envelope, result.bundle = envelope, bundle
-        result.sent_message = build_prepared_message(
-            envelope, message, design=done.prepared_by or "scout"
-        )
         self.prepared_markers.append(
             {"turn": self.turn_number, "has_enough_context": bundle.has_enough_context}
         )
         if self.goal is None and bundle.proposed_goal is not None:
             self.goal = bundle.proposed_goal
             result.goal_from_bundle = True
-
-    def _recalled(self, result: TurnResult) -> None:
-        """Count the memory notes a pre-flight read (for the cached design's ranking); a
-        workspace that cannot be written is not an error of the turn."""
-        run = result.scout
-        if not self.record_recalls or run is None or run.sources is None:
-            return
-        notes = [
-            source.ref for source in run.sources.named if source.kind == "memory" and source.ref
-        ]
-        try:
-            record_recalls(self.workspace, notes)
-        except (OSError, SupercontextError) as exc:
-            _log.info("Recall counts not saved in %s: %s", self.workspace.root, exc)
-
-    def _orchestrator_specs(self, prepared: bool) -> list[ToolSpec]:
-        return [
-            ToolSpec(tool.name, tool.description, _FREE_ARGS)
-            for tool in self.workspace.orchestrator_tools
-            if not (prepared and tool.name == "agent_prepare_context")
-        ]
-
-    def _answer_tool(self, call: ToolCall) -> str:
-        if call.name == "agent_prepare_context":
-            try:
-                args = json_loads(call.arguments or "{}")
-            except ValueError:
-                return "error: agent_prepare_context got invalid JSON arguments."
-            if not isinstance(args, dict) or not isinstance(args.get("question"), str):
-                return "error: agent_prepare_context needs a 'question' string argument."
-            focus = args.get("focus")
-            return self.agent_prepare_context(
-                args["question"], focus=focus if isinstance(focus, str) else None
-            )
-        return (
-            f"'{call.name}' was not executed: supercontext_lab shows the orchestrator's "
-            "tool calls but runs none of them except agent_prepare_context."
-        )
-
-    def _call_orchestrator(self, result: TurnResult, on_text: Callable[[str], None] | None) -> None:
-        system = _ORCHESTRATOR_PROMPT + (f"\n\n## Thread goal\n{self.goal}" if self.goal else "")
-        messages = [
-            Message(role="system", content=system),
-            *self.transcript,
-            Message(role="user", content=result.sent_message),
-        ]
-        try:
-            specs = self._orchestrator_specs(result.prepared)
-        except WorkspaceError as exc:
-            # A broken catalogue must not break the turn: the orchestrator goes on without
-            # tools and the turn says why.
-            specs = []
-            result.notes.append(f"no orchestrator tools offered: {exc}")
-        result.orchestrator_tools = [spec.name for spec in specs]
-        model = self.orchestrator_model
-        result.orchestrator_model = model.name
-        try:
-            for round_ in range(_MAX_ORCHESTRATOR_ROUNDS):
-                last = round_ == _MAX_ORCHESTRATOR_ROUNDS - 1
-                reply = model.complete(
-                    messages, tools=None if last else (specs or None), on_text=on_text
-                )
-                result.usage = result.usage + reply.usage
-                messages.append(reply.message)
-                if not reply.message.tool_calls or last:
-                    result.reply = reply.message.content or ""
-                    break
-                for call in reply.message.tool_calls:
-                    result.orchestrator_tool_calls.append(call.name)
-                    messages.append(
-                        Message(
-                            role="tool",
-                            content=self._answer_tool(call),
-                            tool_call_id=call.id,
-                            name=call.name,
-                        )
-                    )
-        except ModelError as exc:
-            result.orchestrator_error = str(exc)
-        result.orchestrator_messages = messages
 
     def send(
         self,
@@ -379,9 +256,18 @@ class Thread:
         )
         self._prepare(message, first_turn, result, on_step)
         prepared_at = time.perf_counter()
-        self._call_orchestrator(result, on_text)
+        call_orchestrator(
+            result,
+            workspace=self.workspace,
+            model=lambda: self.orchestrator_model,
+            goal=self.goal,
+            transcript=self.transcript,
+            prepare_context=self.agent_prepare_context,
+            on_text=on_text,
+        )
         done = time.perf_counter()
-        self._recalled(result)
+        if self.record_recalls:
+            record_turn_recalls(self.workspace, result)
         result.goal = self.goal
         result.timings_ms = {
             "preparation_ms": (prepared_at - started) * 1000.0,
@@ -414,98 +300,30 @@ class Thread:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the thread (goal, transcript, markers) as JSON so it can be resumed."""
-        target = Path(path)
-        data = {
-            "thread_id": self.thread_id,
-            "goal": self.goal,
-            "super_context_enabled": self.enabled,
-            "workspace": str(self.workspace.root),
-            "turns": self.turn_number,
-            "prepared_markers": self.prepared_markers,
-            "transcript": [m.to_openai() for m in self.transcript],
-        }
-        # A unique temporary file, fsynced, mode kept: two saves never collide and a crash
-        # leaves the previous save whole.
-        return write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False))
+        return write_saved_thread(
+            path,
+            thread_id=self.thread_id,
+            goal=self.goal,
+            super_context_enabled=self.enabled,
+            workspace=self.workspace.root,
+            turns=self.turn_number,
+            prepared_markers=self.prepared_markers,
+            transcript=self.transcript,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], **overrides: Any) -> Thread:
         """Resume a saved thread. A transcript with any assistant message is prior
         conversation, so the resumed thread does not scout again.
 
-        ``path`` must be a regular file of at most :data:`MAX_SAVED_THREAD_BYTES`; a FIFO,
-        a device, a folder, a larger file or one that is not UTF-8 JSON raises
+        ``path`` must be a regular file of at most
+        :data:`~supercontext_lab.harness.saved.MAX_SAVED_THREAD_BYTES`; a FIFO, a device,
+        a folder, a larger file or one that is not UTF-8 JSON raises
         :class:`~supercontext_lab.errors.WorkspaceError` naming the file and the cause.
         """
-        source = Path(path)
-        try:
-            # A regular file only, opened without blocking and read to a bound: a FIFO, a
-            # device or a huge file given as a saved thread is refused, never waited on.
-            raw, more = read_limited(source, MAX_SAVED_THREAD_BYTES)
-            if more:
-                raise WorkspaceError(
-                    f"{source}: cannot read the saved thread (it is larger than "
-                    f"{MAX_SAVED_THREAD_BYTES >> 20} MiB)."
-                )
-            data = json_loads(raw.decode("utf-8"))
-        except (PathRefusedError, OSError, ValueError) as exc:
-            raise WorkspaceError(
-                one_line(f"{source}: cannot read the saved thread ({exc}).")
-            ) from None
-        # A saved thread is a file a user may edit or receive: check its shape here, so a
-        # damaged one fails with a message naming it instead of an AttributeError or a
-        # KeyError at the next turn.
-        problem = _saved_thread_problem(data)
-        if problem is None:
-            try:
-                transcript = messages_from_openai(data.get("transcript", []))
-            except ModelError as exc:
-                problem = f"its transcript is invalid ({exc})"
-        if problem is not None:
-            raise WorkspaceError(
-                f"{source}: cannot resume the saved thread: {problem}; save the thread again."
-            )
-        goal = data.get("goal")
-        options: dict[str, Any] = {
-            "workspace": data.get("workspace"),
-            # The goal goes into every turn's system prompt: a saved one is read as one
-            # line with nothing in it passing for the prepared block's structure.
-            "goal": one_line(neutralise(goal)) or None if goal is not None else None,
-            "transcript": transcript,
-            "thread_id": data.get("thread_id"),
-        }
-        options.update(overrides)
-        thread = cls(**options)
-        turns = data.get("turns")
-        if turns is not None:
-            thread._turns_before = turns
-        stale = [m["turn"] for m in data.get("prepared_markers", [])]
-        if any(not 0 <= turn < thread._turns_before for turn in stale):
-            raise WorkspaceError(
-                f"{source}: cannot resume the saved thread: its 'prepared_markers' name a "
-                f"turn it has not had (it had {thread._turns_before}); save the thread again."
-            )
-        thread.prepared_markers = [dict(m) for m in data.get("prepared_markers", [])]
+        saved = read_saved_thread(path)
+        thread = cls(**{**saved.options, **overrides})
+        if saved.turns is not None:
+            thread._turns_before = saved.turns
+        thread.prepared_markers = saved.markers_within(thread._turns_before)
         return thread
-
-
-def _saved_thread_problem(data: Any) -> str | None:
-    """Why ``data`` (a decoded saved thread) cannot be resumed, or ``None``."""
-    if not isinstance(data, dict):
-        return f"it holds a JSON {type(data).__name__}, not an object"
-    for key in ("workspace", "goal", "thread_id"):
-        if not isinstance(data.get(key), str | None):
-            return f"'{key}' must be a string"
-    turns = data.get("turns")
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 0):
-        return "'turns' must be a whole number of turns"
-    markers = data.get("prepared_markers", [])
-    if not isinstance(markers, list) or not all(
-        isinstance(m, dict)
-        and isinstance(m.get("turn"), int)
-        and "has_enough_context" in m
-        and isinstance(m["has_enough_context"], bool | None)
-        for m in markers
-    ):
-        return "'prepared_markers' must be a list of {turn, has_enough_context} objects"
-    return None

@@ -51,7 +51,8 @@ from .integrations import (
 from .layout import IGNORED_NAMES, ignored
 from .memory import INDEX_DIR, MemoryTree
 from .memory.files import scan_memory_folder
-from .memory.index import INDEX_FILE, SCHEMA_VERSION, index_problem
+from .memory.index import INDEX_FILE, index_problem
+from .memory.schema import SCHEMA_VERSION
 from .memory.seal import Seal
 from .skills import InstalledSkill, RegistryEntry, parse_registry_entries
 

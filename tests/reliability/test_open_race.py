@@ -25,7 +25,7 @@ import pytest
 from supercontext_lab.errors import WorkspaceError
 from supercontext_lab.sources.memory import MemoryTree
 from supercontext_lab.sources.memory.files import read_memory_file, scan_memory_folder
-from supercontext_lab.sources.memory.index import SCHEMA_VERSION
+from supercontext_lab.sources.memory.schema import SCHEMA_VERSION
 from supercontext_lab.sources.memory.seal import Seal
 from supercontext_lab.sources.workspace import Workspace
 

@@ -21,7 +21,7 @@ import pytest
 from supercontext_lab._atomic import MAX_BACKUP_BYTES, write_atomic
 from supercontext_lab.errors import WorkspaceError
 from supercontext_lab.harness import Thread
-from supercontext_lab.harness.thread import MAX_SAVED_THREAD_BYTES
+from supercontext_lab.harness.saved import MAX_SAVED_THREAD_BYTES
 
 from .support import finishes
 

@@ -28,7 +28,7 @@ from ..._confine import confined_path, read_confined
 from ..._text import NOT_PLAIN, plain_name, visible
 from ...errors import MemoryIndexError, PathRefusedError
 from ..frontmatter import parse_front_matter
-from .index import DocRow, doc_row
+from .rows import DocRow, doc_row
 from .seal import Seal
 
 __all__ = [

@@ -1,11 +1,9 @@
-"""The memory tree: documents, files, sync, recovery and BM25 search."""
+"""The memory tree: documents added, replaced and searched with BM25; repairs; threads."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 import random
-import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,18 +18,8 @@ from supercontext_lab.sources.memory import (
     MemoryTree,
     SyncReport,
 )
-from supercontext_lab.testing import write_file
 
-INDEX = Path(".supercontext") / "memory.sqlite3"
-
-
-def write(root: Path, rel: str, text: str | bytes) -> Path:
-    """Write the memory file ``rel`` (``namespace/key.md``) of the workspace at ``root``."""
-    return write_file(root / "memory" / rel, text)
-
-
-def keys(hits: list[MemoryHit]) -> list[str]:
-    return [hit.key for hit in hits]
+from .support import INDEX, keys, write
 
 
 @pytest.fixture
@@ -265,164 +253,7 @@ def test_add_many_rejects_bad_records_and_writes_nothing(
     assert tree.count() == 0
 
 
-# -- files and sync ------------------------------------------------------------------
-
-
-def test_files_with_front_matter(tmp_path: Path) -> None:
-    write(
-        tmp_path,
-        "global/file-name.md",
-        "---\nkey: real-key\ncategory: decision\ncreated: 2024-01-02\n---\nWe chose SQLite.\n",
-    )
-    write(tmp_path, "global/plain.md", "No front matter; the kernel is Gaussian.")
-    write(tmp_path, "skill-x/empty-fm.md", "---\ncategory:\nkey:\n---\nKernel notes for x\n")
-    with MemoryTree(tmp_path) as tree:
-        assert tree.last_sync == SyncReport(added=3)
-        hit = tree.recall("global", "sqlite")[0]
-        assert (hit.key, hit.category, hit.created, hit.content) == (
-            "real-key",
-            "decision",
-            "2024-01-02",
-            "We chose SQLite.",
-        )
-        # Both mention "kernel" once; the shorter document ranks first.
-        assert [(h.namespace, h.key, h.category) for h in tree.recall("*", "kernel")] == [
-            ("skill-x", "empty-fm", "note"),
-            ("global", "plain", "note"),
-        ]
-        assert tree.namespaces() == ["global", "skill-x"]
-
-
-def test_ignored_files(tmp_path: Path) -> None:
-    write(tmp_path, "global/kept.md", "kept marker")
-    write(tmp_path, "global/notes.txt", "marker in a txt file")
-    write(tmp_path, "global/.hidden.md", "marker in a hidden file")
-    write(tmp_path, ".hidden-ns/a.md", "marker in a hidden namespace")
-    write(tmp_path, "global/deeper/nested.md", "marker in a nested folder")
-    with MemoryTree(tmp_path) as tree:
-        assert keys(tree.recall("*", "marker")) == ["kept"]
-        assert tree.last_sync == SyncReport(added=1)
-
-
-def test_a_note_straight_under_memory_belongs_to_global(tmp_path: Path) -> None:
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "top-level.md").write_text("marker at the top", encoding="utf-8")
-    with MemoryTree(tmp_path) as tree:
-        hits = tree.recall("global", "marker")
-        assert [(hit.namespace, hit.key) for hit in hits] == [("global", "top-level")]
-        assert tree.last_sync == SyncReport(added=1)
-        (tmp_path / "memory" / "top-level.md").unlink()
-        assert tree.sync() == SyncReport(removed=1)
-
-
-def test_non_utf8_files_are_read_with_replacement_characters(tmp_path: Path) -> None:
-    write(tmp_path, "global/latin1.md", "caf\xe9 deadline".encode("latin-1"))
-    write(tmp_path, "global/binary.md", bytes(range(256)))
-    with MemoryTree(tmp_path) as tree:
-        hits = tree.recall("global", "deadline")
-        assert [h.content for h in hits] == ["caf\ufffd deadline"]
-        assert tree.count() == 2
-
-
-def test_sync_is_incremental(tmp_path: Path) -> None:
-    a = write(tmp_path, "global/a.md", "alpha original")
-    write(tmp_path, "global/b.md", "beta")
-    write(tmp_path, "other/c.md", "gamma")
-    with MemoryTree(tmp_path) as tree:
-        assert tree.last_sync == SyncReport(added=3)
-        assert tree.sync() == SyncReport(unchanged=3)
-
-        write(tmp_path, "global/d.md", "delta")
-        assert tree.sync() == SyncReport(added=1, unchanged=3)
-        assert keys(tree.recall("*", "delta")) == ["d"]
-
-        a.write_text("alpha changed and longer", encoding="utf-8")
-        assert tree.sync() == SyncReport(updated=1, unchanged=3)
-        assert [h.content for h in tree.recall("*", "alpha")] == ["alpha changed and longer"]
-
-        # Same size, new modification time: still noticed.
-        a.write_text("alpha CHANGED and longer", encoding="utf-8")
-        stat = a.stat()
-        os.utime(a, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-        assert tree.sync() == SyncReport(updated=1, unchanged=3)
-        assert [h.content for h in tree.recall("*", "alpha")] == ["alpha CHANGED and longer"]
-
-        (tmp_path / "memory" / "other" / "c.md").unlink()
-        assert tree.sync() == SyncReport(removed=1, unchanged=3)
-        assert tree.recall("*", "gamma") == []
-        assert tree.namespaces() == ["global"]
-
-
-def test_renaming_and_rekeying_files(tmp_path: Path) -> None:
-    a = write(tmp_path, "global/a.md", "alpha")
-    with MemoryTree(tmp_path) as tree:
-        a.rename(a.with_name("renamed.md"))
-        assert tree.sync() == SyncReport(added=1, removed=1)
-        assert keys(tree.recall("*", "alpha")) == ["renamed"]
-        renamed = a.with_name("renamed.md")
-        renamed.write_text("---\nkey: explicit\n---\nalpha again", encoding="utf-8")
-        assert tree.sync() == SyncReport(updated=1)
-        assert keys(tree.recall("*", "alpha")) == ["explicit"]
-        assert tree.count() == 1
-
-
-def test_api_documents_survive_sync(tmp_path: Path) -> None:
-    f = write(tmp_path, "global/file.md", "from a file")
-    with MemoryTree(tmp_path) as tree:
-        tree.add("global", "api", "added through the api")
-        tree.add("global", "file", "api version of the file document")
-        f.unlink()
-        write(tmp_path, "global/new.md", "a new file")
-        assert tree.sync() == SyncReport(added=1, removed=1)
-        assert sorted(keys(tree.recall("*", "api"))) == ["api", "file"]
-        assert tree.count() == 3
-
-
-def test_reopening_an_up_to_date_index_does_no_work(tmp_path: Path) -> None:
-    for i in range(5):
-        write(tmp_path, f"global/n{i}.md", f"note {i}")
-    with MemoryTree(tmp_path) as tree:
-        assert tree.last_sync == SyncReport(added=5)
-        tree.add("global", "api", "api note")
-    with MemoryTree(tmp_path) as tree:
-        assert tree.last_sync == SyncReport(unchanged=5)
-        assert not tree.rebuilt
-        assert tree.count() == 6
-
-
-def test_deleted_file_document_returns_when_the_file_changes(tmp_path: Path) -> None:
-    f = write(tmp_path, "global/f.md", "fern")
-    with MemoryTree(tmp_path) as tree:
-        assert tree.delete("global", "f")
-        assert tree.sync() == SyncReport(unchanged=1)
-        assert tree.recall("*", "fern") == []
-        f.write_text("fern and moss", encoding="utf-8")
-        assert tree.sync() == SyncReport(updated=1)
-        assert keys(tree.recall("*", "fern")) == ["f"]
-
-
 # -- recovery ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "damage",
-    [
-        pytest.param(lambda p: p.write_bytes(b"this is not a database" * 100), id="garbage"),
-        pytest.param(lambda p: p.write_bytes(b""), id="empty"),
-        pytest.param(lambda p: p.write_bytes(p.read_bytes()[:1500]), id="truncated"),
-        pytest.param(lambda p: p.unlink(), id="deleted"),
-    ],
-)
-def test_damaged_index_is_rebuilt_from_files(tmp_path: Path, damage: object) -> None:
-    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
-    with MemoryTree(tmp_path) as tree:
-        tree.add("global", "api-only", "the kernel bandwidth is two metres")
-    for suffix in ("-wal", "-shm"):
-        (tmp_path / f"{INDEX}{suffix}").unlink(missing_ok=True)
-    damage(tmp_path / INDEX)  # type: ignore[operator]
-    with MemoryTree(tmp_path) as tree:
-        assert tree.last_sync == SyncReport(added=1)
-        assert keys(tree.recall("*", "kernel")) == ["kept"]
 
 
 def test_damage_past_the_header_is_repaired_when_found(tmp_path: Path) -> None:
@@ -443,34 +274,6 @@ def test_damage_past_the_header_is_repaired_when_found(tmp_path: Path) -> None:
         assert tree.last_sync == SyncReport(added=1)
         assert keys(tree.recall("*", "kernel")) == ["kept"]
         assert tree.count() == 1
-
-
-def test_other_schema_version_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
-    with MemoryTree(tmp_path) as tree:
-        tree.add("global", "api-only", "api kernel")
-    conn = sqlite3.connect(tmp_path / INDEX)
-    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
-    with MemoryTree(tmp_path) as tree:
-        assert tree.rebuilt
-        assert keys(tree.recall("*", "kernel")) == ["kept"]
-    assert "schema version 1" in caplog.text
-    assert "lost" in caplog.text
-
-
-def test_unusable_index_folder_raises(tmp_path: Path) -> None:
-    (tmp_path / ".supercontext").write_text("a file where the folder should be")
-    with pytest.raises(MemoryIndexError, match=r"\.supercontext"):
-        MemoryTree(tmp_path)
-
-
-def test_index_that_cannot_be_replaced_raises(tmp_path: Path) -> None:
-    (tmp_path / INDEX).mkdir(parents=True)
-    (tmp_path / INDEX / "keep").write_text("x")
-    with pytest.raises(MemoryIndexError, match=r"memory\.sqlite3"):
-        MemoryTree(tmp_path)
 
 
 def test_closed_tree_raises(tmp_path: Path) -> None:
@@ -549,19 +352,3 @@ def test_a_second_tree_sees_writes_of_the_first(tmp_path: Path) -> None:
         assert sorted(keys(first.recall("*", "alpha"))) == ["a", "b"]
         first.delete("global", "a")
         assert keys(second.recall("*", "alpha")) == ["b"]
-
-
-@pytest.mark.parametrize("linked", [".supercontext", ".supercontext/memory.sqlite3"])
-def test_a_linked_index_location_is_refused_and_nothing_is_written_there(
-    tmp_path: Path, linked: str
-) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    root = tmp_path / "ws"
-    link = root / linked
-    link.parent.mkdir(parents=True)
-    target = elsewhere if linked == ".supercontext" else elsewhere / "memory.sqlite3"
-    link.symlink_to(target)
-    with pytest.raises(MemoryIndexError, match="symbolic link"):
-        MemoryTree(root)
-    assert list(elsewhere.iterdir()) == []
