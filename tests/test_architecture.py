@@ -147,10 +147,7 @@ OVERSIZE_MODULES = {
     "cli/commands.py": 519,
     "conversations/formats.py": 551,
     "conversations/store.py": 643,
-    "harness/thread.py": 511,
     "lab/magics.py": 456,
-    "sources/memory/index.py": 504,
-    "sources/memory/tree.py": 531,
 }
 
 
