@@ -16,8 +16,9 @@ from supercontext_lab import ModelRoute, set_model_route, super_context_status
 from supercontext_lab.agents import edit_agent_toml
 from supercontext_lab.agents.definition import default_agent_toml
 from supercontext_lab.harness import Thread
-from supercontext_lab.lab.display import METADATA_KEY, WIDGET_VIEW_MIME
+from supercontext_lab.lab.display import METADATA_KEY
 from supercontext_lab.lab.magics import SupercontextMagics
+from supercontext_lab.lab.shown import WIDGET_VIEW_MIME
 from supercontext_lab.lab.widgets import AgentEditor, Composer
 from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineScoutModel
 from supercontext_lab.scout import ScoutRun
