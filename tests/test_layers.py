@@ -4,7 +4,8 @@ Every ``import`` in the package (at module level, inside functions and under
 ``TYPE_CHECKING`` alike) must point down the layers, or stay inside its own group; and no
 imports may form a cycle, whether it is closed at module level, by an import deferred into
 a function, or by one under ``TYPE_CHECKING`` (two modules that name each other's types
-still cannot be read one without the other). The check reads the source with ``ast``, so
+still cannot be read one without the other), or through a package whose ``__init__``
+re-exports the module that closes it. The check reads the source with ``ast``, so
 it also covers modules that a plain ``import supercontext_lab`` never loads.
 
 A capability a caller needs is declared on the protocol (``ChatModel.info``), never
@@ -189,8 +190,9 @@ def import_cycles(
     graph: dict[str, set[str]] = {}
     for imp in imports:
         counted = imp.module_level or (deferred and (type_only or not imp.type_only))
-        # A package's __init__ importing its own submodules is how packages re-export.
-        if counted and not imp.target.startswith(imp.source + "."):
+        # A package's __init__ importing its own submodules counts too: importing the
+        # package runs them, so a module that imports a package needs what it re-exports.
+        if counted:
             graph.setdefault(imp.source, set()).add(imp.target)
     cycles: list[list[str]] = []
     seen: set[frozenset[str]] = set()
@@ -311,6 +313,25 @@ def test_the_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
     typed = ["tools.records", "tools.types", "tools.records"]
     assert typed not in import_cycles(imports, deferred=True)
     assert typed in import_cycles(imports, deferred=True, type_only=True)
+
+
+def test_the_check_sees_a_cycle_through_a_package_that_re_exports(tmp_path: Path) -> None:
+    # lab.display builds a widget from lab.widgets, whose __init__ re-exports the panel,
+    # which names the display's helpers: a circle, though no two modules name each other.
+    package = tmp_path / PACKAGE
+    (package / "lab" / "widgets").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "lab" / "__init__.py").write_text("")
+    (package / "lab" / "widgets" / "__init__.py").write_text("from .panel import Panel\n")
+    (package / "lab" / "widgets" / "panel.py").write_text("from ..display import helper\n")
+    (package / "lab" / "display.py").write_text(
+        "def helper() -> None: ...\ndef widget() -> None:\n    from .widgets import Panel\n"
+    )
+    imports = package_imports(tmp_path)
+    assert import_cycles(imports) == []
+    assert import_cycles(imports, deferred=True) == [
+        ["lab.display", "lab.widgets", "lab.widgets.panel", "lab.display"]
+    ]
 
 
 def test_no_capability_is_probed_with_getattr() -> None:

@@ -1,5 +1,6 @@
 """What every command of the command line shares: the program name, one-line errors, how
-input is read, how output is written, and how a long run shows progress on stderr.
+input is read (a file or stdin, a text argument, a ``--workspace`` folder), how output is
+written, and how a long run shows progress on stderr.
 
 Everything the command line prints may hold text from outside (a model's output, a
 workspace's files, a web page, a dataset), so it is written through :func:`emit`, which
@@ -33,19 +34,23 @@ from ..errors import PathRefusedError, SupercontextError
 
 if TYPE_CHECKING:
     from ..harness.progress import Progress, RunProgress
+    from ..sources.workspace import Workspace
 
 __all__ = [
     "MAX_INPUT_BYTES",
+    "NO_PROGRESS_HELP",
     "PROG",
     "Parser",
     "ProgressLine",
     "UsageProblem",
     "emit",
     "emit_json",
+    "plural",
     "printable",
     "progress_on_stderr",
     "read_text_input",
     "text_argument",
+    "workspace_argument",
 ]
 
 PROG = "supercontext-lab"
@@ -134,6 +139,11 @@ def emit_json(value: Any) -> None:
     buffer.flush()
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 token``, ``2 tokens``: a count and its noun, for the text output."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 class ProgressLine:
     """Shows a run's :class:`~supercontext_lab.harness.progress.Progress` on ``stream``
     (stderr): on a terminal one line, rewritten in place and cleared by :meth:`close`;
@@ -191,6 +201,13 @@ def progress_on_stderr(enabled: bool = True) -> Iterator[RunProgress | None]:
         line.close()
 
 
+NO_PROGRESS_HELP = (
+    "print no progress on stderr (by default: a live line on a terminal, a plain line per "
+    "phase otherwise; the result stays alone on stdout)"
+)
+"""The help of ``--no-progress``, for every command that shows a run's progress."""
+
+
 def _binary(stream: TextIO) -> BinaryIO | None:
     """The bytes beneath a real text stream; None for a text-only one (a StringIO)."""
     return stream.buffer if isinstance(stream, io.TextIOWrapper) else None
@@ -243,3 +260,13 @@ def text_argument(value: str, what: str) -> str:
     if _SURROGATES.search(value):
         raise UsageProblem(f"{PROG}: {what} is not UTF-8 text; pass it as UTF-8")
     return value
+
+
+def workspace_argument(path: str | None) -> Workspace:
+    """The workspace folder ``--workspace`` names, else the shipped demo's copy; a folder
+    that is not there is a :class:`UsageProblem`."""
+    from ..sources.demo import open_workspace
+
+    if path is not None and not Path(path).is_dir():
+        raise UsageProblem(f"{PROG}: workspace folder not found: {path}")
+    return open_workspace(path)

@@ -21,7 +21,6 @@ import html
 from collections import Counter
 from collections.abc import Collection, Mapping
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -31,44 +30,22 @@ from ..harness import TurnResult
 from ..models.base import ChatModel, Usage
 from ..scout import ScoutRun, TraceStep
 from ..sources.workspace import Workspace
+from .shown import WIDGET_VIEW_MIME, workspace_name
 
 __all__ = [
     "METADATA_KEY",
-    "WIDGET_VIEW_MIME",
     "ScoutDisplay",
     "TurnDisplay",
     "model_provenance",
     "public_base_url",
     "run_provenance",
-    "shown_path",
     "turn_provenance",
-    "workspace_name",
 ]
-
-WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
-"""The MIME type under which Jupyter front ends look for a widget view."""
 
 METADATA_KEY = "supercontext_lab"
 """The display-metadata key holding a display's provenance."""
 
 MimeBundle = tuple[dict[str, Any], dict[str, Any]]
-
-# --------------------------------------------------------------------------- workspace
-
-
-def workspace_name(workspace: Workspace) -> str:
-    """The name a display gives a workspace: its folder's name (``demo-workspace`` for the
-    shipped demo's copy). Stable from machine to machine, unlike its path."""
-    return workspace.root.name or str(workspace.root)
-
-
-def shown_path(path: Path) -> str:
-    """``path`` with the home folder written ``~``, as a user would type it."""
-    try:
-        return "~/" + path.relative_to(Path.home()).as_posix()
-    except (ValueError, RuntimeError):
-        return str(path)
-
 
 # --------------------------------------------------------------------------- provenance
 

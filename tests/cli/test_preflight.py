@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,17 +11,9 @@ import pytest
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.testing import OpenAITestServer, build_workspace
 
+from .conftest import run_cli
+
 MESSAGE = "What did we decide about the dispersal kernel?"
-
-
-def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "supercontext_lab", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture
@@ -39,31 +28,33 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def test_scout_design_pack_prepares_without_a_model(workspace: Path) -> None:
-    out = _run("scout", "--workspace", str(workspace), "--design", "pack", "--json", MESSAGE)
+    out = run_cli("scout", "--workspace", str(workspace), "--design", "pack", "--json", MESSAGE)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert (data["design"], data["prepared_by"]) == ("pack", "pack")
     assert data["model_calls"] == 0
     assert "2Dt kernel" in data["envelope"]
     assert data["bundle"]["proposed_goal"] is None
-    text = _run("scout", "--workspace", str(workspace), "--design", "pack", MESSAGE)
+    text = run_cli("scout", "--workspace", str(workspace), "--design", "pack", MESSAGE)
     assert text.stdout.startswith("pre-flight: design pack, prepared by pack")
 
 
 def test_scout_design_cold_and_cached(workspace: Path) -> None:
-    cold = _run("scout", "--workspace", str(workspace), "--design", "cold", "--json", MESSAGE)
+    cold = run_cli("scout", "--workspace", str(workspace), "--design", "cold", "--json", MESSAGE)
     assert cold.returncode == 1
     data = json.loads(cold.stdout)
     assert data["envelope"] is None and data["design"] == "cold"
     assert data["problems"][0].startswith("design_cold")
-    cached = _run("scout", "--workspace", str(workspace), "--design", "cached", "--json", MESSAGE)
+    cached = run_cli(
+        "scout", "--workspace", str(workspace), "--design", "cached", "--json", MESSAGE
+    )
     assert cached.returncode == 0
     served = json.loads(cached.stdout)
     assert served["prepared_by"] == "cached" and "(profile)" in served["envelope"]
 
 
 def test_cache_build_stores_the_envelope_in_the_workspace(workspace: Path) -> None:
-    out = _run("cache", "build", "--workspace", str(workspace), "--json")
+    out = run_cli("cache", "build", "--workspace", str(workspace), "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     stored = workspace / ".supercontext" / "preflight-cache.json"
@@ -83,7 +74,7 @@ def test_cache_build_stores_the_envelope_in_the_workspace(workspace: Path) -> No
     ],
 )
 def test_bad_preflight_input_is_one_line_and_exit_2(args: tuple[str, ...]) -> None:
-    out = _run(*args)
+    out = run_cli(*args)
     assert out.returncode == 2
     assert out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1
@@ -91,7 +82,7 @@ def test_bad_preflight_input_is_one_line_and_exit_2(args: tuple[str, ...]) -> No
 
 def test_scout_deadline_falls_back_to_the_pack_against_a_slow_server(workspace: Path) -> None:
     with OpenAITestServer(model=OfflineScoutModel(), delay_s=5.0) as server:
-        out = _run(
+        out = run_cli(
             "scout",
             "--workspace",
             str(workspace),
@@ -112,8 +103,8 @@ def test_scout_deadline_falls_back_to_the_pack_against_a_slow_server(workspace: 
 
 
 def test_demo_says_which_design_prepared_the_turn() -> None:
-    out = _run("demo", "--design", "pack")
+    out = run_cli("demo", "--design", "pack")
     assert out.returncode == 0, out.stderr
     assert "  pre-flight prepared by: pack" in out.stdout
-    cold = _run("demo", "--design", "cold")
+    cold = run_cli("demo", "--design", "cold")
     assert "no scout: design_cold" in cold.stdout

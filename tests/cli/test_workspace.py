@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from supercontext_lab.testing import build_workspace, write_file
 
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "supercontext_lab", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ),
-    )
+from .conftest import run_cli
 
 
 def _near_misses(root: Path) -> Path:
@@ -37,7 +26,7 @@ def _near_misses(root: Path) -> Path:
 
 
 def test_check_counts_what_is_read_and_names_what_is_not(tmp_path: Path) -> None:
-    out = _run("workspace", "check", str(_near_misses(tmp_path)))
+    out = run_cli("workspace", "check", str(_near_misses(tmp_path)))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == f"workspace: {tmp_path.resolve()}"
@@ -64,7 +53,7 @@ def test_check_counts_what_is_read_and_names_what_is_not(tmp_path: Path) -> None
 
 
 def test_check_json_gives_the_same_findings(tmp_path: Path) -> None:
-    out = _run("workspace", "check", "--json", str(_near_misses(tmp_path)))
+    out = run_cli("workspace", "check", "--json", str(_near_misses(tmp_path)))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["usable"] is True
@@ -79,7 +68,7 @@ def test_check_json_gives_the_same_findings(tmp_path: Path) -> None:
 
 def test_a_part_that_cannot_be_used_makes_the_workspace_unusable(tmp_path: Path) -> None:
     write_file(tmp_path / "registry.json", "{not json")
-    out = _run("workspace", "check", str(tmp_path))
+    out = run_cli("workspace", "check", str(tmp_path))
     assert out.returncode == 1
     lines = out.stdout.splitlines()
     assert "found: registry.json cannot be used (see the problem below)" in lines
@@ -91,31 +80,19 @@ def test_a_part_that_cannot_be_used_makes_the_workspace_unusable(tmp_path: Path)
 
 def test_a_profile_the_scout_cannot_read_makes_the_workspace_unusable(tmp_path: Path) -> None:
     write_file(tmp_path / "PROFILE.md", b"Caf\xe9: I study seeds.\n")  # Latin-1, not UTF-8
-    out = _run("workspace", "check", str(tmp_path))
+    out = run_cli("workspace", "check", str(tmp_path))
     assert out.returncode == 1
     lines = out.stdout.splitlines()
     assert "found: PROFILE.md cannot be used (see the problem below)" in lines
     assert any(line.startswith("problem: PROFILE.md") and "UTF-8" in line for line in lines)
-    report = json.loads(_run("workspace", "check", "--json", str(tmp_path)).stdout)
+    report = json.loads(run_cli("workspace", "check", "--json", str(tmp_path)).stdout)
     assert (report["usable"], report["found"]["profile_md"]) == (False, None)
 
 
 def test_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    out = _run("workspace", "check", str(tmp_path / "nope"))
+    out = run_cli("workspace", "check", str(tmp_path / "nope"))
     assert out.returncode == 2
     assert out.stdout == ""
     assert (
         out.stderr.strip() == f"supercontext-lab: workspace folder not found: {tmp_path / 'nope'}"
     )
-
-
-def test_demo_says_where_it_copied_its_workspace() -> None:
-    out = _run("demo")
-    assert out.returncode == 0, out.stderr
-    first = out.stdout.splitlines()[0]
-    assert first.endswith(" (the shipped demo, copied there)")
-    copied = Path(
-        first.split(" on workspace ", 1)[1].removesuffix(" (the shipped demo, copied there)")
-    )
-    assert copied.is_absolute()
-    assert (copied / "memory").is_dir() and (copied / "README.md").is_file()

@@ -13,7 +13,6 @@ import pytest
 from supercontext_lab.harness import Thread, TurnResult
 from supercontext_lab.lab.display import (
     METADATA_KEY,
-    WIDGET_VIEW_MIME,
     ScoutDisplay,
     TurnDisplay,
     model_provenance,
@@ -21,6 +20,7 @@ from supercontext_lab.lab.display import (
     run_provenance,
     turn_provenance,
 )
+from supercontext_lab.lab.shown import WIDGET_VIEW_MIME
 from supercontext_lab.lab.widgets import BundlePanel
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.models.openai import OpenAICompatibleModel

@@ -25,7 +25,7 @@ from ...harness.turn import failure_reason
 from ...scout import Dropped, ScoutRun
 from ...scout.grounding import GroundingReport, known_names
 from ...sources.workspace import Workspace
-from ..display import shown_path, workspace_name
+from ..shown import shown_path, workspace_name
 from .cited import cited_sources
 from .html import badge, escape, note, pre, render_summary_html, section, table
 from .trace import TraceTimeline

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from IPython.display import display as _ipython_display
 
 from ...harness.progress import Progress
-from ..display import WIDGET_VIEW_MIME
+from ..shown import WIDGET_VIEW_MIME
 from .html import escape
 
 __all__ = ["RunStatus", "status_html"]

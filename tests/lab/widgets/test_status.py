@@ -7,7 +7,7 @@ from IPython.display import display
 from IPython.utils.capture import capture_output
 
 from supercontext_lab.harness.progress import Progress
-from supercontext_lab.lab.display import WIDGET_VIEW_MIME
+from supercontext_lab.lab.shown import WIDGET_VIEW_MIME
 from supercontext_lab.lab.widgets import RunStatus
 from supercontext_lab.lab.widgets.status import status_html
 
