@@ -13,8 +13,8 @@ their turns is indexed in the memory tree's ``conversations`` namespace, so
 (:mod:`.formats`: ChatGPT, jupyterlab-chat, OpenAI messages, LongMemEval, the lab's saved
 threads; read by :mod:`.reading`) and from every completed turn of a thread
 (:mod:`.archive`). Modules: ``records`` (the records and their bounds), ``reading``,
-``formats``, ``store`` (made of ``store_file``, ``store_reads`` and ``store_writes``),
-``recall``, ``archive``.
+``formats`` (one module a format, behind one registry), ``store`` (made of
+``store_file``, ``store_reads`` and ``store_writes``), ``recall``, ``archive``.
 
 Nothing here imports Jupyter.
 """
