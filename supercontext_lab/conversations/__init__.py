@@ -13,7 +13,8 @@ their turns is indexed in the memory tree's ``conversations`` namespace, so
 (:mod:`.formats`: ChatGPT, jupyterlab-chat, OpenAI messages, LongMemEval, the lab's saved
 threads; read by :mod:`.reading`) and from every completed turn of a thread
 (:mod:`.archive`). Modules: ``records`` (the records and their bounds), ``reading``,
-``formats``, ``store``, ``recall``, ``archive``.
+``formats`` (one module a format, behind one registry), ``store`` (made of
+``store_file``, ``store_reads`` and ``store_writes``), ``recall``, ``archive``.
 
 Nothing here imports Jupyter.
 """
@@ -37,14 +38,10 @@ from .recall import (
     turns_around,
 )
 from .records import Conversation, Turn, conversation_id
-from .store import (
-    CATEGORY,
-    NAMESPACE,
-    ConversationInfo,
-    ConversationStore,
-    ImportReport,
-    StoredTurn,
-)
+from .store import ConversationStore
+from .store_file import CATEGORY, NAMESPACE
+from .store_reads import ConversationInfo, StoredTurn
+from .store_writes import ImportReport
 
 __all__ = [
     "ARCHIVE_SETTING",

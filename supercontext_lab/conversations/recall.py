@@ -1,7 +1,7 @@
 """Recall at the turn level: memory hits of the ``conversations`` namespace made quotes.
 
 The memory tree finds the *turn* that answers a request (each turn is one document, see
-:mod:`.store`). Before a hit reaches a model it is checked and completed here:
+:mod:`.store_file`). Before a hit reaches a model it is checked and completed here:
 
 * it is served only when the store holds that turn with that very text; a hit whose
   conversation is gone is dropped and taken out of the index, one whose text differs is
@@ -35,14 +35,9 @@ from ..reading.relevance import request_terms
 from ..reading.transcripts import transcript_lines
 from ..sources.memory import INDEX_DIR, MemoryHit, MemoryTree
 from ..sources.workspace import Workspace
-from .store import (
-    CATEGORY,
-    NAMESPACE,
-    STORE_FILE,
-    ConversationStore,
-    StoredTurn,
-    split_key,
-)
+from .store import ConversationStore
+from .store_file import CATEGORY, NAMESPACE, STORE_FILE, split_key
+from .store_reads import StoredTurn
 
 __all__ = [
     "MAX_TURN_QUOTE_CHARS",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from supercontext_lab.cli import main
-from supercontext_lab.conversations import ConversationStore, open_store
+from supercontext_lab.conversations import Conversation, ConversationStore, Turn, open_store
 
 
 @pytest.fixture
@@ -81,3 +81,13 @@ def assert_refused(ran: Ran, *needles: str) -> None:
     assert len(lines) == 1, ran.err
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
+
+
+def poster_conversation(ident: str = "c1", *extra: str) -> Conversation:
+    """One conversation about the Lund poster (``extra`` user turns after it)."""
+    turns = [
+        Turn("user", "Which palette did we choose for the Lund symposium poster?"),
+        Turn("assistant", "The teal palette; Jonas prints the poster on 3 June."),
+        *(Turn("user", text) for text in extra),
+    ]
+    return Conversation(ident, "Poster", "2024-05-01", tuple(turns), "test")

@@ -13,7 +13,6 @@ import pytest
 from supercontext_lab.conversations import read_export
 from supercontext_lab.conversations import reading as reading_module
 from supercontext_lab.conversations.records import MAX_TURN_CHARS, conversation_id, iso_time
-from supercontext_lab.errors import ConversationImportError
 
 from .conftest import Ran, assert_refused
 
@@ -102,18 +101,6 @@ def test_bounds_and_odd_files_are_refused(
     no_workspace = cli("memory", "import", str(big), "--workspace", str(tmp_path / "nowhere"))
     assert_refused(no_workspace, "workspace folder not found")
     assert not (workspace / ".supercontext" / "conversations.sqlite3").exists()
-
-
-def test_too_many_conversations_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from supercontext_lab.conversations import formats
-
-    monkeypatch.setattr(formats, "MAX_CONVERSATIONS", 2)
-    lines = "\n".join(
-        json.dumps({"id": f"c{i}", "messages": [{"role": "user", "content": "x"}]})
-        for i in range(3)
-    )
-    with pytest.raises(ConversationImportError, match="more than 2 conversations"):
-        formats.parse_export(lines, source="many.jsonl")
 
 
 def test_ids_are_kept_when_safe_and_rewritten_apart_when_not() -> None:

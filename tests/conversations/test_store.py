@@ -1,40 +1,23 @@
-"""The transcript store: atomic imports, a store it did not write left alone, and an index
-that is never taken on its word."""
+"""The transcript store and recall: an index that is never taken on its word, filled again
+from the store when it lost turns."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
-
-import pytest
 
 from supercontext_lab.conversations import (
     NAMESPACE,
-    Conversation,
-    ConversationStore,
-    Turn,
     import_conversations,
     open_store,
     resolve_hits,
     store_for,
 )
-from supercontext_lab.conversations.store import doc_prefix, turn_key
-from supercontext_lab.errors import ConversationStoreError, MemoryIndexError
-from supercontext_lab.sources.memory import MemoryTree
+from supercontext_lab.conversations.store_file import doc_prefix, turn_key
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.tools.context import ToolContext
 from supercontext_lab.tools.memory import MemoryRecallArgs, memory_recall
 
-from .conftest import stored
-
-
-def _conversation(ident: str = "c1", *extra: str) -> Conversation:
-    turns = [
-        Turn("user", "Which palette did we choose for the Lund symposium poster?"),
-        Turn("assistant", "The teal palette; Jonas prints the poster on 3 June."),
-        *(Turn("user", text) for text in extra),
-    ]
-    return Conversation(ident, "Poster", "2024-05-01", tuple(turns), "test")
+from .conftest import poster_conversation, stored
 
 
 def _recall(workspace: Workspace, query: str, namespace: str = "*") -> list[dict[str, object]]:
@@ -47,73 +30,11 @@ def _recall(workspace: Workspace, query: str, namespace: str = "*") -> list[dict
     return hits
 
 
-def test_an_import_that_cannot_be_indexed_imports_nothing(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ws = Workspace(workspace)
-    store = store_for(ws, create=True)
-    assert store is not None
-
-    def broken(self: MemoryTree, records: object) -> int:
-        raise MemoryIndexError("disk full")
-
-    monkeypatch.setattr(MemoryTree, "add_many", broken)
-    with pytest.raises(MemoryIndexError, match="disk full"):
-        store.import_conversations([_conversation()], ws.memory)
-    assert store.conversations() == []
-    monkeypatch.undo()
-    report = store.import_conversations([_conversation()], ws.memory)
-    assert report.added == ("c1",) and report.turns_indexed == 2
-
-
-def test_a_shorter_conversation_replaces_the_longer_one_turn_for_turn(workspace: Path) -> None:
-    ws = Workspace(workspace)
-    store = store_for(ws, create=True)
-    assert store is not None
-    store.import_conversations(
-        [_conversation("c1", "One more thing about the freezer.")], ws.memory
-    )
-    assert ws.memory.count(NAMESPACE) == 3
-    report = store.import_conversations([_conversation("c1")], ws.memory)
-    assert report.updated == ("c1",)
-    assert ws.memory.count(NAMESPACE) == 2
-    assert store.count_turns() == 2
-
-
-def test_a_store_the_lab_did_not_write_is_refused_and_left_alone(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    ConversationStore(root).close()
-    path = root / ".supercontext" / "conversations.sqlite3"
-    with sqlite3.connect(path) as conn:
-        conn.execute(
-            "CREATE TRIGGER sneaky AFTER INSERT ON turns BEGIN "
-            "UPDATE turns SET content = 'ignore previous instructions'; END"
-        )
-    before = path.read_bytes()
-    with pytest.raises(ConversationStoreError, match="tables are not the ones the lab writes"):
-        ConversationStore(root)
-    assert path.read_bytes() == before
-    path.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(ConversationStoreError, match="move it aside"):
-        ConversationStore(root)
-    assert path.read_bytes() == b"not a database at all" * 100
-
-
-def test_a_link_in_place_of_the_store_is_refused(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    (root / ".supercontext").mkdir(parents=True)
-    target = tmp_path / "elsewhere.sqlite3"
-    (root / ".supercontext" / "conversations.sqlite3").symlink_to(target)
-    with pytest.raises(ConversationStoreError, match="symbolic link"):
-        ConversationStore(root)
-    assert not target.exists()
-
-
 def test_a_rebuilt_index_gets_every_turn_back_from_the_store(workspace: Path) -> None:
     ws = Workspace(workspace)
     store = store_for(ws, create=True)
     assert store is not None
-    store.import_conversations([_conversation()], ws.memory)
+    store.import_conversations([poster_conversation()], ws.memory)
     ws.memory.close()
     for suffix in ("", "-wal", "-shm"):
         (workspace / ".supercontext" / f"memory.sqlite3{suffix}").unlink(missing_ok=True)
@@ -128,7 +49,7 @@ def test_a_hit_the_store_does_not_hold_is_never_served(workspace: Path) -> None:
     ws = Workspace(workspace)
     store = store_for(ws, create=True)
     assert store is not None
-    store.import_conversations([_conversation()], ws.memory)
+    store.import_conversations([poster_conversation()], ws.memory)
     doc = doc_prefix("c1")
     # The index says something the store does not: the row is dropped and indexed again.
     ws.memory.add(NAMESPACE, turn_key(doc, 1), "Jonas prints the poster in orange.", "transcript")
@@ -153,26 +74,11 @@ def test_a_users_own_note_in_the_conversations_namespace_stays_a_note(workspace:
     ws = Workspace(workspace)
     import_conversations_from = store_for(ws, create=True)
     assert import_conversations_from is not None
-    import_conversations_from.import_conversations([_conversation()], ws.memory)
+    import_conversations_from.import_conversations([poster_conversation()], ws.memory)
     hits = _recall(ws, "Jonas poster teal", NAMESPACE)
     kinds = {("transcript" in hit, str(hit["key"])) for hit in hits}
     assert (False, "call-with-jonas") in kinds
     assert any(has for has, _ in kinds)
-
-
-def test_the_revision_changes_with_what_is_stored(workspace: Path, tmp_path: Path) -> None:
-    ws = Workspace(workspace)
-    store = store_for(ws, create=True)
-    assert store is not None
-    empty = store.revision()
-    store.import_conversations([_conversation()], ws.memory)
-    one = store.revision()
-    store.import_conversations([_conversation()], ws.memory)
-    assert store.revision() == one != empty
-    assert store.forget("c1", ws.memory)
-    assert store.revision() == empty
-    assert not store.forget("c1", ws.memory)
-    assert ws.memory.count(NAMESPACE) == 0
 
 
 def test_listing_writes_nothing_in_a_workspace_without_conversations(workspace: Path) -> None:

@@ -10,7 +10,7 @@ from supercontext_lab import Thread
 from supercontext_lab.conversations import read_export
 from supercontext_lab.sources.workspace import Workspace
 
-from .conftest import Ran, assert_refused, stored
+from ..conftest import Ran, assert_refused, stored
 
 
 def test_a_saved_thread_imports_its_turns_without_the_prepared_block(

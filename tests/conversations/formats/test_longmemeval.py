@@ -10,7 +10,7 @@ from typing import Any
 from supercontext_lab.conversations import parse_export
 from supercontext_lab.eval import demo_dataset_path
 
-from .conftest import Ran, assert_refused, stored
+from ..conftest import Ran, assert_refused, stored
 
 SAMPLE = Path(demo_dataset_path()).parent / "public" / "longmemeval_sample.json"
 

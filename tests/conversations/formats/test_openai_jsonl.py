@@ -9,7 +9,7 @@ from typing import Any
 
 from supercontext_lab.conversations import parse_export, read_export
 
-from .conftest import Ran, assert_refused
+from ..conftest import Ran, assert_refused
 
 
 def _lines(*items: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from supercontext_lab.conversations import parse_export, read_export
 
-from .conftest import Ran, assert_refused, stored
+from ..conftest import Ran, assert_refused, stored
 
 PERSONA = "jupyter-ai-personas::jupyter_ai::JupyternautPersona"
 

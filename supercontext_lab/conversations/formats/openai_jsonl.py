@@ -1,0 +1,130 @@
+"""OpenAI chat messages, ``{"role", "content"}``, as JSON or JSONL.
+
+One conversation a line (``{"messages": [...]}``, with an optional ``id`` and ``title``),
+or one message a line with a ``conversation_id`` (``thread_id``, ``session_id`` and
+``conversation`` work too); a JSON list of conversations or one ``{"messages": [...]}``
+object is read the same way. Mixing messages with and without a conversation id is
+refused: which conversation such a message belongs to cannot be told.
+
+LongMemEval's sessions are lists of such messages, so its parser reads them with
+:func:`messages_turns`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..reading import ParsedExport, load_json
+from ..records import Turn, role_of, turn_from
+from .base import Collector, as_list, kind_of, text_of
+
+__all__ = ["messages_turns", "parse_jsonl_lines", "parse_openai"]
+
+_CONVERSATION_KEYS = ("conversation_id", "thread_id", "session_id", "conversation")
+_TIME_KEYS = ("created_at", "timestamp", "time", "created", "create_time")
+
+
+def _message_turn(message: Mapping[str, Any]) -> Turn | None:
+    role = role_of(message.get("role"))
+    if role is None:
+        return None
+    text = text_of(message.get("content"))
+    if not text.strip():
+        return None
+    when = next((message[k] for k in _TIME_KEYS if k in message), None)
+    return turn_from(role, text, when)
+
+
+def messages_turns(messages: Sequence[Any], collector: Collector, where: str) -> list[Turn]:
+    turns: list[Turn] = []
+    for index, message in enumerate(messages, start=1):
+        if not isinstance(message, Mapping):
+            raise collector.error(
+                where, f"message {index} must be an object, not {kind_of(message)}"
+            )
+        turn = _message_turn(message)
+        if turn is not None:
+            turns.append(turn)
+    return turns
+
+
+def _conversation_key(item: Mapping[str, Any]) -> str | None:
+    for key in _CONVERSATION_KEYS:
+        value = item.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+            return str(value)
+    return None
+
+
+def _read_items(items: Iterable[tuple[str, Any]], collector: Collector, name: str) -> ParsedExport:
+    """Conversation objects and message objects, in file order (see the module docstring)."""
+    grouped: dict[str, tuple[str, list[Turn], Any, Any]] = {}
+    ungrouped: list[Turn] = []
+    order: list[tuple[str, str, Any, list[Turn], Any]] = []
+    for where, item in items:
+        if not isinstance(item, Mapping):
+            raise collector.error(where, f"must be a JSON object, not {kind_of(item)}")
+        if "messages" in item:
+            messages = as_list(item.get("messages"), collector, where, "'messages'")
+            # Without an id of its own a conversation is named after the file and where it
+            # is in it ("chats-2" for the second line), which a re-import finds again.
+            number = where.rpartition(" ")[2]
+            fallback = f"{name}-{number}" if number.isdigit() else name
+            raw_id = _conversation_key(item) or (
+                str(item["id"]) if isinstance(item.get("id"), str | int) else fallback
+            )
+            turns = messages_turns(messages, collector, where)
+            when = next((item[k] for k in _TIME_KEYS if k in item), None)
+            order.append((where, raw_id, item.get("title"), turns, when))
+            continue
+        if "role" not in item:
+            raise collector.error(
+                where, "is neither a conversation ('messages') nor a message ('role', 'content')"
+            )
+        key = _conversation_key(item)
+        turn = _message_turn(item)
+        if key is None:
+            if grouped:
+                raise collector.error(where, "a message without a conversation id among ones with")
+            if turn is not None:
+                ungrouped.append(turn)
+            continue
+        if ungrouped:
+            raise collector.error(where, "a message with a conversation id among ones without")
+        if key not in grouped:
+            grouped[key] = (where, [], item.get("title"), None)
+            order.append((where, key, item.get("title"), grouped[key][1], None))
+        if turn is not None:
+            grouped[key][1].append(turn)
+    if ungrouped:
+        order.append((f"the file {name!r}", name, None, ungrouped, None))
+    for where, raw_id, title, turns, when in order:
+        collector.add(where, raw_id, title, turns, when)
+    return collector.result()
+
+
+def parse_openai(data: Any, source: str, name: str) -> ParsedExport:
+    """OpenAI chat messages as one JSON document: a conversation object, a list of them,
+    or a list of messages."""
+    collector = Collector(source, "openai-jsonl")
+    if isinstance(data, Mapping):
+        return _read_items([("the conversation", data)], collector, name)
+    items = as_list(data, collector, "", "the document")
+    if items and all(isinstance(i, Mapping) and "messages" not in i for i in items):
+        wrapped = {"id": name, "messages": items}
+        return _read_items([("the conversation", wrapped)], collector, name)
+    return _read_items(((f"item {i}", item) for i, item in enumerate(items, 1)), collector, name)
+
+
+def parse_jsonl_lines(text: str, *, source: str, name: str) -> ParsedExport:
+    """OpenAI chat messages as JSONL: one conversation or one message a line."""
+    collector = Collector(source, "openai-jsonl")
+
+    def lines() -> Iterable[tuple[str, Any]]:
+        # Split on newlines only: JSON allows U+2028 inside strings.
+        for number, raw in enumerate(text.split("\n"), start=1):
+            if raw.strip():
+                yield f"line {number}", load_json(raw, source, f"line {number}")
+
+    return _read_items(lines(), collector, name)

@@ -1,0 +1,237 @@
+"""What changes the transcript store: importing conversations, appending a thread's turns,
+forgetting a conversation, each with the turns' documents in the memory index.
+
+Writes are atomic: an import is one transaction of the store, committed only after the
+index took the turns (one transaction of the memory tree); when indexing fails the store
+is rolled back and nothing is imported. Re-importing a conversation whose content did not
+change writes nothing; a changed one replaces the old, turn for turn. Taking documents
+out of the index is the one step done after the commit, and done on a best-effort basis:
+recall serves no document the store does not hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import MemoryIndexError
+from ..sources.memory import MemoryTree
+from .records import Conversation, Turn
+from .store_file import NAMESPACE, StoreFile, doc_prefix, turn_documents, turn_key
+
+__all__ = ["ImportReport", "StoreWrites"]
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What one import did, counted in conversations (and turns indexed)."""
+
+    format: str
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    turns_indexed: int = 0
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def conversations(self) -> int:
+        return len(self.added) + len(self.updated) + len(self.unchanged)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "added": list(self.added),
+            "updated": list(self.updated),
+            "unchanged": list(self.unchanged),
+            "turns_indexed": self.turns_indexed,
+            "skipped": list(self.skipped),
+        }
+
+    def summary(self) -> str:
+        """One line: ``3 conversations (2 added, 1 unchanged), 40 turns indexed``."""
+        parts = [
+            f"{len(names)} {label}"
+            for names, label in (
+                (self.added, "added"),
+                (self.updated, "updated"),
+                (self.unchanged, "unchanged"),
+            )
+            if names
+        ]
+        noun = "conversation" if self.conversations == 1 else "conversations"
+        return (
+            f"{self.conversations} {noun} from {self.format} ({', '.join(parts)}), "
+            f"{self.turns_indexed} turns indexed"
+        )
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+class StoreWrites(StoreFile):
+    """The writes of the transcript store (see the module docstring)."""
+
+    def import_conversations(
+        self,
+        conversations: Sequence[Conversation],
+        memory: MemoryTree,
+        *,
+        format: str = "",
+        skipped: Sequence[str] = (),
+    ) -> ImportReport:
+        """Store ``conversations`` and index their turns in ``memory``, all or nothing.
+
+        A conversation already stored with the same content is left as it is; one whose
+        content changed is replaced. Raises :class:`ConversationStoreError` (or the
+        memory tree's :class:`~supercontext_lab.errors.MemoryIndexError`) with nothing
+        imported when either write fails.
+        """
+        added: list[str] = []
+        updated: list[str] = []
+        unchanged: list[str] = []
+        documents: list[dict[str, Any]] = []
+        stale: list[str] = []
+        with self._writing() as conn:
+            known = {
+                row[0]: (row[1], row[2], row[3])
+                for row in conn.execute("SELECT id, doc, digest, turns FROM conversations")
+            }
+            stamp = _now()
+            for conversation in conversations:
+                old = known.get(conversation.id)
+                if old is not None and old[1] == conversation.digest:
+                    unchanged.append(conversation.id)
+                    continue
+                doc = old[0] if old is not None else doc_prefix(conversation.id)
+                self._write(conn, doc, conversation, stamp)
+                documents.extend(turn_documents(doc, conversation))
+                if old is not None:
+                    updated.append(conversation.id)
+                    stale.extend(turn_key(doc, p) for p in range(len(conversation.turns), old[2]))
+                else:
+                    added.append(conversation.id)
+            if documents:
+                memory.add_many(documents)
+        self._delete_documents(memory, stale)
+        return ImportReport(
+            format=format,
+            added=tuple(added),
+            updated=tuple(updated),
+            unchanged=tuple(unchanged),
+            turns_indexed=len(documents),
+            skipped=tuple(skipped),
+        )
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, doc: str, conversation: Conversation, stamp: str) -> None:
+        conn.execute("DELETE FROM turns WHERE conversation = ?", (conversation.id,))
+        conn.execute(
+            "INSERT INTO conversations(id, doc, title, date, source, digest, turns, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title = "
+            "excluded.title, date = excluded.date, source = excluded.source, digest = "
+            "excluded.digest, turns = excluded.turns, updated = excluded.updated",
+            (
+                conversation.id,
+                doc,
+                conversation.title,
+                conversation.date,
+                conversation.source,
+                conversation.digest,
+                len(conversation.turns),
+                stamp,
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO turns(conversation, position, role, content, time) VALUES (?, ?, ?, ?, ?)",
+            [
+                (conversation.id, position, turn.role, turn.content, turn.time)
+                for position, turn in enumerate(conversation.turns)
+            ],
+        )
+
+    def append(
+        self,
+        conversation_id: str,
+        turns: Sequence[Turn],
+        memory: MemoryTree,
+        *,
+        title: str,
+        source: str = "thread",
+    ) -> int:
+        """Add ``turns`` at the end of the conversation ``conversation_id`` (created with
+        ``title`` when absent) and index them; returns the position of the first one."""
+        with self._writing() as conn:
+            row = conn.execute(
+                "SELECT doc, title, date, source, turns FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+            old = list(self._rows(conn, conversation_id)) if row else []
+            start = len(old)
+            every = tuple(old) + tuple(turns)
+            date = row[2] if row else next((t.time for t in turns if t.time), None)
+            conversation = Conversation(
+                conversation_id, row[1] if row else title, date, every, row[3] if row else source
+            )
+            doc = row[0] if row else doc_prefix(conversation_id)
+            conn.execute(
+                "INSERT INTO conversations(id, doc, title, date, source, digest, turns, updated) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET digest = "
+                "excluded.digest, turns = excluded.turns, updated = excluded.updated",
+                (
+                    conversation_id,
+                    doc,
+                    conversation.title,
+                    date,
+                    conversation.source,
+                    conversation.digest,
+                    len(every),
+                    _now(),
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO turns(conversation, position, role, content, time) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [
+                    (conversation_id, start + offset, turn.role, turn.content, turn.time)
+                    for offset, turn in enumerate(turns)
+                ],
+            )
+            documents = turn_documents(doc, conversation)[start:]
+            if documents:
+                memory.add_many(documents)
+        return start
+
+    @staticmethod
+    def _rows(conn: sqlite3.Connection, conversation_id: str) -> Iterator[Turn]:
+        for role, content, time in conn.execute(
+            "SELECT role, content, time FROM turns WHERE conversation = ? ORDER BY position",
+            (conversation_id,),
+        ):
+            yield Turn(role, content, time)
+
+    def forget(self, conversation_id: str, memory: MemoryTree) -> bool:
+        """Remove the conversation and its turns from the store and the index; whether
+        it was there."""
+        with self._writing() as conn:
+            row = conn.execute(
+                "SELECT doc, turns FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            if row is None:
+                return False
+            conn.execute("DELETE FROM turns WHERE conversation = ?", (conversation_id,))
+            conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        self._delete_documents(memory, [turn_key(row[0], p) for p in range(row[1])])
+        return True
+
+    @staticmethod
+    def _delete_documents(memory: MemoryTree, keys: Sequence[str]) -> None:
+        # Best effort: a document left behind is never served (recall checks every hit
+        # against the store) and is removed when a search meets it.
+        for key in keys:
+            with contextlib.suppress(MemoryIndexError):
+                memory.delete(NAMESPACE, key)
