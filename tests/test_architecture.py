@@ -140,12 +140,6 @@ def test_lazy_exports_match_the_type_checking_imports(package: str) -> None:
 
 # Small modules with clear names: a module past this many lines is split along its seams.
 MAX_MODULE_LINES = 450
-# The modules past it today, at their present length: each may shrink, none may grow,
-# and a module that comes under the limit leaves this table.
-OVERSIZE_MODULES = {
-    "conversations/formats.py": 551,
-    "conversations/store.py": 643,
-}
 
 
 def test_modules_stay_small() -> None:
@@ -154,14 +148,8 @@ def test_modules_stay_small() -> None:
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         lines = len(path.read_text(encoding="utf-8").splitlines())
-        limit = OVERSIZE_MODULES.get(rel, MAX_MODULE_LINES)
-        if lines > limit:
-            grown.append(f"{rel}: {lines} lines (at most {limit}); split it along a seam")
+        if lines > MAX_MODULE_LINES:
+            grown.append(
+                f"{rel}: {lines} lines (at most {MAX_MODULE_LINES}); split it along a seam"
+            )
     assert grown == []
-    stale = {
-        rel: limit
-        for rel, limit in OVERSIZE_MODULES.items()
-        if not (root / rel).is_file()
-        or len((root / rel).read_text(encoding="utf-8").splitlines()) <= MAX_MODULE_LINES
-    }
-    assert stale == {}, "these are under the limit now: remove them from OVERSIZE_MODULES"
