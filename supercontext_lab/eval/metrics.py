@@ -13,7 +13,9 @@ metrics of :data:`METRICS`:
   §13), over the runs whose model wrote an envelope; ``invented_names`` sums the
   recommended tools and skills that exist nowhere; ``gathered_mention_rate`` is the share
   of expected mentions present in what the model was given (its prompt and every tool
-  result), the ceiling of ``mention_rate`` for a model that only selects.
+  result), the ceiling of ``mention_rate`` for a model that only selects;
+* ``bullet_precision`` is the share of the summary's bullets that hold an expected
+  mention: on-topic bullets / bullets, summed over the cases that set mentions.
 
 ``valid_rate`` is the share of runs with a valid envelope (a run without one is wrong for
 goal and has-enough accuracy). ``envelope_chars_mean`` averages over the runs that
@@ -77,6 +79,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("forbidden_mention_rate", "lower", rate=True),
     Metric("grounded_rate", "higher", rate=True),
     Metric("gathered_mention_rate", "higher", rate=True),
+    Metric("bullet_precision", "higher", rate=True),
     Metric("invented_names", "lower"),
     Metric("model_calls_mean", "lower"),
     Metric("latency_mean_ms", "lower", timing=True),
@@ -108,6 +111,7 @@ COUNT_NAMES: tuple[str, ...] = (
     "mention_cases",
     "forbidden_cases",
     "grounded_bullets",
+    "summary_bullets",
 )
 """How many runs each metric was computed over."""
 
@@ -191,6 +195,9 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
         "gathered_mention_rate": ratio(
             _sum(s.gathered_found for s in gathered), _sum(s.mentions_expected for s in gathered)
         ),
+        "bullet_precision": ratio(
+            _sum(s.bullets_on_topic for s in mention), _sum(s.summary_bullets for s in mention)
+        ),
         "invented_names": sum(s.invented_names for s in scores),
         "model_calls_mean": statistics.fmean([r.model_calls for r in runs]) if runs else 0.0,
         "latency_mean_ms": statistics.fmean(latencies) if latencies else 0.0,
@@ -207,6 +214,7 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
         "mention_cases": len(mention),
         "forbidden_cases": len(forbidden),
         "grounded_bullets": _sum(s.bullets for s in checked),
+        "summary_bullets": _sum(s.summary_bullets for s in mention),
     }
     return metrics
 
@@ -255,6 +263,10 @@ def rate_counts(runs: Sequence[RunMeasure]) -> dict[str, tuple[int, int]]:
         "gathered_mention_rate": (
             _sum(s.gathered_found for s in gathered),
             _sum(s.mentions_expected for s in gathered),
+        ),
+        "bullet_precision": (
+            _sum(s.bullets_on_topic for s in mention),
+            _sum(s.summary_bullets for s in mention),
         ),
     }
 

@@ -67,6 +67,7 @@ CASE_COLUMNS = (
     "grounded_rate",
     "invented_names",
     "gathered_mention_rate",
+    "bullet_precision",
     "missed_mentions",
     "forbidden_mentions",
     "missed_skills",

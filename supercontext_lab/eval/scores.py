@@ -5,6 +5,9 @@ the case sets, and the misses in words. The per-variant metrics these counts add
 are :mod:`.metrics`; the rules of one run are here:
 
 * mentions match case-insensitively anywhere in the envelope;
+* a summary bullet (as :attr:`~supercontext_lab.bundle.ContextBundle.bullets` reads
+  them) is on topic when it holds one of the expected mentions, matched the same way;
+  counted on the cases that set mentions, like the mention rate;
 * skill ids and tool names are compared case-insensitively, each counted once per run
   and reported as first spelt;
 * ``goal_correct`` compares ``has_goal`` with ``proposed_goal is not None``;
@@ -22,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..bundle.records import split_summary
 from .dataset import Expectations
 
 __all__ = ["CaseScores", "ratio", "score_case"]
@@ -78,6 +82,10 @@ class CaseScores:
     invented_names: int = 0
     gathered_found: int | None = None
     """Expected mentions present in what the model was given."""
+    summary_bullets: int | None = None
+    """The summary's bullets (list items), on a case that sets mentions."""
+    bullets_on_topic: int | None = None
+    """Of :attr:`summary_bullets`, those holding an expected mention."""
 
     def to_dict(self) -> dict[str, Any]:
         """Per-case rates (``None`` when not scored) followed by the raw counts and misses."""
@@ -95,6 +103,7 @@ class CaseScores:
             ),
             "grounded_rate": _opt_ratio(self.bullets_supported, self.bullets),
             "gathered_mention_rate": _opt_ratio(self.gathered_found, self.mentions_expected),
+            "bullet_precision": _opt_ratio(self.bullets_on_topic, self.summary_bullets),
         }
         for key, value in asdict(self).items():
             if key not in out:
@@ -136,6 +145,14 @@ def _match(
         tuple(item for item in want if item.casefold() not in got_keys),
         tuple(item for item in got if item.casefold() not in want_keys),
     )
+
+
+def _bullet_texts(bundle: Mapping[str, Any] | None) -> list[str]:
+    """The summary's bullets, case folded: the items
+    :func:`~supercontext_lab.bundle.records.split_summary` reads as list items (what
+    ``ContextBundle.bullets`` gives), their continuation lines joined."""
+    summary = str((bundle or {}).get("summary") or "")
+    return [line.text.casefold() for line in split_summary(summary) if line.bullet]
 
 
 def score_case(
@@ -190,6 +207,13 @@ def score_case(
             mentions_found=len(wanted) - len(missed),
             mentions_expected=len(wanted),
             missed_mentions=missed,
+        )
+        bullets = _bullet_texts(bundle)
+        values.update(
+            summary_bullets=len(bullets),
+            bullets_on_topic=sum(
+                1 for bullet in bullets if any(item.casefold() in bullet for item in wanted)
+            ),
         )
         if gathered is not None:
             given = gathered.casefold()

@@ -11,6 +11,7 @@ from supercontext_lab.eval.metrics import (
     RunMeasure,
     aggregate,
     percentile,
+    rate_counts,
     score_case,
     spread,
 )
@@ -96,6 +97,8 @@ def test_aggregate_matches_the_hand_computed_table() -> None:
         "mention_rate": 1 / 3,
         # forbidden: A 1 of 1 ("Sourdough"), B 0 of 1 -> 1/2.
         "forbidden_mention_rate": 1 / 2,
+        # bullets: A's summary is prose, B has no envelope -> 0 of 0 bullets.
+        "bullet_precision": 1.0,
         "model_calls_mean": 2.0,
         "latency_mean_ms": 25.0,
         "latency_p50_ms": 25.0,
@@ -109,11 +112,37 @@ def test_aggregate_matches_the_hand_computed_table() -> None:
         "has_enough_cases": 2,
         "mention_cases": 2,
         "forbidden_cases": 2,
+        "summary_bullets": 0,
     }
     for name, value in expected.items():
         assert metrics[name] == pytest.approx(value), name
     chars = [run.envelope_chars for run in runs if run.envelope_chars is not None]
     assert metrics["envelope_chars_mean"] == pytest.approx(sum(chars) / 3)
+
+
+# Bullets: E has three bullets, one holding "GBIF" (as "gbif"); F sets no mentions, so
+# its two on-topic bullets are not counted; G has one bullet, holding "Sobol".
+# bullet_precision over E, F = 1/3; over E, F, G = (1 + 1) / (3 + 1) = 1/2.
+CASE_E = (
+    Expectations(mentions=("GBIF", "Sobol")),
+    envelope(
+        summary="- the gbif snapshot is pinned (memory)\n- lab meeting on Thursday (memory)\n"
+        "- reviewer 2 wants figures (memory)"
+    ),
+)
+CASE_F = (Expectations(has_goal=False), envelope(summary="- GBIF (memory)\n- GBIF again (memory)"))
+CASE_G = (Expectations(mentions=("Sobol",)), envelope(summary="- Sobol indices (memory)"))
+
+
+def test_bullet_precision_sums_bullets_over_the_cases_that_set_mentions() -> None:
+    two = [_run(*CASE_E), _run(*CASE_F)]
+    metrics = aggregate(two)
+    assert metrics["bullet_precision"] == pytest.approx(1 / 3)
+    assert (metrics["summary_bullets"], metrics["mention_cases"]) == (3, 1)
+    assert rate_counts(two)["bullet_precision"] == (1, 3)
+    three = [*two, _run(*CASE_G)]
+    assert aggregate(three)["bullet_precision"] == pytest.approx(1 / 2)
+    assert rate_counts(three)["bullet_precision"] == (2, 4)
 
 
 @pytest.mark.parametrize(
@@ -127,6 +156,7 @@ def test_aggregate_matches_the_hand_computed_table() -> None:
         ("has_enough_accuracy", 1.0),
         ("mention_rate", 1.0),
         ("forbidden_mention_rate", 0.0),
+        ("bullet_precision", 1.0),
         ("skill_cases", 0),
         ("mention_cases", 0),
         ("forbidden_cases", 0),

@@ -6,7 +6,7 @@ import pytest
 
 from supercontext_lab.bundle import parse_context_bundle
 from supercontext_lab.eval.dataset import Expectations
-from supercontext_lab.eval.scores import score_case
+from supercontext_lab.eval.scores import CaseScores, score_case
 from supercontext_lab.testing import envelope
 
 
@@ -67,3 +67,47 @@ def test_reported_names_keep_their_first_spelling_and_match_any_case() -> None:
     assert scores.skills_matched == 1
     assert scores.missed_skills == ()
     assert scores.unexpected_skills == ("Extra-Skill",)
+
+
+THREE_BULLETS = "\n".join(
+    [
+        "- The GBIF snapshot of 2026-10-01 is pinned (memory)",
+        "- The lab meeting moved to Thursday (notes: calendar.md)",
+        "- Reviewer 2 asked for more figures (notes: review.md)",
+        "Missing: the GBIF licence terms.",
+    ]
+)
+
+
+def _scored(expect: Expectations, text: str | None) -> CaseScores:
+    bundle = parse_context_bundle(text) if text is not None else None
+    return score_case(
+        expect,
+        bundle.envelope if bundle is not None else None,
+        bundle.to_dict() if bundle is not None else None,
+    )
+
+
+def test_bullet_precision_is_the_share_of_bullets_holding_an_expected_mention() -> None:
+    # Three bullets, one holds "gbif" (any case); the "Missing:" line holds it too but is
+    # not a bullet, and "Sobol" is in no bullet.
+    scores = _scored(Expectations(mentions=("gbif", "Sobol")), envelope(summary=THREE_BULLETS))
+    assert (scores.summary_bullets, scores.bullets_on_topic) == (3, 1)
+    assert scores.to_dict()["bullet_precision"] == pytest.approx(1 / 3)
+
+
+def test_a_bullet_holding_two_mentions_counts_once_and_wrapped_lines_belong_to_it() -> None:
+    summary = "- Thursday's meeting\n  is about GBIF and Sobol (memory)\n- Sobol indices (memory)"
+    scores = _scored(Expectations(mentions=("gbif", "sobol")), envelope(summary=summary))
+    assert (scores.summary_bullets, scores.bullets_on_topic) == (2, 2)
+
+
+def test_bullet_precision_is_not_scored_without_mentions_and_empty_is_perfect() -> None:
+    unset = _scored(Expectations(has_goal=False), envelope(summary=THREE_BULLETS))
+    assert (unset.summary_bullets, unset.bullets_on_topic) == (None, None)
+    assert unset.to_dict()["bullet_precision"] is None
+    # No envelope (or a summary without bullets): 0 of 0 bullets, which counts as 1.0.
+    for text in (None, envelope(summary="GBIF, said as prose.")):
+        none = _scored(Expectations(mentions=("GBIF",)), text)
+        assert (none.summary_bullets, none.bullets_on_topic) == (0, 0)
+        assert none.to_dict()["bullet_precision"] == 1.0
