@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .document import MAX_UNIT_CHARS, UnitKind, read_document
+from .document import read_document
+from .units import MAX_UNIT_CHARS, UnitKind
 from .words import content_terms
 
 __all__ = [

@@ -1,0 +1,228 @@
+"""Layouts: what the lines of a paragraph or list item are, read as a person would.
+
+A pasted e-mail's headers (``From:``, ``Sent:``, ``Date:``, ``Subject:``) and attribution
+lines ("On Mon, 2 Mar 2026, Sam <sam@…> wrote:") say who wrote the message below them and
+when, each quote level its own; ``**Sam**, 12:20`` on a line of its own names the speaker
+of what follows; ``Name: text`` and ``[10:24] name: text`` lines are chat turns; lines
+that lead with a date or a time are log lines; a bullet or an item number at the start of
+a line starts an item though Markdown reads it as the line above going on. A paragraph
+whose lines are mostly such lines is cut at each; any other paragraph is prose, cut into
+whole sentences. Every pattern is anchored and bounded, so each line is read in linear
+time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._text import one_line
+from .sentences import split_sentences
+from .units import Speaker, UnitKind, UnitWriter
+
+__all__ = ["emit_item", "item_unit", "marked_groups", "paragraph"]
+
+_HEADER_RE = re.compile(r"^\s*(from|sent|date|to|cc|bcc|subject|reply-to)\s*:\s*(.*)$", re.I)
+
+_ORIGINAL_RE = re.compile(r"^\s*-{2,}\s*(original message|forwarded message)\s*-{2,}\s*$", re.I)
+
+_WROTE_RE = re.compile(
+    r"^\s*(?:on\s+(?P<date>.{1,80}?),?\s+)?(?P<who>[^,<>:]{1,60}?)\s*(?:<[^<>\s]{1,120}>)?\s+wrote:\s*$",
+    re.I,
+)
+
+_ADDRESS_RE = re.compile(r"\s*[<\[(]?[\w.+-]{1,64}@[\w.-]{1,120}[>\])]?\s*")
+
+_STAMPED_RE = re.compile(
+    r"^\s*\[?(?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]m)?)\]?\s+(?P<who>[^:\s][^:]{0,39}):\s+(?P<text>\S.*)$",
+    re.I,
+)
+
+_NAMED_RE = re.compile(
+    r"^\s*(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2})\s*(?:\((?P<time>[^()]{1,24})\))?:\s+(?P<text>\S.*)$"
+)
+
+_SPEAKER_LINE_RE = re.compile(
+    r"^\s*\*\*(?P<who>[^*\n]{1,40})\*\*\s*(?:[,(–—-]\s*(?P<time>[^()\n]{1,30}?)\)?)?\s*:?\s*$"
+)
+
+_LOG_LINE_RE = re.compile(
+    r"^\s*(?:\[\s*)?(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}\.\d{1,2}\.\d{2,4}"
+    r"|\d{1,2}:\d{2}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6}\.?\s+\d{1,2})\b",
+    re.I,
+)
+
+_BULLETS = "•‣⁃◦▪●∙"
+
+_MARKED_RE = re.compile(r"^\s{0,8}(?:[•‣⁃◦▪●∙]|\d{1,3}[.)])\s+")
+
+
+def _sender(value: str) -> str:
+    return one_line(_ADDRESS_RE.sub(" ", value).strip(" \"'"), 80)
+
+
+def paragraph(state: UnitWriter, text: str, lines: tuple[int, int]) -> None:
+    """A paragraph (outside a list item): e-mail headers, chat lines, log lines or prose."""
+    rows = [line for line in text.split("\n") if line.strip()]
+    if not rows:
+        return
+    first = lines[0]
+    headers = [_HEADER_RE.match(row) for row in rows]
+    named = {m.group(1).lower(): m.group(2).strip() for m in headers if m is not None}
+    if len(named) >= 2 and ("from" in named or "sent" in named or "date" in named):
+        # The headers of a pasted e-mail: what follows at this level is its message.
+        state.senders[state.depth] = Speaker(
+            _sender(named.get("from", "")), one_line(named.get("sent") or named.get("date", ""), 60)
+        )
+        state.speaker = Speaker()
+        subject = named.get("subject", "")
+        if subject:
+            # The subject often says what the message is about, and often its figure.
+            state.add("message", f"Subject: {subject}", lines, state.senders[state.depth].label())
+        rest = [row for row, m in zip(rows, headers, strict=True) if m is None]
+        if not rest:
+            return
+        rows = rest
+    kept: list[str] = []
+    for row in rows:
+        wrote = _WROTE_RE.match(row)
+        if wrote is not None:
+            speaker = Speaker(_sender(wrote.group("who")), one_line(wrote.group("date") or "", 60))
+            # The attribution line sits just above the quote it introduces, or at its top.
+            state.senders[state.depth + 1] = speaker
+            if kept:
+                _prose(state, kept, (first, lines[1]))
+                kept = []
+            state.senders[state.depth] = speaker if state.depth else state.senders.get(0, Speaker())
+            continue
+        if _ORIGINAL_RE.match(row):
+            continue
+        kept.append(row)
+    if not kept:
+        return
+    speaker_line = (
+        _SPEAKER_LINE_RE.match(state.source[first - 1]) if first - 1 < len(state.source) else None
+    )
+    if speaker_line is not None:
+        state.senders.pop(state.depth, None)
+        state.speaker = Speaker(
+            one_line(speaker_line.group("who"), 40), one_line(speaker_line.group("time") or "", 30)
+        )
+        kept = kept[1:]
+        if not kept:
+            return
+    if len(kept) >= 2 and _line_units(state, kept, first):
+        return
+    groups = marked_groups(kept)
+    if len(groups) > 1:
+        # Bullets or numbered items the editor wrote under a paragraph's first line.
+        _prose(state, groups[0], lines)
+        for group in groups[1:]:
+            item_unit(state, " ".join(row.strip() for row in group), lines)
+        return
+    if len(kept) == 1:
+        match = _STAMPED_RE.match(kept[0]) or _chat_line(kept[0])
+        if match is not None and state.speaker.who == "" and not state.senders.get(state.depth):
+            state.block(kept[0])
+            _turn(state, match, (first, lines[1]))
+            return
+    _prose(state, kept, lines)
+
+
+def _chat_line(row: str) -> re.Match[str] | None:
+    return _NAMED_RE.match(row)
+
+
+def _turn(state: UnitWriter, match: re.Match[str], lines: tuple[int, int]) -> None:
+    who = one_line(match.group("who"), 40)
+    when = one_line(match.group("time") or "", 30)
+    text = match.group(0).strip()
+    if _STAMPED_RE.match(text):
+        text = f"{who}: {match.group('text').strip()}"
+    state.add("turn", text, lines, f"{who} ({when})" if when else who)
+
+
+def _line_units(state: UnitWriter, rows: list[str], first: int) -> bool:
+    """Whether the lines of a paragraph are units of their own (chat lines, log lines,
+    bullets), and if so add them; a paragraph of wrapped prose is not."""
+    stamped = [_STAMPED_RE.match(row) for row in rows]
+    named = [_NAMED_RE.match(row) for row in rows]
+    logged = [_LOG_LINE_RE.match(row) is not None or row.lstrip()[:1] in _BULLETS for row in rows]
+    leads = sum(1 for s, n, g in zip(stamped, named, logged, strict=True) if s or n or g)
+    # Most lines must lead so, or it is prose that wraps at a colon now and then.
+    if leads < 2 or leads * 3 < len(rows) * 2:
+        return False
+    current: list[str] = []
+    start = first
+    for offset, row in enumerate(rows):
+        match = stamped[offset] or named[offset]
+        if match is not None or logged[offset]:
+            if current:
+                _flush_line(state, current, (start, first + offset - 1))
+            current, start = [row], first + offset
+        else:
+            current.append(row)  # a continuation of the line above
+    if current:
+        _flush_line(state, current, (start, first + len(rows) - 1))
+    return True
+
+
+def _flush_line(state: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
+    text = " ".join(row.strip() for row in rows)
+    state.block(text)
+    match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
+    if match is not None:
+        _turn(state, match, lines)
+    else:
+        state.add("item", text.lstrip(_BULLETS + " "), lines)
+
+
+def _prose(state: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
+    text = " ".join(row.strip() for row in rows)
+    sender = state.senders.get(state.depth)
+    if sender is not None and sender.who:
+        kind: UnitKind = "message"
+        context = sender.label()
+    elif state.speaker.who:
+        kind, context = "turn", state.speaker.label()
+    else:
+        kind, context = ("quote" if state.depth else "sentence"), ""
+    state.block(text, context)
+    for sentence in split_sentences(text):
+        state.add(kind, sentence, lines, context)
+
+
+def marked_groups(rows: list[str]) -> list[list[str]]:
+    """The lines of a block in groups, a new group at each line that starts with a bullet
+    or an item number (its marker dropped)."""
+    groups: list[list[str]] = []
+    for row in rows:
+        marked = _MARKED_RE.match(row)
+        if marked is not None or not groups:
+            groups.append([row[marked.end() :] if marked is not None else row])
+        else:
+            groups[-1].append(row)
+    return groups
+
+
+def emit_item(state: UnitWriter, parts: list[tuple[str, tuple[int, int]]]) -> None:
+    if not parts:
+        return
+    lines = (parts[0][1][0], parts[-1][1][1])
+    rows = [row for part, _ in parts for row in part.split("\n")]
+    groups = marked_groups(rows)
+    for group in groups[:-1]:
+        item_unit(state, " ".join(row.strip() for row in group), lines)
+    item_unit(state, " ".join(row.strip() for row in groups[-1]), lines)
+
+
+def item_unit(state: UnitWriter, text: str, lines: tuple[int, int]) -> None:
+    text = one_line(text)
+    match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
+    if match is not None and not state.senders.get(state.depth):
+        state.block(text)
+        _turn(state, match, lines)
+        return
+    sender = state.senders.get(state.depth)
+    context = sender.label() if sender is not None and sender.who else ""
+    state.block(text, context)
+    state.add("item", text, lines, context)

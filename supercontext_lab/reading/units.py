@@ -1,0 +1,163 @@
+"""Units: what a bundle quotes as one fact, and the record of one note's units.
+
+:class:`Unit` is one unit of a note with what makes it readable (its label, its heading
+path, its lines, its date, whether it settles what came before); :class:`Document` the
+ordered units of one note. :class:`UnitWriter` is how the reader of a note
+(:mod:`.document`, with :mod:`.layouts`) adds them: whole when short, cut into whole
+sentences when longer than :data:`MAX_UNIT_CHARS`, never cut inside one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .._text import one_line
+from .sentences import split_sentences
+from .words import words
+
+__all__ = [
+    "MAX_UNIT_CHARS",
+    "SETTLING_WORDS",
+    "Document",
+    "Speaker",
+    "Unit",
+    "UnitKind",
+    "UnitWriter",
+]
+
+UnitKind = Literal["sentence", "item", "row", "code", "quote", "message", "turn"]
+
+MAX_UNIT_CHARS = 500
+"""The longest unit kept whole: a longer list item, log line or turn is cut into its
+sentences, and a longer sentence is not quoted at all (never cut inside)."""
+
+SETTLING_WORDS = frozenset(
+    """
+    final finally finalised finalized decided decision agreed settled confirmed confirm
+    correction corrected correct instead actually update updated revised revision
+    supersedes superseded replaces replaced rescheduled moved changed
+    """.split()
+)
+"""Words by which a unit says it settles or corrects what came before it."""
+
+_HEADING_JOIN = " › "
+
+_DATE_RE = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{1,2}\.\d{1,2}\.\d{2,4}\b"
+    r"|\b(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]{0,6}\.?"
+    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?(?:,?\s+\d{4})?\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit of a note: what a bundle quotes as one fact."""
+
+    kind: UnitKind
+    text: str
+    """The unit on one line, as written (a row's cells with their headers)."""
+    context: str = ""
+    """What makes it readable: a row's label (its first cell), a message's sender and date,
+    a turn's speaker and time; ``""`` for the others."""
+    heading: str = ""
+    """The path of headings above the unit, outermost first (``"Plan › Risks"``)."""
+    lines: tuple[int, int] = (1, 1)
+    """The first and last line of the note the unit comes from (1-based, both included)."""
+    position: int = 0
+    """Its index among the note's units."""
+    date: str = ""
+    """The first date its label or text gives (``""`` when none)."""
+    settles: bool = False
+    """Whether it says it settles or corrects what came before (:data:`SETTLING_WORDS`)."""
+    depth: int = 0
+    """How deep in block quotes it sits (a quoted e-mail's level)."""
+
+    @property
+    def quoted(self) -> str:
+        """The unit as a bundle quotes it: its label, then the unit."""
+        if not self.context:
+            return self.text
+        if self.kind == "row":
+            return f"{self.context} — {self.text}" if self.text else self.context
+        if self.kind == "turn" and self.text.startswith(self.context.split(" (")[0] + ":"):
+            return self.text  # "Sam: …" already says who spoke
+        return f"{self.context}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Document:
+    """The ordered units of one note, and its headings."""
+
+    units: tuple[Unit, ...]
+    blocks: tuple[str, ...] = ()
+    """Every block (paragraph, list item, log or chat line, table row, code block) on one
+    line, uncut and however long, as a unit's label and text read: what the grounding
+    check compares a quoted fact with."""
+    headings: tuple[str, ...] = ()
+    """Every heading of the note, in order."""
+
+
+@dataclass
+class Speaker:
+    who: str = ""
+    when: str = ""
+
+    def label(self) -> str:
+        if not self.who:
+            return ""
+        return f"{self.who} ({self.when})" if self.when else self.who
+
+
+@dataclass
+class UnitWriter:
+    source: Sequence[str]
+    units: list[Unit] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)
+    path: list[tuple[int, str]] = field(default_factory=list)
+    depth: int = 0
+    senders: dict[int, Speaker] = field(default_factory=dict)
+    speaker: Speaker = field(default_factory=Speaker)
+    items: list[list[tuple[str, tuple[int, int]]]] = field(default_factory=list)
+    header: list[str] | None = None
+    row: list[str] | None = None
+    row_lines: tuple[int, int] = (1, 1)
+
+    def heading(self) -> str:
+        return _HEADING_JOIN.join(text for _, text in self.path)
+
+    def block(self, text: str, context: str = "") -> None:
+        flat = one_line(text)
+        if flat:
+            self.blocks.append(f"{one_line(context, 200)}: {flat}" if context else flat)
+
+    def add(self, kind: UnitKind, text: str, lines: tuple[int, int], context: str = "") -> None:
+        text = one_line(text)
+        if len(text) <= 3 and not context:
+            return
+        pieces = [text]
+        if len(text) > MAX_UNIT_CHARS and kind != "code":
+            pieces = [one_line(s) for s in split_sentences(text)]
+        for piece in pieces:
+            if not (3 < len(piece) <= MAX_UNIT_CHARS or (kind == "row" and context)):
+                continue
+            if len(piece) > MAX_UNIT_CHARS:
+                continue
+            dated = _DATE_RE.search(f"{context} {piece}")
+            self.units.append(
+                Unit(
+                    kind,
+                    piece,
+                    one_line(context, 200),
+                    self.heading(),
+                    lines,
+                    len(self.units),
+                    dated.group(0) if dated else "",
+                    not SETTLING_WORDS.isdisjoint(words(piece[:200])),
+                    self.depth,
+                )
+            )
