@@ -3,7 +3,8 @@
 ``python -m benchmarks realmodel [--limit N]`` runs apart from ``all``: it needs the
 ``local`` extra and a CPU model's patience (see benchmarks/README.md). So does
 ``python -m benchmarks designs [--model local:smollm2 --limit N]``, the four pre-flight
-designs end to end.
+designs end to end, and ``python -m benchmarks structures [--model ID] [--no-write]``, the
+shipped datasets and the structures set by layout on the offline scout.
 """
 
 from __future__ import annotations
@@ -38,6 +39,17 @@ def main(argv: list[str] | None = None) -> int:
             return designs.main(
                 given[1:],
                 targets=[REPO_ROOT / "docs" / "performance.md", REPO_ROOT / "README.md"],
+                log=lambda m: print(m, file=sys.stderr),
+            )
+    if given[:1] == ["structures"]:
+        from . import structures
+        from .runner import REPO_ROOT, isolated_lab_home
+
+        with isolated_lab_home():
+            return structures.main(
+                given[1:],
+                docs=REPO_ROOT / "docs",
+                results=REPO_ROOT / "benchmarks" / "results",
                 log=lambda m: print(m, file=sys.stderr),
             )
     if given[:1] == ["realmodel"]:

@@ -30,6 +30,9 @@ __all__ = [
     "REALMODEL_BEGIN",
     "REALMODEL_BLOCK",
     "REALMODEL_END",
+    "STRUCTURES_BEGIN",
+    "STRUCTURES_BLOCK",
+    "STRUCTURES_END",
     "Section",
     "Target",
     "judge",
@@ -237,10 +240,24 @@ DESIGNS_BLOCK = re.compile(re.escape(DESIGNS_BEGIN) + r".*?" + re.escape(DESIGNS
 """The block ``python -m benchmarks designs`` owns (the pre-flight designs' tables)."""
 
 
+STRUCTURES_BEGIN = "<!-- structures:begin -->"
+STRUCTURES_END = "<!-- structures:end -->"
+STRUCTURES_BLOCK = re.compile(
+    re.escape(STRUCTURES_BEGIN) + r".*?" + re.escape(STRUCTURES_END), re.S
+)
+"""The block ``python -m benchmarks structures`` owns (the datasets by layout)."""
+
+_OWNED_BLOCKS = (
+    (REALMODEL_BLOCK, REALMODEL_BEGIN),
+    (DESIGNS_BLOCK, DESIGNS_BEGIN),
+    (STRUCTURES_BLOCK, STRUCTURES_BEGIN),
+)
+
+
 def keep_section(old: str, new: str) -> str:
     """``new`` with the blocks other commands own (the real-model block, the designs
-    block) of ``old`` carried over (for a full ``all`` run)."""
-    for pattern, begin in ((REALMODEL_BLOCK, REALMODEL_BEGIN), (DESIGNS_BLOCK, DESIGNS_BEGIN)):
+    block, the structures block) of ``old`` carried over (for a full ``all`` run)."""
+    for pattern, begin in _OWNED_BLOCKS:
         match = pattern.search(old)
         if match is not None and begin not in new:
             new = new.rstrip("\n") + "\n\n" + match.group(0) + "\n"

@@ -404,6 +404,51 @@ def test_the_realmodel_table_is_written_between_markers_and_kept_by_a_full_run(
     assert "| `smollm2-grammar` |" in rewritten
 
 
+def test_the_structures_table_has_a_row_per_dataset_layout_and_route_between_markers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks import structures
+    from benchmarks.report import write_performance_doc
+    from benchmarks.runner import isolated_lab_home
+
+    docs, results = tmp_path / "docs", tmp_path / "results"
+    docs.mkdir()
+    doc = docs / "performance.md"
+    doc.write_text("# Performance\n\nother tables\n", "utf-8")
+    argv = ["--limit", "1", "--model", "baseline:rank"]
+    with isolated_lab_home():
+        assert structures.main(argv, docs=docs, results=results, log=_quiet) == 0
+        printed = capsys.readouterr().out
+        # Only printed: the file keeps the first run's table.
+        only = ["--limit", "1", "--dataset", "demo", "--no-write"]
+        assert structures.main(only, docs=docs, results=results, log=_quiet) == 0
+    assert "| demo | `offline` | 1 |" in capsys.readouterr().out
+    text = doc.read_text("utf-8")
+    assert text.count(structures.BEGIN) == 1 and text.count(structures.END) == 1
+    assert "other tables" in text and "--limit 1" in text
+    rows = [line for line in printed.splitlines() if line.startswith("| ") and "`" in line]
+    assert all(row in text for row in rows)
+    labels = ["demo", "public set", "structures set", "LongMemEval sample"]
+    labels += [f"structures set: {layout}" for layout in ("table", "email", "chat", "prose")]
+    for route in ("offline", "baseline:rank"):
+        mine = [row for row in rows if f"| `{route}` |" in row]
+        assert sorted(row.split(" | ")[0][2:] for row in mine) == sorted(labels)
+        for row in mine:  # one case each, of each layout in the structures set
+            assert row.split(" | ")[2] == ("4" if "structures set |" in row else "1")
+    lme = next(row for row in rows if row.startswith("| LongMemEval sample | `offline`"))
+    assert lme.endswith(" of 1) |") and "| — | — |" in lme  # LongMemEval sets no mentions
+    stored = json.loads((results / "structures.json").read_text("utf-8"))
+    assert stored["routes"] == ["offline", "baseline:rank"] and len(stored["rows"]) == 16
+    write_performance_doc(
+        doc, "| new | table |\n", command="python -m benchmarks all", plot_name="s.png"
+    )
+    assert doc.read_text("utf-8").count(structures.BEGIN) == 1
+    structures.write_block(doc, "rewritten")
+    text = doc.read_text("utf-8")
+    assert text.count(structures.BEGIN) == 1 and "| new | table |" in text
+    assert f"{structures.BEGIN}\nrewritten\n{structures.END}" in text
+
+
 def test_parsers_run_and_judge_every_parser(workdir: Path) -> None:
     options = tiny_options(workdir / "parsers")
     options.docs_dir = None
