@@ -46,8 +46,11 @@ from .words import keywords, stems, words
 __all__ = [
     "FILE_WEIGHT",
     "HEADING_SHARE",
+    "KEEP_SHARE",
     "PASSAGES_PER_FILE",
     "PASSAGES_PER_NOTE",
+    "SETTLE_BONUS",
+    "SETTLE_REACH",
     "SHAPE_BONUS",
     "SHORT_NOTE_CHARS",
     "SHORT_TURN_CHARS",
@@ -68,6 +71,13 @@ the items under "## Next steps" answer "what are the next steps", at half weight
 
 SHAPE_BONUS = 0.25
 """Added to a sentence's score when it holds the answer shape the request asks for."""
+
+SETTLE_BONUS = 0.3
+"""Added to a unit that says it settles or corrects what came before, over the best unit
+on the request it follows: the thread's last word beats its proposals."""
+
+SETTLE_REACH = 4
+"""How many units back a settling unit looks for what it settles."""
 
 SHORT_NOTE_CHARS = 450
 """A memory note this short (its sentences joined) is quoted whole: about three sentences,
@@ -155,6 +165,7 @@ def passages(
             score += SHAPE_BONUS
         if score > min_score:
             scored.append((score, index))
+    scored = _settled(units, scored)
     scored.sort(key=lambda item: (-item[0], item[1]))
     if scored and sum(len(unit.text) + 1 for unit in units) <= whole_below + 1:
         return [Passage(" ".join(unit.text for unit in units), scored[0][0], 0)]
@@ -169,6 +180,23 @@ def passages(
         used.update(range(start, end + 1))
         chosen.append(Passage(" ".join(u.text for u in units[start : end + 1]), score, start))
     return chosen
+
+
+def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """The scores with a thread's corrections put first: a unit that says it settles what
+    came before ("OK, final: 90k instead", "Correction: …") scores above the units on the
+    request it follows within :data:`SETTLE_REACH`, whether or not it repeats their words
+    (it is about what they are about)."""
+    if not any(unit.settles for unit in units):
+        return scored
+    best = {index: score for score, index in scored}
+    for index, unit in enumerate(units):
+        if not unit.settles:
+            continue
+        before = [best[i] for i in range(max(0, index - SETTLE_REACH), index) if i in best]
+        if before or index in best:
+            best[index] = max([*before, best.get(index, 0.0)]) + SETTLE_BONUS
+    return [(score, index) for index, score in best.items()]
 
 
 def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
@@ -212,6 +240,9 @@ FILE_WEIGHT = 0.55
 """How much a passage of a user file or facet weighs against a memory hit's (0.5–1.0 by
 its recall score): those are read for every request, so a word they share with it says
 less than a note the search found."""
+KEEP_SHARE = 0.35
+"""A passage is quoted only when it weighs at least this share of the best passage's
+weight: a bullet earns its place by addressing the request."""
 PASSAGES_PER_NOTE = 4
 PASSAGES_PER_FILE = 2
 
@@ -261,7 +292,11 @@ def ranked_passages(
             # A small floor keeps a name-only hit above nothing, in its hit's order.
             ranked.append((-(passage.score + 0.01) * weight, order, passage, quotable.key))
     ranked.sort(key=lambda row: row[:2])
-    return [(passage, key) for _, _, passage, key in ranked]
+    # A passage far below the best one does not address the request: it shares a word or
+    # two with it (a dentist "appointment" for a "review appointment") and would only
+    # push the answer down the bundle.
+    floor = KEEP_SHARE * -ranked[0][0] if ranked else 0.0
+    return [(passage, key) for score, _, passage, key in ranked if -score >= floor]
 
 
 def turn_extent(turns: Sequence[str], index: int) -> tuple[int, int]:

@@ -46,7 +46,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .words import STOPWORDS, keywords, stems, words
+from .words import STOPWORDS, identifiers, keywords, stems, without_identifiers, words
 
 __all__ = [
     "TASK_WORDS",
@@ -153,8 +153,21 @@ def request_terms(request: str, focus: str = "") -> RequestTerms:
     """The :class:`RequestTerms` of a request (and its focus, which counts as request)."""
     text = f"{request} {focus}".strip()
     written = _written_as_names(text)
+    # An identifier of letters and digits ("B-12", "v5.0.2") is asked about whole: its parts are no
+    # key terms unless the request says them apart too, or every "12" would answer it.
+    coded = [
+        ident
+        for ident in identifiers(text)
+        if any(ch.isdigit() for ch in ident) and any(ch.isalpha() for ch in ident)
+    ]
+    written.update(coded)
+    apart = set(words(without_identifiers(text))) if coded else set()
+    parts = {part for ident in coded for part in words(ident)} - apart
     # A two-letter name ("VS" Code, "UK") is too short to be a keyword but names a thing.
-    content = [*keywords(text), *(w for w in written if len(w) == 2 and w not in STOPWORDS)]
+    content = [
+        *(w for w in keywords(text) if w not in parts),
+        *(w for w in written if len(w) == 2 and w not in STOPWORDS),
+    ]
     terms = stems(content)
     key: dict[str, str] = {}
     for word in content:
@@ -256,7 +269,7 @@ def coverage(request: RequestTerms, facts: Iterable[str]) -> Coverage:
     for fact in facts:
         # Every word counts here, two-letter names too ("UK", "V1"): the key holds none of
         # the stop words.
-        on_topic = stems(words(fact)) & wanted
+        on_topic = stems([*words(fact), *identifiers(fact)]) & wanted
         found |= on_topic
         if on_topic and asked - shaped:
             shaped |= sentence_shapes(fact) & asked

@@ -19,6 +19,7 @@ from .sentences import split_sentences
 from .words import words
 
 __all__ = [
+    "MAX_UNITS",
     "MAX_UNIT_CHARS",
     "SETTLING_WORDS",
     "Document",
@@ -33,6 +34,12 @@ UnitKind = Literal["sentence", "item", "row", "code", "quote", "message", "turn"
 MAX_UNIT_CHARS = 500
 """The longest unit kept whole: a longer list item, log line or turn is cut into its
 sentences, and a longer sentence is not quoted at all (never cut inside)."""
+
+_THREADED = frozenset({"turn", "message"})
+
+MAX_UNITS = 10_000
+"""The most units (and blocks) one note gives: far more than any passage search reads,
+and a bound on the work a note of a hundred thousand short lines asks for."""
 
 SETTLING_WORDS = frozenset(
     """
@@ -131,11 +138,15 @@ class UnitWriter:
         return _HEADING_JOIN.join(text for _, text in self.path)
 
     def block(self, text: str, context: str = "") -> None:
+        if len(self.blocks) >= MAX_UNITS:
+            return
         flat = one_line(text)
         if flat:
             self.blocks.append(f"{one_line(context, 200)}: {flat}" if context else flat)
 
     def add(self, kind: UnitKind, text: str, lines: tuple[int, int], context: str = "") -> None:
+        if len(self.units) >= MAX_UNITS:
+            return
         text = one_line(text)
         if len(text) <= 3 and not context:
             return
@@ -157,7 +168,10 @@ class UnitWriter:
                     lines,
                     len(self.units),
                     dated.group(0) if dated else "",
-                    not SETTLING_WORDS.isdisjoint(words(piece[:200])),
+                    # Only a thread settles: a turn, a message, a dated log line. In prose
+                    # and minutes "instead" is one more word.
+                    (kind in _THREADED or (kind == "item" and dated is not None))
+                    and not SETTLING_WORDS.isdisjoint(words(piece[:200])),
                     self.depth,
                 )
             )

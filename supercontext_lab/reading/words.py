@@ -6,11 +6,16 @@ what a word is and which words match:
 * :func:`words` splits text into lower-cased words: runs of Unicode letters, digits and
   combining marks (so ``हिन्दी`` and ``résumé`` stay one word); ``_``, hyphens,
   apostrophes, punctuation, symbols and emoji separate words;
+* :func:`identifiers` finds the identifiers of a text, words joined by ``-``, ``.``,
+  ``_`` or ``/`` ("B-12", "v5.0.2", "CHG-2093", "db-east", "2026-03-01"): each is a term
+  of its own, whole (``b·12``), beside the terms of its parts, so a question about "B-12"
+  finds the note on B-12 before every note with a "12" in it;
 * :func:`analyze` turns text into search terms: its words with compatibility characters
   folded (``ﬁ`` → ``fi``, full-width ``Ａ`` → ``a``), diacritics removed from Latin letters
   (``é`` → ``e``, as SQLite's ``unicode61 remove_diacritics 2`` does; other scripts keep
-  their marks) and a light English stemmer applied (``deadlines`` → ``deadlin``,
-  ``formatted`` → ``format``);
+  their marks) and stemmed (:func:`stem`: the Snowball English stemmer, with the word
+  forms it leaves apart joined: ``submission`` and ``submit`` are ``submit``), then its
+  identifiers whole;
 * :func:`keywords` keeps the content words of a request (stop words and one- or
   two-letter words dropped), and :func:`overlap` counts the shared terms of two texts.
 
@@ -18,8 +23,9 @@ The memory index stores :func:`analyze` terms, the skill registry search ranks b
 the offline scout picks its keywords and scores overlaps with them: ``Café résumé`` is
 ``café résumé`` as words and ``caf resum`` as terms everywhere.
 
-Deterministic and dependency-free on purpose: the offline models must behave the same on
-every machine so notebooks and tests can compare their output exactly.
+Deterministic on purpose (the stemmer is snowballstemmer's pure-Python Snowball, the same
+algorithm Sphinx and Whoosh use): the offline models must behave the same on every
+machine so notebooks and tests can compare their output exactly.
 """
 
 from __future__ import annotations
@@ -28,22 +34,27 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+import snowballstemmer
+
 __all__ = [
     "ANALYZER_VERSION",
+    "IDENTIFIER_JOIN",
     "STOPWORDS",
     "analyze",
     "content_terms",
+    "identifiers",
     "keywords",
     "overlap",
     "stem",
     "stems",
     "unique_terms",
+    "without_identifiers",
     "words",
 ]
 
 #: Bumped whenever :func:`analyze` changes, so memory indexes built with an older
 #: analysis rebuild.
-ANALYZER_VERSION = 2
+ANALYZER_VERSION = 3
 
 STOPWORDS = frozenset(
     """
@@ -101,28 +112,62 @@ def words(text: str) -> list[str]:
     return [word.lower() for word in _split(text)]
 
 
+_ENGLISH = snowballstemmer.stemmer("english")
+# Word forms a Porter-family stemmer leaves apart, joined at the stem's end:
+# submission/submit, decision/decide, conclusion/conclude, assumption/assume,
+# description/describe, reduction/reduce, application/apply, revision/revise.
+_DERIVED = (
+    ("miss", "mit"),
+    ("cis", "cid"),
+    ("clus", "clud"),
+    ("sumpt", "sum"),
+    ("script", "scrib"),
+    ("duct", "duc"),
+    ("plic", "pli"),
+    ("vis", "vid"),
+)
+
+
 def stem(word: str) -> str:
-    """A light English stemmer, enough to match figure/figures/figured,
-    deadline/deadlines, format/formatted/formatting and decide/decided."""
+    """The stem of one word: Snowball English for words of ASCII letters (``deadlines`` →
+    ``deadlin``, ``formatted`` → ``format``), with derived forms joined (``submission`` →
+    ``submit``); any other word as it is, lower-cased."""
     word = word.lower()
-    if len(word) <= 3:
+    if len(word) <= 3 or not (word.isascii() and word.isalpha()):
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "ches", "shes", "xes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ations", "ation", "ings", "ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            # formatt(ed) -> format, but keep "ll"/"ss" (install, process).
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-                word = word[:-1]
-            break
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
+    stemmed: str = _ENGLISH.stemWord(word)
+    for tail, root in _DERIVED:
+        if stemmed.endswith(tail) and len(stemmed) >= len(tail) + 2:
+            return stemmed[: -len(tail)] + root
+    return stemmed
+
+
+IDENTIFIER_JOIN = "\u00b7"
+"""What joins an identifier's parts in its term (``b·12``): a character the index's
+tokenizer keeps inside a token and no word holds."""
+_JOINERS = "-._/"
+_IDENTIFIER = re.compile(r"[^\W_]+(?:[-._/][^\W_]+)+")
+_LONGEST_IDENTIFIER = 40
+_MOST_PARTS = 6
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifiers of ``text`` as written, lower-cased, in order: two to six words
+    joined by ``-``, ``.``, ``_`` or ``/`` with no space, at most 40 characters."""
+    return [
+        token.lower()
+        for token in (m.group(0) for m in _IDENTIFIER.finditer(text))
+        if len(token) <= _LONGEST_IDENTIFIER and len(_WORD.findall(token)) <= _MOST_PARTS
+    ]
+
+
+def without_identifiers(text: str) -> str:
+    """``text`` with its identifiers blanked out: what it says apart from them."""
+    return _IDENTIFIER.sub(" ", text)
+
+
+def _identifier_term(token: str) -> str:
+    return IDENTIFIER_JOIN.join(_fold(part) for part in _WORD.findall(token))
 
 
 def _is_latin(ch: str) -> bool:
@@ -146,6 +191,8 @@ def _fold(word: str) -> str:
 
 def _analyze_word(word: str) -> tuple[str, ...]:
     lowered = word.lower()
+    if any(joiner in lowered for joiner in _JOINERS) and _IDENTIFIER.fullmatch(lowered):
+        return (_identifier_term(lowered),)  # an identifier, whole (see identifiers())
     if lowered.isascii():
         return (stem(lowered),)
     # Folding can expose separators (``½`` → ``1⁄2``), so the folded text is split again.
@@ -182,13 +229,17 @@ def _terms(tokens: Iterable[str]) -> list[str]:
 
 
 def analyze(text: str) -> list[str]:
-    """The search terms of ``text`` in order, repeats included."""
+    """The search terms of ``text`` in order, repeats included, then its identifiers
+    whole."""
     tokens = _split(text)
     try:
         # Nearly every word, once seen, is known to give exactly one term.
-        return [_single[word] for word in tokens]
+        terms = [_single[word] for word in tokens]
     except KeyError:
-        return _terms(tokens)
+        terms = _terms(tokens)
+    if any(joiner in text for joiner in _JOINERS):
+        terms.extend(_terms(identifiers(text)))
+    return terms
 
 
 def unique_terms(text: str) -> list[str]:
@@ -198,10 +249,10 @@ def unique_terms(text: str) -> list[str]:
 
 def keywords(text: str) -> list[str]:
     """Content words of ``text`` in order of first appearance: stop words and words of
-    one or two letters (not digits) dropped."""
+    one or two letters (not digits) dropped; then its identifiers, whole ("b-12")."""
     seen: set[str] = set()
     out: list[str] = []
-    for word in words(text):
+    for word in [*words(text), *identifiers(text)]:
         if word in STOPWORDS or (len(word) < 3 and not word.isdigit()):
             continue
         if word not in seen:

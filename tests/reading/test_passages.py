@@ -106,4 +106,17 @@ def test_one_ranking_leaves_out_side_matches_and_weighs_hits_by_their_score() ->
     ranked = [key for _, key in ranked_passages(texts, request)]
     assert ranked[0] == "strong"
     assert "side" not in ranked
-    assert set(ranked) == {"strong", "weaker", "file"}
+    # The minutes and the file share the request's words but not what it asks: they weigh
+    # less than KEEP_SHARE of the answer and earn no bullet.
+    assert ranked == ["strong"]
+
+
+def test_passages_that_each_answer_part_of_the_request_both_stay() -> None:
+    from supercontext_lab.reading.passages import Quotable, ranked_passages
+
+    request = request_terms("When and where is the committee meeting about the kelp transects?")
+    texts = [
+        Quotable("The committee meeting on kelp transects is on 14 March.", "when", 8.0),
+        Quotable("The kelp transects committee meets in Room 2.14.", "where", 6.0),
+    ]
+    assert [key for _, key in ranked_passages(texts, request)] == ["when", "where"]

@@ -8,6 +8,7 @@ from supercontext_lab.reading.words import (
     STOPWORDS,
     analyze,
     content_terms,
+    identifiers,
     keywords,
     overlap,
     stem,
@@ -46,9 +47,11 @@ def test_non_ascii_words_are_whole_words_and_the_same_terms_everywhere() -> None
     assert words(text) == ["café", "résumé"]
     assert keywords(text) == ["café", "résumé"]
     # Diacritics fold and the stemmer applies, for the index, the registry and the scout.
-    assert analyze(text) == ["caf", "resum"]
-    assert registry_tokens(text) == content_terms(text) == stems(keywords(text)) == {"caf", "resum"}
-    assert analyze("CAFÉ cafe café") == ["caf", "caf", "caf"]
+    assert analyze(text) == ["cafe", "resum"]
+    assert (
+        registry_tokens(text) == content_terms(text) == stems(keywords(text)) == {"cafe", "resum"}
+    )
+    assert analyze("CAFÉ cafe café") == ["cafe", "cafe", "cafe"]
 
 
 @pytest.mark.parametrize(
@@ -87,5 +90,44 @@ def test_registry_matching_finds_accented_entries_by_plain_words() -> None:
 
 def test_overlap_counts_shared_terms_of_keywords() -> None:
     query = stems(keywords("Polish the figures"))
-    assert overlap(query, "A figure polisher for papers") == 1
+    # "polisher" is a form of "polish" to the stemmer: two shared terms.
+    assert overlap(query, "A figure polisher for papers") == 2
     assert overlap(query, "Polishing figures") == 2
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("submit", "submission"),
+        ("decide", "decision"),
+        ("conclude", "conclusion"),
+        ("describe", "description"),
+        ("apply", "application"),
+        ("assume", "assumption"),
+        ("studies", "study"),
+        ("running", "run"),
+    ],
+)
+def test_word_forms_share_a_stem(one: str, other: str) -> None:
+    assert stem(one) == stem(other)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"), [("submit", "summit"), ("decide", "deciduous"), ("apply", "apple")]
+)
+def test_different_words_keep_different_stems(one: str, other: str) -> None:
+    assert stem(one) != stem(other)
+
+
+def test_identifiers_are_terms_whole_beside_their_parts() -> None:
+    text = "Batch B-12 failed QC (pH 7.9) on db-east after v5.0.2, see CHG-2093."
+    assert identifiers(text) == ["b-12", "7.9", "db-east", "v5.0.2", "chg-2093"]
+    terms = analyze(text)
+    for whole in ("b·12", "7·9", "db·east", "v5·0·2", "chg·2093"):
+        assert whole in terms
+    # The parts stay terms too, so "v5" still finds "v5.0.2".
+    assert {"b", "12", "db", "east", "v5", "chg", "2093"} <= set(terms)
+    assert stems(keywords("What failed in B-12?")) >= {"b·12"}
+    # A word ending a sentence is no identifier; an overlong run is not one either.
+    assert identifiers("It failed. Then") == []
+    assert identifiers("a-" * 40 + "b") == []

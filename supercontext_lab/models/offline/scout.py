@@ -56,7 +56,7 @@ __all__ = ["OfflineScoutModel"]
 
 # Facts from memory hits at most, and memory facts in a summary at most (so a MEMORY.md
 # passage on the topic keeps a place).
-_HIT_FACTS = 5
+_HIT_FACTS = 7
 _MEMORY_FACTS = 6
 
 
@@ -152,6 +152,12 @@ class OfflineScoutModel(OfflineModel):
                         SHORT_TURN_CHARS if transcript else SHORT_NOTE_CHARS,
                     )
                 )
+        # MEMORY.md and PROFILE.md compete in the same ranking, at a file's weight: a line of
+        # them that does not address the request does not earn a bullet.
+        if context.memory_md.strip():
+            hits.append(Quotable(context.memory_md, ("memory", "")))
+        if context.profile.strip():
+            hits.append(Quotable(context.profile, ("profile", "")))
         facts: list[_Fact] = []
         for passage, (cite, turns) in ranked_passages(hits, context.terms):
             if len(facts) == _HIT_FACTS:
@@ -238,7 +244,7 @@ class OfflineScoutModel(OfflineModel):
         # One fact from two places (a note and MEMORY.md, MEMORY.md and PROFILE.md) is
         # listed once, by the note that says the most.
         gathered = distinct_facts(
-            [*self._memory_facts(context), *_memory_md_facts(context), *_profile_facts(context)],
+            [*self._memory_facts(context), *_facet_facts(context)],
             lambda fact: fact.text,
         )
         facts = [fact.bullet for fact in gathered if not fact.profile]
@@ -309,14 +315,9 @@ def _file_passages(text: str, context: RequestContext, limit: int) -> list[str]:
     return [passage.text for passage in passages(text, context.terms, limit=limit)]
 
 
-def _memory_md_facts(context: RequestContext) -> list[_Fact]:
-    """MEMORY.md passages on the request's topic, cited (memory)."""
-    return [_fact(text, "memory") for text in _file_passages(context.memory_md, context, 3)]
-
-
-def _profile_facts(context: RequestContext) -> list[_Fact]:
-    """PROFILE.md passages on the topic, then the flavour facets read, cited (profile)."""
-    profile = [_fact(text, "profile") for text in _file_passages(context.profile, context, 3)]
+def _facet_facts(context: RequestContext) -> list[_Fact]:
+    """The flavour facets read, on the request's topic, cited (profile)."""
+    profile: list[_Fact] = []
     evidence = facet_evidence(context)
     for result in context.results.get("memory_flavour", []):
         content = str(result.get("content", "")).strip()

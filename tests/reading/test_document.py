@@ -1,0 +1,146 @@
+"""A note read as a document: each structure a reader uses becomes units that keep it."""
+
+from __future__ import annotations
+
+import pytest
+
+from supercontext_lab.reading.document import MAX_UNIT_CHARS, read_document
+from supercontext_lab.reading.passages import passages
+from supercontext_lab.reading.relevance import coverage, request_terms
+
+SCHEDULE = """# Release plan
+
+## Windows
+
+| Release | Window | Checks |
+| --- | --- | --- |
+| Release 13 | freeze 1 day | smoke tests |
+| Release 14 | freeze ±2 days | load test + DR drill |
+| Release 15 | no freeze | none |
+"""
+
+
+def test_a_table_row_is_read_with_its_header() -> None:
+    units = read_document(SCHEDULE).units
+    assert [u.kind for u in units] == ["row", "row", "row"]
+    row = units[1]
+    assert row.quoted == "Release 14 — Window: freeze ±2 days; Checks: load test + DR drill"
+    assert row.heading == "Release plan › Windows"
+    assert row.lines == (8, 8)
+    found = passages(SCHEDULE, request_terms("What checks does Release 14 need?"))
+    assert found[0].text.startswith("Release 14 — ")
+
+
+def test_a_row_numbered_by_its_first_cell_keeps_every_header() -> None:
+    note = "| # | Office | Officer |\n|---|---|---|\n| 1 | Governor | Susana Martinez |\n"
+    assert read_document(note).units[0].quoted == "#: 1; Office: Governor; Officer: Susana Martinez"
+
+
+EMAIL = """From: Sam Lee <sam@example.org>
+Sent: Tuesday, 3 March 2026 10:04
+Subject: RE: review date
+
+Any chance of the week after? The 21st works for me.
+
+> On Mon, 2 Mar 2026, Priya Shah <priya@example.org> wrote:
+> Could we hold the review on the 14th?
+"""
+
+
+def test_an_email_thread_is_messages_with_sender_date_and_quote_level() -> None:
+    units = read_document(EMAIL).units
+    assert [u.kind for u in units] == ["message"] * 4
+    subject, ask, answer, quoted = units
+    assert subject.text == "Subject: RE: review date"
+    assert ask.quoted.endswith("Any chance of the week after?")
+    assert answer.quoted == "Sam Lee (Tuesday, 3 March 2026 10:04): The 21st works for me."
+    assert answer.depth == 0
+    # The quoted history is the earlier message's, not the reply's.
+    assert quoted.context == "Priya Shah (Mon, 2 Mar 2026)"
+    assert quoted.depth == 1
+    assert "From:" not in " ".join(u.text for u in units)
+
+
+def test_a_chat_that_corrects_itself_quotes_its_last_word_first() -> None:
+    note = (
+        "# Offsite\n\n"
+        "[10:20] sam: For the offsite budget I propose 40k for venue, travel and catering.\n"
+        "[10:21] priya: 40k for the offsite budget looks fine for venue and travel.\n"
+        "[10:24] lee: lunch is sorted\n"
+        "[10:25] sam: OK, final: 90k instead, the board approved it.\n"
+    )
+    units = read_document(note).units
+    assert [u.kind for u in units] == ["turn"] * 4
+    assert units[0].context == "sam (10:20)"
+    assert units[3].settles and not units[0].settles
+    found = passages(note, request_terms("What is the offsite budget?"))
+    assert "90k" in found[0].text
+
+
+def test_turns_under_a_speaker_line() -> None:
+    note = "**Priya**, 12:20\nThe venue is Hall B.\n\n**Sam**, 12:22\nBooked it.\n"
+    units = read_document(note).units
+    assert [u.quoted for u in units] == [
+        "Priya (12:20): The venue is Hall B.",
+        "Sam (12:22): Booked it.",
+    ]
+
+
+def test_a_log_line_is_one_unit_with_its_date_and_subject() -> None:
+    note = (
+        "# QC log\n"
+        "- 03/02: batch B-12 failed QC. pH 7.9, out of spec. Re-run with fresh buffer on 03/09.\n"
+        "- 03/04: batch B-13 passed QC.\n"
+    )
+    first = read_document(note).units[0]
+    assert first.kind == "item"
+    assert first.text == (
+        "03/02: batch B-12 failed QC. pH 7.9, out of spec. Re-run with fresh buffer on 03/09."
+    )
+    assert first.date == "03/02"
+    plain = "2026-03-01 deploy db-east failed\n2026-03-02 rollback done by Sam\n"
+    assert [u.text for u in read_document(plain).units] == plain.strip().split("\n")
+
+
+def test_an_identifier_finds_its_own_line_only() -> None:
+    note = (
+        "- batch B-12 failed QC on pH.\n"
+        "- batch B-7 has 12 samples left.\n"
+        "- 12 boxes of B-3 arrived.\n"
+    )
+    request = request_terms("Why did B-12 fail?")
+    found = passages(note, request)
+    assert [p.text for p in found] == ["batch B-12 failed QC on pH."]
+    assert coverage(request, ["batch B-12 failed QC on pH."]).enough
+    assert not coverage(request, ["12 boxes of B-3 arrived."]).enough
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The panel cites Sect. 4.2 and the memo of 01/22.",
+        "Samples are in Rm. 4 of the annexe.",
+        "See Ref. No. 12 for the full protocol.",
+        "Compare the earlier result, cf. 3 weeks ago.",
+        "The review is on Tues. 03/09 at noon.",
+    ],
+)
+def test_an_abbreviation_the_table_does_not_know_does_not_cut(sentence: str) -> None:
+    note = f"{sentence} The next sentence stands alone."
+    assert [u.text for u in read_document(note).units] == [
+        sentence,
+        "The next sentence stands alone.",
+    ]
+
+
+def test_submit_matches_submission_so_enough_is_right() -> None:
+    request = request_terms("When do I have to submit my thesis?")
+    fact = "Thesis submission deadline: 30 June 2027 (memory: phd/deadlines)"
+    assert coverage(request, [fact]).enough
+
+
+def test_a_unit_longer_than_the_limit_is_cut_into_sentences_never_inside_one() -> None:
+    item = "- " + " ".join(f"Step {n} is done." for n in range(60)) + "\n"
+    units = read_document(item).units
+    assert len(units) == 60
+    assert all(len(u.text) <= MAX_UNIT_CHARS for u in units)

@@ -1,0 +1,57 @@
+"""Hostile notes are read as documents in linear time.
+
+Every note a run quotes goes through ``reading.document.read_document``. markdown-it-py's
+own inline parser reads runs of brackets at about 60 KB/s, which a hostile note of a
+megabyte would turn into many seconds of a pre-flight; the document reader parses only the
+block structure and reads inline text with bounded patterns. Each hostile class of a
+megabyte must be read in under two seconds, and in no more than a generous multiple of a
+harmless note of the same size (run in a child process with a time limit, so a quadratic
+reader fails the test instead of holding the suite).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .support import timed_in_child
+
+SIZE = 1_000_000
+ABSOLUTE_S = 2.0
+RELATIVE = 10.0
+
+HOSTILE = {
+    "brackets": "[",
+    "images": "![",
+    "emphasis": "**a ",
+    "link openers": "[a](",
+    "backticks": "`a",
+    "quote markers": "> ",
+    "list markers": "- ",
+    "table pipes": "| ",
+    "headers": "From: x\n",
+    "wrote lines": "On Mon, x wrote:\n",
+    "chat lines": "[10:24] a: b\n",
+}
+
+_CHILD = """
+import json, sys, time
+from supercontext_lab.reading.document import read_document
+piece, size = sys.argv[1], int(sys.argv[2])
+bad = (piece * (size // len(piece) + 1))[:size]
+good = ("The venue is Hall B. Sam booked it on 3 March.\\n\\n" * (size // 48 + 1))[:size]
+times = []
+for text in (bad, good):
+    read_document.cache_clear()
+    started = time.process_time()
+    read_document(text)
+    times.append(time.process_time() - started)
+print(json.dumps(times))
+"""
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_a_hostile_megabyte_note_is_read_in_linear_time(name: str) -> None:
+    piece = HOSTILE[name].encode().decode("unicode_escape")
+    bad, good = timed_in_child(_CHILD, piece, str(SIZE), what=f"reading {name}", timeout=60)
+    assert bad < ABSOLUTE_S, f"{name}: {bad:.2f} s"
+    assert bad <= max(RELATIVE * good, 0.2), f"{name}: {bad:.2f} s against {good:.2f} s"
