@@ -6,7 +6,7 @@ extractive emission and the grounding check's sources (:mod:`supercontext_lab.sc
 The note is cut in one place, :func:`~.document.read_document`; this module gives its
 units the shape the passages and the bundle use:
 
-* a fact is a unit as a bundle quotes it (:attr:`~.document.Unit.quoted`): a sentence of a
+* a fact is a unit as a bundle quotes it (:attr:`~.units.Unit.quoted`): a sentence of a
   paragraph, a list item or log line whole, a table row with its header, a code block, a
   message with its sender, a turn with its speaker; headings are titles, never facts;
 * each fact remembers the heading of its section (:func:`note_sections`): the items under

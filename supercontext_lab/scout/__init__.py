@@ -1,4 +1,7 @@
-"""The scout: its run loop (``loop``) and what a run hands back (``records``).
+"""The scout: its run loop (``loop``), one round of read-only tool calls (``tool_round``),
+the final reply settled into the envelope the orchestrator may see (``settle``), what a
+constrained emission may choose from (``choices``) and what a run hands back
+(``records``).
 
 The grounding check (``grounding``, with its report in ``grounding_report``, its checks of
 names and of claims in ``grounding_names`` and ``grounding_claims``, and the rules of

@@ -9,7 +9,7 @@ size takes in the same process. The parsers run in a child process with a time l
 a quadratic parser fails the test instead of holding the suite for minutes. The ratio
 itself, the 2x target, is measured by ``python -m benchmarks parsers``.
 
-The look-alike rule (``bundle_lookalikes.neutralise``, which every envelope written or sent
+The look-alike rule (``bundle.lookalikes.neutralise``, which every envelope written or sent
 goes through) gets a megabyte of each class built against it (look-alike and near-miss
 tags, marks or brackets before long invisible runs, heading and rule lines, runs never
 closed, look-alikes beyond the first plane) under the same bounds.

@@ -70,7 +70,6 @@ def test_panel_from_an_offline_demo_run() -> None:
     assert "Prepare the grant renewal budget" in panel.goal_html.value
     assert "enough" in panel.badge_html.value
     assert "scl-chip-memory" in panel.summary_html.value
-    assert "scl-chip-profile" in panel.summary_html.value
     assert "GR-7731" in panel.summary_html.value
     assert "<code>run_workflow</code>" in panel.tools_html.value
     assert "not in catalogue" not in panel.tools_html.value
@@ -306,9 +305,9 @@ def test_a_cited_note_chip_shows_once_with_its_note_on_hover_and_click() -> None
 
 def test_plain_memory_profile_and_integrations_chips_open_what_they_cite() -> None:
     thread = supercontext_lab.Thread(super_context_enabled=True)
-    run = thread.run_scout(
-        "Help me prepare the grant renewal budget and email Priya, in my usual writing style"
-    )
+    # A request whose bundle cites MEMORY.md plainly, the profile (a facet) and the
+    # connected integrations, beside named notes.
+    run = thread.run_scout("Email Priya where the references are kept, in my usual writing style")
     chips = _chips(BundlePanel(run, workspace=thread.workspace).summary_html.value)
 
     memory = chips["memory: MEMORY.md or a note"]
