@@ -45,7 +45,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
@@ -66,6 +65,8 @@ __all__ = [
 ]
 
 MAX_DOCUMENT_CHARS = 4_000_000
+"""The most characters of one note read as a document (notes are bounded when read; this
+bounds the work on a pathological text handed in some other way)."""
 
 
 def _parser() -> MarkdownIt:
@@ -113,11 +114,11 @@ def _lines(token: Token | None, fallback: tuple[int, int]) -> tuple[int, int]:
     return token.map[0] + 1, max(token.map[1], token.map[0] + 1)
 
 
-def _close_item(state: UnitWriter) -> None:
-    emit_item(state, state.items.pop())
+def _close_item(writer: UnitWriter) -> None:
+    emit_item(writer, writer.items.pop())
 
 
-def _walk(tokens: Sequence[Token], state: UnitWriter) -> None:
+def _walk(tokens: Sequence[Token], writer: UnitWriter) -> None:
     heading_level = 0
     for index, token in enumerate(tokens):
         kind = token.type
@@ -125,66 +126,66 @@ def _walk(tokens: Sequence[Token], state: UnitWriter) -> None:
             heading_level = int(token.tag[1:]) if token.tag[1:].isdigit() else 1
         elif kind == "inline" and heading_level:
             text = one_line(_inline_text(token), 200)
-            state.path = [(lvl, t) for lvl, t in state.path if lvl < heading_level]
+            writer.path = [(lvl, t) for lvl, t in writer.path if lvl < heading_level]
             if text:
-                state.path.append((heading_level, text))
-                state.headings.append(text)
+                writer.path.append((heading_level, text))
+                writer.headings.append(text)
             # A new section: a speaker or sender above it no longer speaks.
-            state.speaker = Speaker()
-            state.senders.clear()
+            writer.speaker = Speaker()
+            writer.senders.clear()
             heading_level = 0
         elif kind == "hr":
-            state.speaker = Speaker()
-            state.senders.clear()
+            writer.speaker = Speaker()
+            writer.senders.clear()
         elif kind == "blockquote_open":
-            state.depth += 1
+            writer.depth += 1
         elif kind == "blockquote_close":
-            state.senders.pop(state.depth, None)
-            state.depth -= 1
+            writer.senders.pop(writer.depth, None)
+            writer.depth -= 1
         elif kind == "list_item_open":
-            if state.items and state.items[-1]:
+            if writer.items and writer.items[-1]:
                 # The text of the outer item so far is one unit, before its sub-items.
-                emit_item(state, state.items[-1])
-                state.items[-1] = []
-            state.items.append([])
+                emit_item(writer, writer.items[-1])
+                writer.items[-1] = []
+            writer.items.append([])
         elif kind == "list_item_close":
-            _close_item(state)
+            _close_item(writer)
         elif kind in ("thead_open", "tbody_open"):
             continue
         elif kind == "tr_open":
-            state.row = []
-            state.row_lines = _lines(token, state.row_lines)
+            writer.row = []
+            writer.row_lines = _lines(token, writer.row_lines)
         elif kind == "tr_close":
-            _table_row(state)
-        elif kind == "inline" and state.row is not None:
-            state.row.append(one_line(_inline_text(token)))
+            _table_row(writer)
+        elif kind == "inline" and writer.row is not None:
+            writer.row.append(one_line(_inline_text(token)))
         elif kind == "table_close":
-            state.header = None
+            writer.header = None
         elif kind == "inline":
             parent = tokens[index - 1] if index else None
             lines = _lines(parent, _lines(token, (1, 1)))
             text = _inline_text(token)
-            if state.items:
-                state.items[-1].append((text, lines))
+            if writer.items:
+                writer.items[-1].append((text, lines))
             else:
-                paragraph(state, text, lines)
+                paragraph(writer, text, lines)
         elif kind in ("fence", "code_block"):
             code = [line.strip().replace("`", "'") for line in token.content.split("\n")]
             quoted = " ".join(f"`{line}`" for line in code if line)
             if quoted:
-                state.block(quoted)
-                state.add("code", quoted, _lines(token, (1, 1)))
+                writer.block(quoted)
+                writer.add("code", quoted, _lines(token, (1, 1)))
 
 
-def _table_row(state: UnitWriter) -> None:
-    cells = state.row or []
-    state.row = None
-    if state.header is None:
-        state.header = cells
+def _table_row(writer: UnitWriter) -> None:
+    cells = writer.row or []
+    writer.row = None
+    if writer.header is None:
+        writer.header = cells
         return
     if not any(cells):
         return
-    header = state.header
+    header = writer.header
 
     def pair(index: int) -> str:
         name = header[index] if index < len(header) else ""
@@ -195,8 +196,8 @@ def _table_row(state: UnitWriter) -> None:
     numbered = not first or first.replace(".", "").isdigit()
     label = "" if numbered else first
     text = "; ".join(pair(i) for i in range(0 if numbered else 1, len(cells)) if cells[i])
-    state.block(f"{label} — {text}" if label and text else label or text)
-    state.add("row", text or label, state.row_lines, label if text else "")
+    writer.block(f"{label} — {text}" if label and text else label or text)
+    writer.add("row", text or label, writer.row_lines, label if text else "")
 
 
 @lru_cache(maxsize=1024)
@@ -204,7 +205,6 @@ def read_document(text: str) -> Document:
     """The units of ``text`` (a note's Markdown), in order (see the module docstring)."""
     text = text[:MAX_DOCUMENT_CHARS]
     source = text.split("\n")
-    state = UnitWriter(source)
-    _walk(_MD.parse(text), state)
-    units = tuple(replace(unit, position=i) for i, unit in enumerate(state.units))
-    return Document(units, tuple(state.blocks), tuple(state.headings))
+    writer = UnitWriter(source)
+    _walk(_MD.parse(text), writer)
+    return Document(tuple(writer.units), tuple(writer.blocks), tuple(writer.headings))

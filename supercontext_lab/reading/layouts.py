@@ -60,7 +60,7 @@ def _sender(value: str) -> str:
     return one_line(_ADDRESS_RE.sub(" ", value).strip(" \"'"), 80)
 
 
-def paragraph(state: UnitWriter, text: str, lines: tuple[int, int]) -> None:
+def paragraph(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
     """A paragraph (outside a list item): e-mail headers, chat lines, log lines or prose."""
     rows = [line for line in text.split("\n") if line.strip()]
     if not rows:
@@ -70,14 +70,16 @@ def paragraph(state: UnitWriter, text: str, lines: tuple[int, int]) -> None:
     named = {m.group(1).lower(): m.group(2).strip() for m in headers if m is not None}
     if len(named) >= 2 and ("from" in named or "sent" in named or "date" in named):
         # The headers of a pasted e-mail: what follows at this level is its message.
-        state.senders[state.depth] = Speaker(
+        writer.senders[writer.depth] = Speaker(
             _sender(named.get("from", "")), one_line(named.get("sent") or named.get("date", ""), 60)
         )
-        state.speaker = Speaker()
+        writer.speaker = Speaker()
         subject = named.get("subject", "")
         if subject:
             # The subject often says what the message is about, and often its figure.
-            state.add("message", f"Subject: {subject}", lines, state.senders[state.depth].label())
+            writer.add(
+                "message", f"Subject: {subject}", lines, writer.senders[writer.depth].label()
+            )
         rest = [row for row, m in zip(rows, headers, strict=True) if m is None]
         if not rest:
             return
@@ -88,11 +90,13 @@ def paragraph(state: UnitWriter, text: str, lines: tuple[int, int]) -> None:
         if wrote is not None:
             speaker = Speaker(_sender(wrote.group("who")), one_line(wrote.group("date") or "", 60))
             # The attribution line sits just above the quote it introduces, or at its top.
-            state.senders[state.depth + 1] = speaker
+            writer.senders[writer.depth + 1] = speaker
             if kept:
-                _prose(state, kept, (first, lines[1]))
+                _prose(writer, kept, (first, lines[1]))
                 kept = []
-            state.senders[state.depth] = speaker if state.depth else state.senders.get(0, Speaker())
+            writer.senders[writer.depth] = (
+                speaker if writer.depth else writer.senders.get(0, Speaker())
+            )
             continue
         if _ORIGINAL_RE.match(row):
             continue
@@ -100,48 +104,44 @@ def paragraph(state: UnitWriter, text: str, lines: tuple[int, int]) -> None:
     if not kept:
         return
     speaker_line = (
-        _SPEAKER_LINE_RE.match(state.source[first - 1]) if first - 1 < len(state.source) else None
+        _SPEAKER_LINE_RE.match(writer.source[first - 1]) if first - 1 < len(writer.source) else None
     )
     if speaker_line is not None:
-        state.senders.pop(state.depth, None)
-        state.speaker = Speaker(
+        writer.senders.pop(writer.depth, None)
+        writer.speaker = Speaker(
             one_line(speaker_line.group("who"), 40), one_line(speaker_line.group("time") or "", 30)
         )
         kept = kept[1:]
         if not kept:
             return
-    if len(kept) >= 2 and _line_units(state, kept, first):
+    if len(kept) >= 2 and _line_units(writer, kept, first):
         return
     groups = marked_groups(kept)
     if len(groups) > 1:
         # Bullets or numbered items the editor wrote under a paragraph's first line.
-        _prose(state, groups[0], lines)
+        _prose(writer, groups[0], lines)
         for group in groups[1:]:
-            item_unit(state, " ".join(row.strip() for row in group), lines)
+            item_unit(writer, " ".join(row.strip() for row in group), lines)
         return
     if len(kept) == 1:
-        match = _STAMPED_RE.match(kept[0]) or _chat_line(kept[0])
-        if match is not None and state.speaker.who == "" and not state.senders.get(state.depth):
-            state.block(kept[0])
-            _turn(state, match, (first, lines[1]))
+        match = _STAMPED_RE.match(kept[0]) or _NAMED_RE.match(kept[0])
+        if match is not None and writer.speaker.who == "" and not writer.senders.get(writer.depth):
+            writer.block(kept[0])
+            _turn(writer, match, (first, lines[1]))
             return
-    _prose(state, kept, lines)
+    _prose(writer, kept, lines)
 
 
-def _chat_line(row: str) -> re.Match[str] | None:
-    return _NAMED_RE.match(row)
-
-
-def _turn(state: UnitWriter, match: re.Match[str], lines: tuple[int, int]) -> None:
+def _turn(writer: UnitWriter, match: re.Match[str], lines: tuple[int, int]) -> None:
     who = one_line(match.group("who"), 40)
     when = one_line(match.group("time") or "", 30)
     text = match.group(0).strip()
     if _STAMPED_RE.match(text):
         text = f"{who}: {match.group('text').strip()}"
-    state.add("turn", text, lines, f"{who} ({when})" if when else who)
+    writer.add("turn", text, lines, f"{who} ({when})" if when else who)
 
 
-def _line_units(state: UnitWriter, rows: list[str], first: int) -> bool:
+def _line_units(writer: UnitWriter, rows: list[str], first: int) -> bool:
     """Whether the lines of a paragraph are units of their own (chat lines, log lines,
     bullets), and if so add them; a paragraph of wrapped prose is not."""
     stamped = [_STAMPED_RE.match(row) for row in rows]
@@ -157,38 +157,38 @@ def _line_units(state: UnitWriter, rows: list[str], first: int) -> bool:
         match = stamped[offset] or named[offset]
         if match is not None or logged[offset]:
             if current:
-                _flush_line(state, current, (start, first + offset - 1))
+                _flush_line(writer, current, (start, first + offset - 1))
             current, start = [row], first + offset
         else:
             current.append(row)  # a continuation of the line above
     if current:
-        _flush_line(state, current, (start, first + len(rows) - 1))
+        _flush_line(writer, current, (start, first + len(rows) - 1))
     return True
 
 
-def _flush_line(state: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
+def _flush_line(writer: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
     text = " ".join(row.strip() for row in rows)
-    state.block(text)
+    writer.block(text)
     match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
     if match is not None:
-        _turn(state, match, lines)
+        _turn(writer, match, lines)
     else:
-        state.add("item", text.lstrip(_BULLETS + " "), lines)
+        writer.add("item", text.lstrip(_BULLETS + " "), lines)
 
 
-def _prose(state: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
+def _prose(writer: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
     text = " ".join(row.strip() for row in rows)
-    sender = state.senders.get(state.depth)
+    sender = writer.senders.get(writer.depth)
     if sender is not None and sender.who:
         kind: UnitKind = "message"
         context = sender.label()
-    elif state.speaker.who:
-        kind, context = "turn", state.speaker.label()
+    elif writer.speaker.who:
+        kind, context = "turn", writer.speaker.label()
     else:
-        kind, context = ("quote" if state.depth else "sentence"), ""
-    state.block(text, context)
+        kind, context = ("quote" if writer.depth else "sentence"), ""
+    writer.block(text, context)
     for sentence in split_sentences(text):
-        state.add(kind, sentence, lines, context)
+        writer.add(kind, sentence, lines, context)
 
 
 def marked_groups(rows: list[str]) -> list[list[str]]:
@@ -204,25 +204,25 @@ def marked_groups(rows: list[str]) -> list[list[str]]:
     return groups
 
 
-def emit_item(state: UnitWriter, parts: list[tuple[str, tuple[int, int]]]) -> None:
+def emit_item(writer: UnitWriter, parts: list[tuple[str, tuple[int, int]]]) -> None:
     if not parts:
         return
     lines = (parts[0][1][0], parts[-1][1][1])
     rows = [row for part, _ in parts for row in part.split("\n")]
     groups = marked_groups(rows)
     for group in groups[:-1]:
-        item_unit(state, " ".join(row.strip() for row in group), lines)
-    item_unit(state, " ".join(row.strip() for row in groups[-1]), lines)
+        item_unit(writer, " ".join(row.strip() for row in group), lines)
+    item_unit(writer, " ".join(row.strip() for row in groups[-1]), lines)
 
 
-def item_unit(state: UnitWriter, text: str, lines: tuple[int, int]) -> None:
+def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
     text = one_line(text)
     match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
-    if match is not None and not state.senders.get(state.depth):
-        state.block(text)
-        _turn(state, match, lines)
+    if match is not None and not writer.senders.get(writer.depth):
+        writer.block(text)
+        _turn(writer, match, lines)
         return
-    sender = state.senders.get(state.depth)
+    sender = writer.senders.get(writer.depth)
     context = sender.label() if sender is not None and sender.who else ""
-    state.block(text, context)
-    state.add("item", text, lines, context)
+    writer.block(text, context)
+    writer.add("item", text, lines, context)
