@@ -35,7 +35,13 @@ from ..scout import ScoutRun
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 
-__all__ = ["MagicState"]
+__all__ = ["WORKSPACE_HELP", "MagicState"]
+
+WORKSPACE_HELP = (
+    "workspace folder (default: the current thread's, else "
+    "SupercontextMagics.workspace, else the shipped demo)"
+)
+"""The help of every magic's ``--workspace``: where a magic looks when none is given."""
 
 
 class MagicState(magic.Magics):

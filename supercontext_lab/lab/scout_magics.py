@@ -31,7 +31,7 @@ from .magic_io import (
     progress_in_cell,
     usage_errors,
 )
-from .magic_state import MagicState
+from .magic_state import WORKSPACE_HELP, MagicState
 
 __all__ = ["ScoutMagics"]
 
@@ -46,10 +46,7 @@ class ScoutMagics(MagicState):
     @argument(
         "--workspace",
         default=None,
-        help=(
-            "workspace folder (default: the current thread's, else "
-            "SupercontextMagics.workspace, else the shipped demo)"
-        ),
+        help=WORKSPACE_HELP,
     )
     @argument("--focus", default=None, help="what the scout should focus on")
     @argument("--agent", default=None, help="an agent.toml to use instead of the current one")

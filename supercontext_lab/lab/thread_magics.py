@@ -30,7 +30,7 @@ from .magic_io import (
     progress_in_cell,
     usage_errors,
 )
-from .magic_state import MagicState
+from .magic_state import WORKSPACE_HELP, MagicState
 
 __all__ = ["ThreadMagics"]
 
@@ -105,10 +105,7 @@ class ThreadMagics(MagicState):
     @argument(
         "--workspace",
         default=None,
-        help=(
-            "workspace folder (default: the current thread's, else "
-            "SupercontextMagics.workspace, else the shipped demo)"
-        ),
+        help=WORKSPACE_HELP,
     )
     @argument("--agent", default=None, help="an agent.toml to use for the thread's scout")
     @argument(
