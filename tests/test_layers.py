@@ -265,6 +265,25 @@ def test_imports_point_down_the_layers() -> None:
     assert problems == [], "\n".join(problems)
 
 
+def test_the_reading_path_and_the_contract_import_only_below_them() -> None:
+    """The two packages the layout names: the reading path never imports what uses it
+    (sources, the engine, the lab), and the envelope contract never imports a source."""
+    imports = package_imports(ROOT)
+    reading = {
+        i.target
+        for i in imports
+        if i.source.split(".")[0] == "reading" and not i.target.startswith(("reading", "_"))
+    }
+    assert reading <= {"errors", "limits"}, sorted(reading)
+    bundle = {
+        i.target
+        for i in imports
+        if i.source.split(".")[0] == "bundle"
+        and i.target.startswith(("sources", "reading", "models", "scout", "harness", "lab"))
+    }
+    assert bundle == set(), sorted(bundle)
+
+
 def test_module_level_imports_have_no_cycle() -> None:
     cycles = import_cycles(package_imports(ROOT))
     assert cycles == [], "\n".join(" -> ".join(c) for c in cycles)
