@@ -52,10 +52,16 @@ SETTLING_WORDS = frozenset(
 
 _HEADING_JOIN = " › "
 
+_MONTH = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+# A date as notes write one: 2026-03-02, 03/02, 02.03.2026, 3 March 2026, Mar 3; a month
+# name counts only beside a day ("may" alone is a verb).
 _DATE_RE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{1,2}\.\d{1,2}\.\d{2,4}\b"
-    r"|\b(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]{0,6}\.?"
-    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?(?:,?\s+\d{4})?\b",
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH})\b\.?(?:,?\s+\d{{4}})?"
+    rf"|\b(?:{_MONTH})\b\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?",
     re.I,
 )
 
@@ -110,10 +116,14 @@ class Document:
 
 @dataclass
 class Speaker:
+    """Who wrote or said what follows, and when: an e-mail's sender and date, a chat
+    turn's speaker and time."""
+
     who: str = ""
     when: str = ""
 
     def label(self) -> str:
+        """``"Sam (12:20)"``, ``"Sam"``, or ``""`` when nobody is known."""
         if not self.who:
             return ""
         return f"{self.who} ({self.when})" if self.when else self.who
@@ -121,23 +131,34 @@ class Speaker:
 
 @dataclass
 class UnitWriter:
+    """The state of one walk over a note's blocks, and the units it adds."""
+
     source: Sequence[str]
+    """The note's lines (a speaker line is read from its source, emphasis marks and all)."""
     units: list[Unit] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)
     headings: list[str] = field(default_factory=list)
     path: list[tuple[int, str]] = field(default_factory=list)
+    """The headings above the walk, as (level, text)."""
     depth: int = 0
+    """How deep in block quotes the walk is."""
     senders: dict[int, Speaker] = field(default_factory=dict)
+    """The sender of the e-mail message at each quote level."""
     speaker: Speaker = field(default_factory=Speaker)
+    """The speaker a ``**Name**, 12:20`` line named, until the next heading or rule."""
     items: list[list[tuple[str, tuple[int, int]]]] = field(default_factory=list)
+    """The open list items (innermost last), each its paragraphs and their lines."""
     header: list[str] | None = None
+    """The header cells of the table being read."""
     row: list[str] | None = None
     row_lines: tuple[int, int] = (1, 1)
 
     def heading(self) -> str:
+        """The heading path above the walk, outermost first."""
         return _HEADING_JOIN.join(text for _, text in self.path)
 
     def block(self, text: str, context: str = "") -> None:
+        """Record a whole block, uncut, with its label (see :attr:`Document.blocks`)."""
         if len(self.blocks) >= MAX_UNITS:
             return
         flat = one_line(text)
@@ -145,6 +166,8 @@ class UnitWriter:
             self.blocks.append(f"{one_line(context, 200)}: {flat}" if context else flat)
 
     def add(self, kind: UnitKind, text: str, lines: tuple[int, int], context: str = "") -> None:
+        """Add a unit: whole when it fits :data:`MAX_UNIT_CHARS`, else its sentences; a
+        text of three characters or fewer only when it has a label (a row's "Yes")."""
         if len(self.units) >= MAX_UNITS:
             return
         text = one_line(text)
@@ -154,9 +177,7 @@ class UnitWriter:
         if len(text) > MAX_UNIT_CHARS and kind != "code":
             pieces = [one_line(s) for s in split_sentences(text)]
         for piece in pieces:
-            if not (3 < len(piece) <= MAX_UNIT_CHARS or (kind == "row" and context)):
-                continue
-            if len(piece) > MAX_UNIT_CHARS:
+            if len(piece) > MAX_UNIT_CHARS or (len(piece) <= 3 and not context):
                 continue
             dated = _DATE_RE.search(f"{context} {piece}")
             self.units.append(
