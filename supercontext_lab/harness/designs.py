@@ -45,6 +45,7 @@ __all__ = [
     "PreflightSettings",
     "check_deadline_ms",
     "check_design",
+    "design_for_route",
     "preflight_settings",
 ]
 
@@ -107,6 +108,9 @@ class PreflightSettings:
     """How first turns are prepared: the ``[preflight]`` table, or its defaults."""
 
     design: Design = DEFAULT_DESIGN
+    design_chosen: bool = False
+    """Whether ``design`` was chosen (in ``config.toml`` or for this thread or run) rather
+    than left at its default, which a local route changes (see :func:`design_for_route`)."""
     deadline_ms: float | None = None
     """A scout not done this long after the preparation started is abandoned (``None``:
     no deadline; the scout's own time limit still bounds it)."""
@@ -124,7 +128,7 @@ class PreflightSettings:
         changed = self
         try:
             if design is not None:
-                changed = replace(changed, design=check_design(design))
+                changed = replace(changed, design=check_design(design), design_chosen=True)
             if deadline_ms is not None:
                 changed = replace(changed, deadline_ms=check_deadline_ms(deadline_ms))
         except ValueError as exc:
@@ -139,6 +143,19 @@ class PreflightSettings:
             "pack_tokens": self.pack_tokens,
             "cached_tokens": self.cached_tokens,
         }
+
+
+def design_for_route(settings: PreflightSettings, route_kind: str) -> PreflightSettings:
+    """``settings`` for a scout whose configured route is of ``route_kind``: a ``local``
+    route prepares with the ``pack`` unless a design was chosen.
+
+    Why: with notes read as documents, SmolLM2 as the scout gives the same facts as the
+    ranking it is handed, on every dataset measured (``python -m benchmarks structures
+    --model local:smollm2``; docs/performance.md), at 1 to 4 s a bundle, where the pack
+    takes milliseconds. The local model then answers as the orchestrator."""
+    if settings.design_chosen or route_kind != "local":
+        return settings
+    return replace(settings, design="pack")
 
 
 def preflight_settings() -> PreflightSettings:
@@ -162,6 +179,7 @@ def preflight_settings() -> PreflightSettings:
     try:
         return PreflightSettings(
             design=check_design(table.get("design", DEFAULT_DESIGN)),
+            design_chosen="design" in table,
             deadline_ms=check_deadline_ms(table.get("deadline_ms")),
             fallback=_check_fallback(table.get("fallback", "pack")),
             pack_tokens=_check_tokens("pack_tokens", table.get("pack_tokens", DEFAULT_PACK_TOKENS)),

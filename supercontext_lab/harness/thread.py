@@ -39,11 +39,12 @@ from ..gate import (
 from ..models.base import ChatModel, Message
 from ..models.offline import OfflineOrchestratorModel
 from ..models.routing import ORCHESTRATOR_HINT, resolve_model
+from ..routes import get_model_route
 from ..scout import ScoutRun, TraceStep, run_scout
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from ..tools import build_scout_registry
-from .designs import preflight_settings
+from .designs import design_for_route, preflight_settings
 from .first_turn import prepare_turn, record_turn_recalls
 from .orchestrator import call_orchestrator
 from .preflight import accepted_envelope
@@ -99,7 +100,12 @@ class Thread:
         self.scout_timeout_s = scout_timeout_s
         self.native_tool_calling = native_tool_calling
         self.is_orchestrator = is_orchestrator
-        self.preflight = preflight_settings().with_overrides(design=design, deadline_ms=deadline_ms)
+        settings = preflight_settings().with_overrides(design=design, deadline_ms=deadline_ms)
+        if scout_model is None:
+            # A scout model handed in is the one to run; a configured route decides the
+            # default design (a local route prepares with the pack).
+            settings = design_for_route(settings, get_model_route(self.definition.model.hint).kind)
+        self.preflight = settings
         self.record_recalls = record_recalls
         self.turns: list[TurnResult] = []
         self.prepared_markers: list[dict[str, Any]] = []

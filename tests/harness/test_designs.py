@@ -401,3 +401,24 @@ def test_a_scout_within_its_deadline_prepares_the_turn(workspace: Workspace) -> 
     assert result.prepared and result.prepared_by == "scout" and not result.deadline_missed
     assert "deadline: 10000 ms (met)" in result.describe()
     assert threading.active_count() >= 1
+
+
+def test_a_local_route_prepares_with_the_pack_unless_a_design_is_chosen(
+    workspace: Workspace,
+) -> None:
+    from supercontext_lab.harness.designs import PreflightSettings, design_for_route
+    from supercontext_lab.routes import ModelRoute, set_model_route
+
+    assert design_for_route(PreflightSettings(), "local").design == "pack"
+    assert design_for_route(PreflightSettings(), "openai").design == "scout"
+    chosen = PreflightSettings().with_overrides(design="scout")
+    assert design_for_route(chosen, "local").design == "scout"
+    # A thread on a configured local route: the pack, and no model is started for it.
+    set_model_route("burst", ModelRoute(kind="local"))
+    thread = Thread(workspace, super_context_enabled=True)
+    assert thread.preflight.design == "pack"
+    assert not thread.scout_model_built
+    assert Thread(workspace, design="scout", super_context_enabled=True).preflight.design == "scout"
+    # A scout model handed in is the one to run.
+    handed = Thread(workspace, scout_model=ScriptedModel(["x"]), super_context_enabled=True)
+    assert handed.preflight.design == "scout"
