@@ -29,7 +29,7 @@ from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..config import get_super_context_enabled
 from ..conversations import archive_enabled, archive_turn, conversation_id
-from ..errors import SupercontextError
+from ..errors import ConfigError, SupercontextError
 from ..gate import (
     ColdStartReason,
     has_prior_conversation,
@@ -103,8 +103,14 @@ class Thread:
         settings = preflight_settings().with_overrides(design=design, deadline_ms=deadline_ms)
         if scout_model is None:
             # A scout model handed in is the one to run; a configured route decides the
-            # default design (a local route prepares with the pack).
-            settings = design_for_route(settings, get_model_route(self.definition.model.hint).kind)
+            # default design (a local route prepares with the pack). A route config.toml
+            # cannot give is reported by the turn that needs it, never here.
+            try:
+                settings = design_for_route(
+                    settings, get_model_route(self.definition.model.hint).kind
+                )
+            except ConfigError:
+                pass
         self.preflight = settings
         self.record_recalls = record_recalls
         self.turns: list[TurnResult] = []
