@@ -18,6 +18,7 @@ message is): quoted later, it would pass for something settled.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -105,12 +106,10 @@ class Thread:
             # A scout model handed in is the one to run; a configured route decides the
             # default design (a local route prepares with the pack). A route config.toml
             # cannot give is reported by the turn that needs it, never here.
-            try:
+            with contextlib.suppress(ConfigError):
                 settings = design_for_route(
                     settings, get_model_route(self.definition.model.hint).kind
                 )
-            except ConfigError:
-                pass
         self.preflight = settings
         self.record_recalls = record_recalls
         self.turns: list[TurnResult] = []
