@@ -17,9 +17,11 @@ most :data:`MAX_EMBED_PER_SEARCH` texts per search, :data:`EMBED_BATCH` texts pe
 (a big workspace is embedded ahead with :meth:`SemanticIndex.embed_all`). A document not
 embedded yet is still found by BM25. The query is embedded once per search.
 
-The vectors of the whole tree are held in memory as one matrix per embedder and built
-again only when the index changed (the owner's ``stamp``), so a search costs one query
-embedding and one matrix product.
+The vectors of the whole tree are held in memory as one matrix per embedder, shared by
+every tree of the process on the same folder (a thread opens its workspace anew), and
+made again only when the index changed: the owner's ``stamp`` says when to look, a
+fingerprint of the rows' digests whether anything changed, and only the documents whose
+row changed are read. So a search costs one query embedding and one matrix product.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -65,8 +68,17 @@ MAX_EMBED_PER_SEARCH = 256
 """The most texts one search embeds; documents beyond wait for the next search."""
 _CHUNKING = "words-128-v1"
 
-Docs = list[tuple[int, str, str]]
-"""The documents of the index as ``(id, namespace, content)``, by id."""
+Rows = list[tuple[int, str, str]]
+"""The index's documents as ``(id, namespace, row digest)``, by id: the row digest (the
+seal's) changes whenever the document does."""
+Contents = Callable[[Sequence[int]], dict[int, str]]
+"""Reads the content of the documents of these ids."""
+
+# The states of the folders searched lately, shared by every tree of the process on the
+# same folder (a thread opens its workspace anew): (real folder, embedder) -> state.
+_SHARED: OrderedDict[tuple[str, str], _State] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+_SHARED_MAX = 4
 
 
 def chunks(text: str) -> list[str]:
@@ -117,34 +129,80 @@ class EmbedReport:
     seconds: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class _State:
-    """The tree's vectors under one embedder, as of one ``stamp`` of the index."""
+    """The vectors of a folder's documents under one embedder, as of one fingerprint of
+    its index; never changed, replaced."""
 
     identity: str
-    stamp: object
+    fingerprint: str
+    rows: Rows
+    """Every document, as the index said when this state was built."""
+    texts: dict[int, str]
+    """Doc id -> text digest, for the documents with words."""
+    vectors: dict[str, Matrix]
+    """Text digest -> its vectors, for the texts embedded."""
+    pending: dict[str, list[str]]
+    """Text digest -> its chunks, for the texts not embedded yet."""
     ids: npt.NDArray[np.int64]
     namespaces: npt.NDArray[np.str_]
     starts: npt.NDArray[np.int64]
     matrix: Matrix
-    pending: dict[str, list[str]] = field(default_factory=dict)
-    docs: Docs = field(default_factory=list)
+
+
+def _fingerprint(rows: Rows) -> str:
+    text = "\n".join(f"{doc_id} {namespace} {digest}" for doc_id, namespace, digest in rows)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _assemble(
+    identity: str,
+    fingerprint: str,
+    rows: Rows,
+    texts: dict[int, str],
+    vectors: dict[str, Matrix],
+    pending: dict[str, list[str]],
+) -> _State:
+    ids: list[int] = []
+    namespaces: list[str] = []
+    parts: list[Matrix] = []
+    for doc_id, namespace, _ in rows:
+        found = vectors.get(texts.get(doc_id, ""))
+        if found is not None:
+            ids.append(doc_id)
+            namespaces.append(namespace)
+            parts.append(found)
+    counts = np.array([len(part) for part in parts], dtype=np.int64)
+    dim = parts[0].shape[1] if parts else 1
+    return _State(
+        identity=identity,
+        fingerprint=fingerprint,
+        rows=rows,
+        texts=texts,
+        vectors=vectors,
+        pending=pending,
+        ids=np.array(ids, dtype=np.int64),
+        namespaces=np.array(namespaces, dtype=np.str_),
+        starts=np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64),
+        matrix=np.vstack(parts) if parts else np.zeros((0, dim), np.float32),
+    )
 
 
 class SemanticIndex:
     """The vectors of one folder's documents (see the module docstring); ``key`` seals
-    the stored vectors. Safe to share between threads."""
+    the stored vectors. Safe to share between threads; what it holds in memory is shared
+    with the other indexes of the same folder in the process."""
 
     def __init__(self, root: Path, key: bytes) -> None:
         self._root = root
+        self._real = str(root.resolve())
         self._key = key
         self._lock = threading.Lock()
         self._store: VectorStore | None = None
-        self._state: _State | None = None
+        self._checked: tuple[str, object, str] | None = None
 
     def close(self) -> None:
         with self._lock:
-            self._state = None
             if self._store is not None:
                 self._store.close()
                 self._store = None
@@ -154,47 +212,84 @@ class SemanticIndex:
             self._store = open_vectors(self._root, self._key)
         return self._store
 
-    def _current(self, embedder: Embedder, stamp: object, read_docs: Callable[[], Docs]) -> _State:
-        state = self._state
-        if state is None or state.identity != embedder.identity or state.stamp != stamp:
-            state = self._build(embedder, stamp, read_docs())
+    def _shared(self, identity: str, state: _State | None = None) -> _State | None:
+        """The shared state of this folder under ``identity``; with ``state``, replace it."""
+        key = (self._real, identity)
+        with _SHARED_LOCK:
+            if state is not None:
+                _SHARED[key] = state
+                while len(_SHARED) > _SHARED_MAX:
+                    _SHARED.popitem(last=False)
+            elif key in _SHARED:
+                _SHARED.move_to_end(key)
+            return _SHARED.get(key)
+
+    def _forget(self, identity: str) -> None:
+        with _SHARED_LOCK:
+            _SHARED.pop((self._real, identity), None)
+        self._checked = None
+
+    def _current(
+        self, embedder: Embedder, stamp: object, rows: Callable[[], Rows], contents: Contents
+    ) -> _State:
+        """The state as of the index now: the shared one when ``stamp`` (this tree's) or
+        the index's fingerprint says nothing changed; otherwise one built from it,
+        reading only the documents that changed."""
+        identity = embedder.identity
+        state = self._shared(identity)
+        if state is not None and self._checked == (identity, stamp, state.fingerprint):
+            return state
+        current = rows()
+        fingerprint = _fingerprint(current)
+        if state is None or state.fingerprint != fingerprint:
+            state = self._shared(
+                identity, self._build(embedder, current, fingerprint, contents, state)
+            )
+            assert state is not None
+        self._checked = (identity, stamp, fingerprint)
         return state
 
-    def _build(self, embedder: Embedder, stamp: object, docs: Docs) -> _State:
+    def _build(
+        self,
+        embedder: Embedder,
+        rows: Rows,
+        fingerprint: str,
+        contents: Contents,
+        previous: _State | None,
+    ) -> _State:
         identity = embedder.identity
-        digests = [text_digest(content) for _, _, content in docs]
+        known_rows = {i: digest for i, _, digest in previous.rows} if previous is not None else {}
+        known_texts = previous.texts if previous is not None else {}
+        known_chunks = previous.pending if previous is not None else {}
+        changed = [i for i, _, digest in rows if known_rows.get(i) != digest]
+        read = contents(changed) if changed else {}
+        texts: dict[int, str] = {}
+        pieces: dict[str, list[str]] = {}
+        for doc_id, _, _ in rows:
+            if doc_id in read:
+                cut = chunks(read[doc_id])
+                if cut:
+                    texts[doc_id] = text_digest(read[doc_id])
+                    pieces[texts[doc_id]] = cut
+            elif doc_id in known_texts:
+                texts[doc_id] = known_texts[doc_id]
+        live = set(texts.values())
+        vectors = {
+            digest: found
+            for digest, found in (previous.vectors.items() if previous is not None else ())
+            if digest in live
+        }
         store = self._vectors()
-        stored = store.get(identity, sorted(set(digests)))
-        dim = embedder.dimension or next((m.shape[1] for m in stored.values()), 0)
-        ids: list[int] = []
-        namespaces: list[str] = []
-        parts: list[Matrix] = []
-        pending: dict[str, list[str]] = {}
-        for (doc_id, namespace, content), digest in zip(docs, digests, strict=True):
-            vectors = stored.get(digest)
-            if vectors is not None and vectors.shape[1] == dim:
-                ids.append(doc_id)
-                namespaces.append(namespace)
-                parts.append(vectors)
-            elif digest not in pending:
-                texts = chunks(content)
-                if texts:
-                    pending[digest] = texts
-        if len(stored) > len(set(digests)) // 2 and not pending:
-            store.prune(identity, set(digests))
-        counts = np.array([len(part) for part in parts], dtype=np.int64)
-        state = _State(
-            identity=identity,
-            stamp=stamp,
-            ids=np.array(ids, dtype=np.int64),
-            namespaces=np.array(namespaces, dtype=np.str_),
-            starts=np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64),
-            matrix=np.vstack(parts) if parts else np.zeros((0, max(dim, 1)), np.float32),
-            pending=pending,
-            docs=docs,
-        )
-        self._state = state
-        return state
+        vectors.update(store.get(identity, sorted(live - vectors.keys())))
+        dim = embedder.dimension or next((m.shape[1] for m in vectors.values()), 0)
+        vectors = {digest: found for digest, found in vectors.items() if found.shape[1] == dim}
+        pending = {d: pieces.get(d) or known_chunks.get(d, []) for d in live - vectors.keys()}
+        unread = [i for i, digest in texts.items() if digest in pending and not pending[digest]]
+        for doc_id, content in (contents(unread) if unread else {}).items():
+            pending[texts[doc_id]] = chunks(content)
+        if previous is None and not pending:
+            store.prune(identity, live)
+        return _assemble(identity, fingerprint, rows, texts, vectors, pending)
 
     def _embed(self, embedder: Embedder, texts: list[str]) -> Matrix:
         vectors = checked_vectors(
@@ -202,32 +297,38 @@ class SemanticIndex:
         )
         return _normalised(vectors)
 
-    def _embed_pending(self, state: _State, embedder: Embedder, budget: int | None) -> int:
-        """Embed pending documents, at most :data:`EMBED_BATCH` texts a call, until
-        ``budget`` texts are spent (``None``: all); returns how many were embedded. Each
-        call's vectors are stored at once, so a failure loses only the call that failed."""
+    def _embed_pending(self, state: _State, embedder: Embedder, budget: int | None) -> _State:
+        """``state`` with pending texts embedded, at most :data:`EMBED_BATCH` a call, until
+        ``budget`` texts are spent (``None``: all). Each call's vectors are stored at
+        once, so a failure loses only the call that failed."""
         spent = size = 0
         batch: list[tuple[str, list[str]]] = []
+        vectors = dict(state.vectors)
         try:
             for digest, texts in state.pending.items():
                 if budget is not None and spent + len(texts) > budget:
                     break
                 if size + len(texts) > EMBED_BATCH:
-                    self._store_batch(state.identity, embedder, batch)
+                    vectors.update(self._store_batch(state.identity, embedder, batch))
                     batch, size = [], 0
                 batch.append((digest, texts))
                 size += len(texts)
                 spent += len(texts)
             if batch:
-                self._store_batch(state.identity, embedder, batch)
+                vectors.update(self._store_batch(state.identity, embedder, batch))
         except BaseException:
-            self._state = None  # some were stored: read them again next time
+            self._forget(state.identity)  # some were stored: read them again next time
             raise
-        return spent
+        pending = {d: texts for d, texts in state.pending.items() if d not in vectors}
+        new = _assemble(
+            state.identity, state.fingerprint, state.rows, state.texts, vectors, pending
+        )
+        self._shared(state.identity, new)
+        return new
 
     def _store_batch(
         self, identity: str, embedder: Embedder, batch: list[tuple[str, list[str]]]
-    ) -> None:
+    ) -> dict[str, Matrix]:
         matrix = self._embed(embedder, [text for _, texts in batch for text in texts])
         stored: dict[str, Matrix] = {}
         row = 0
@@ -235,6 +336,7 @@ class SemanticIndex:
             stored[digest] = matrix[row : row + len(texts)]
             row += len(texts)
         self._vectors().put(identity, stored)
+        return stored
 
     def search(
         self,
@@ -243,18 +345,19 @@ class SemanticIndex:
         namespace: str | None,
         *,
         stamp: object,
-        read_docs: Callable[[], Docs],
+        rows: Callable[[], Rows],
+        contents: Contents,
         limit: int = CANDIDATES,
     ) -> list[tuple[int, float]]:
         """The ``limit`` documents of ``namespace`` (``None``: all) whose vectors are
         closest to ``query``'s, as ``(doc id, cosine)``, best first. ``stamp`` changes
-        whenever the index does; ``read_docs`` reads it (called only then). Raises what
-        the embedder raises, or :class:`ModelError` for vectors of the wrong shape."""
+        whenever the owner's index does; ``rows`` and ``contents`` read it (only what
+        changed is read). Raises what the embedder raises, or :class:`ModelError` for
+        vectors of the wrong shape."""
         with self._lock:
-            state = self._current(embedder, stamp, read_docs)
+            state = self._current(embedder, stamp, rows, contents)
             if state.pending:
-                self._embed_pending(state, embedder, MAX_EMBED_PER_SEARCH)
-                state = self._build(embedder, stamp, state.docs)
+                state = self._embed_pending(state, embedder, MAX_EMBED_PER_SEARCH)
             if not len(state.ids):
                 return []
             vector = self._embed(embedder, [query[:MAX_QUERY_CHARS]])[0]
@@ -274,20 +377,22 @@ class SemanticIndex:
         embedder: Embedder,
         *,
         stamp: object,
-        read_docs: Callable[[], Docs],
+        rows: Callable[[], Rows],
+        contents: Contents,
         budget_s: float | None = None,
     ) -> EmbedReport:
         """Embed every document that has no vectors yet (within ``budget_s`` seconds,
-        checked between batches of :data:`MAX_EMBED_PER_SEARCH` texts)."""
+        checked between rounds of :data:`MAX_EMBED_PER_SEARCH` texts)."""
         started = time.monotonic()
         documents = texts = 0
         with self._lock:
-            state = self._current(embedder, stamp, read_docs)
+            state = self._current(embedder, stamp, rows, contents)
             while state.pending:
                 if budget_s is not None and time.monotonic() - started > budget_s:
                     break
-                before = len(state.pending)
-                texts += self._embed_pending(state, embedder, MAX_EMBED_PER_SEARCH)
-                state = self._build(embedder, stamp, state.docs)
-                documents += before - len(state.pending)
+                before = state.pending
+                state = self._embed_pending(state, embedder, MAX_EMBED_PER_SEARCH)
+                done = [d for d in before if d not in state.pending]
+                documents += sum(1 for d in state.texts.values() if d in done)
+                texts += sum(len(before[d]) for d in done)
             return EmbedReport(documents, texts, len(state.pending), time.monotonic() - started)

@@ -34,7 +34,7 @@ import functools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -343,15 +343,27 @@ class MemoryTree:
             lambda conn: (self._writes, int(conn.execute("PRAGMA data_version").fetchone()[0]))
         )
 
-    def _docs(self) -> list[tuple[int, str, str]]:
+    def _rows(self) -> list[tuple[int, str, str]]:
         return self._run(
             lambda conn: [
-                (int(doc_id), str(ns), str(content))
-                for doc_id, ns, content in conn.execute(
-                    "SELECT id, namespace, content FROM docs ORDER BY id"
+                (int(doc_id), str(ns), str(digest))
+                for doc_id, ns, digest in conn.execute(
+                    "SELECT id, namespace, digest FROM docs ORDER BY id"
                 )
             ]
         )
+
+    def _contents(self, ids: Sequence[int]) -> dict[int, str]:
+        def read(conn: sqlite3.Connection) -> dict[int, str]:
+            found: dict[int, str] = {}
+            for start in range(0, len(ids), 500):
+                part = list(ids[start : start + 500])
+                marks = ",".join("?" * len(part))
+                query = f"SELECT id, content FROM docs WHERE id IN ({marks})"
+                found.update((int(i), str(c)) for i, c in conn.execute(query, part))
+            return found
+
+        return self._run(read) if ids else {}
 
     def _by_meaning(
         self, embedder: Embedder, query: str, namespace: str | None
@@ -360,7 +372,13 @@ class MemoryTree:
 
         index = self._semantic_index()
         return index.search(
-            embedder, query, namespace, stamp=self._stamp(), read_docs=self._docs, limit=CANDIDATES
+            embedder,
+            query,
+            namespace,
+            stamp=self._stamp(),
+            rows=self._rows,
+            contents=self._contents,
+            limit=CANDIDATES,
         )
 
     def embed_all(self, embedder: Embedder, *, budget_s: float | None = None) -> EmbedReport:
@@ -368,7 +386,11 @@ class MemoryTree:
         ``budget_s`` seconds when given), so that later searches embed only their query;
         raises what the embedder raises."""
         return self._semantic_index().embed_all(
-            embedder, stamp=self._stamp(), read_docs=self._docs, budget_s=budget_s
+            embedder,
+            stamp=self._stamp(),
+            rows=self._rows,
+            contents=self._contents,
+            budget_s=budget_s,
         )
 
     def _repair(self, wrong: set[str]) -> None:

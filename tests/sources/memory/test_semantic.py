@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab.errors import ModelError
-from supercontext_lab.sources.memory import MemoryTree
+from supercontext_lab.sources.memory import MemoryTree, semantic
 from supercontext_lab.sources.memory.embedder import Embedder
 from supercontext_lab.sources.memory.semantic import (
     CHUNK_WORDS,
@@ -133,13 +133,33 @@ def test_documents_are_embedded_once_and_the_query_once_per_search(tree: MemoryT
     assert embedder.calls[-1] == ["starter"]
 
 
-def test_vectors_survive_the_tree_and_a_new_one_reuses_them(tree: MemoryTree) -> None:
+@pytest.mark.parametrize("new_process", [False, True])
+def test_vectors_survive_the_tree_and_a_new_one_reuses_them(
+    tree: MemoryTree, new_process: bool
+) -> None:
     tree.recall("*", "car", embedder=CountingEmbedder())
     tree.close()
+    if new_process:  # nothing in memory: the vectors come from vectors.sqlite3
+        semantic._SHARED.clear()
     again = CountingEmbedder()
     with MemoryTree(tree.path) as reopened:
         reopened.recall("*", "car", embedder=again)
     assert again.calls == [["car"]]
+
+
+def test_only_the_documents_that_changed_are_read_again(
+    tree: MemoryTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = CountingEmbedder()
+    tree.recall("*", "car", embedder=embedder)
+    read: list[list[int]] = []
+    contents = tree._contents
+    monkeypatch.setattr(tree, "_contents", lambda ids: read.append(list(ids)) or contents(ids))
+    tree.recall("*", "doctor", embedder=embedder)
+    assert read == []  # nothing changed: not even the rows' fingerprint is read
+    tree.add("global", "clinic", "The physician is away in April.")
+    tree.recall("*", "doctor", embedder=embedder)
+    assert [len(ids) for ids in read] == [1]
 
 
 def test_only_a_changed_or_new_document_is_embedded_again(tree: MemoryTree) -> None:
