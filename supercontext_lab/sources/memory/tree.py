@@ -154,11 +154,14 @@ class MemoryTree:
     def close(self) -> None:
         """Close the index; further calls on this tree raise :class:`MemoryIndexError`."""
         with self._lock:
+            semantic, self._semantic = self._semantic, None
             if not self._closed:
                 self._closed = True
                 self._conn.close()
-                if self._semantic is not None:
-                    self._semantic.close()
+        # Outside the tree's lock: a search holds the semantic index's lock while it
+        # waits for the tree's (to read the rows), so the two are never taken the other way.
+        if semantic is not None:
+            semantic.close()
 
     def __enter__(self) -> MemoryTree:
         return self

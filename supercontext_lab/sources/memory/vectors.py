@@ -9,9 +9,11 @@ little-endian float32, L2-normalised.
 
 This file is a cache: everything in it can be computed again. So a file this version
 did not write, or one SQLite finds damaged, is deleted and started afresh, and a row
-whose seal does not verify (written by anything but this lab for this folder: a copied
-workspace, a hand edit) is treated as missing and embedded again. Like the index, it is
-refused when it or its folder is a symbolic link.
+whose seal (an HMAC under the lab's key, :mod:`.seal`) does not verify is treated as
+missing and embedded again: a workspace copied from another lab, a hand edit. A row is
+keyed by what was embedded, so a row this lab wrote for another folder holding the same
+text is as good here. Like the index, it is refused when it or its folder is a symbolic
+link.
 """
 
 from __future__ import annotations

@@ -9,12 +9,13 @@ is BM25 alone and unchanged.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from supercontext_lab.errors import ModelError
+from supercontext_lab.errors import MemoryIndexError, ModelError
 from supercontext_lab.sources.memory import MemoryTree, semantic
 from supercontext_lab.sources.memory.embedder import Embedder
 from supercontext_lab.sources.memory.semantic import (
@@ -251,3 +252,31 @@ def test_a_query_without_words_embeds_nothing(tree: MemoryTree) -> None:
     embedder = CountingEmbedder()
     assert tree.recall("*", "?! ...", embedder=embedder) == []
     assert embedder.calls == []
+
+
+def test_closing_the_tree_while_another_thread_searches(tree: MemoryTree) -> None:
+    class Slow(CountingEmbedder):
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            started.set()
+            release.wait(5)
+            return super().embed(texts)
+
+    started, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            tree.recall("*", "car", embedder=Slow())
+        except (MemoryIndexError, ModelError) as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=search)
+    worker.start()
+    assert started.wait(5)
+    closer = threading.Thread(target=tree.close)
+    closer.start()
+    release.set()
+    closer.join(5)
+    worker.join(5)
+    assert not closer.is_alive() and not worker.is_alive()
+    assert all(isinstance(error, MemoryIndexError) for error in errors)
