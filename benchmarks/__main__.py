@@ -4,7 +4,9 @@
 ``local`` extra and a CPU model's patience (see benchmarks/README.md). So does
 ``python -m benchmarks designs [--model local:smollm2 --limit N]``, the four pre-flight
 designs end to end, and ``python -m benchmarks structures [--model ID] [--no-write]``, the
-shipped datasets and the structures set by layout on the offline scout.
+shipped datasets and the structures set by layout on the offline scout, and ``python -m
+benchmarks semantic [--notes N]``, semantic recall's cost on a 3,000-note workspace (the
+``semantic`` extra).
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
                 results=REPO_ROOT / "benchmarks" / "results",
                 log=lambda m: print(m, file=sys.stderr),
             )
+    if given[:1] == ["semantic"]:
+        from . import semantic
+        from .runner import isolated_lab_home
+
+        with isolated_lab_home():
+            return semantic.main(given[1:], log=lambda m: print(m, file=sys.stderr))
     if given[:1] == ["realmodel"]:
         from . import realmodel
         from .runner import REPO_ROOT, isolated_lab_home

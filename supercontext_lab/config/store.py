@@ -15,6 +15,7 @@ Layout of ``config.toml`` (every key optional)::
 
     [memory]
     archive_threads = true              # threads keep their turns as past conversations
+    semantic = "off"                    # or "minilm", "openai", a provider:model id
 
 The flag's own rules (environment first) are in :mod:`.flag`, model routes in
 :mod:`supercontext_lab.routes`; this module owns the file. Reads never create anything.

@@ -43,6 +43,8 @@ from .wire import message_from_openai, messages_from_openai
 __all__ = [
     "OpenAICompatibleModel",
     "UsageCounter",
+    "api_key_from_env",
+    "checked_base_url",
     "message_from_openai",
     "messages_from_openai",
 ]
@@ -70,7 +72,24 @@ class _HeldKey:
         return "_HeldKey(***)"
 
 
-def _checked_url(base_url: str) -> str:
+def api_key_from_env(api_key_env: str | None) -> str:
+    """The API key in the environment variable ``api_key_env`` now ("" when none is
+    named or it is unset); read at call time, never stored. A key that cannot be sent in
+    an HTTP header is refused with a message that does not quote it."""
+    if api_key_env is None:
+        return ""
+    key = os.environ.get(api_key_env, "").strip()
+    # A header value with control or non-ASCII characters makes httpx raise an error
+    # that quotes the value; refuse it here with a message that does not.
+    if key and (not key.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in key)):
+        raise ModelError(
+            f"The API key in the environment variable {api_key_env} contains "
+            "characters that cannot be sent in an HTTP header; set it again."
+        )
+    return key
+
+
+def checked_base_url(base_url: str) -> str:
     url = (base_url or "").strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise ConfigError(
@@ -152,7 +171,7 @@ class OpenAICompatibleModel:
         before_request: Callable[[], None] | None = None,
         declared: ModelInfo | None = None,
     ) -> None:
-        url = _checked_url(base_url)
+        url = checked_base_url(base_url)
         _check_settings(model, timeout_s, max_retries, bundle_format)
         emission: EmissionFormat = next(fmt for fmt in _FORMATS if fmt == bundle_format)
         self.base_url = url
@@ -317,17 +336,7 @@ class OpenAICompatibleModel:
     def _api_key(self) -> str:
         if self._held_key is not None:
             return self._held_key.value
-        if self.api_key_env is None:
-            return ""
-        key = os.environ.get(self.api_key_env, "").strip()
-        # A header value with control or non-ASCII characters makes httpx raise an error
-        # that quotes the value; refuse it here with a message that does not.
-        if key and (not key.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in key)):
-            raise ModelError(
-                f"The API key in the environment variable {self.api_key_env} contains "
-                "characters that cannot be sent in an HTTP header; set it again."
-            )
-        return key
+        return api_key_from_env(self.api_key_env)
 
     def _exchange(
         self,

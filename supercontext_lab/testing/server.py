@@ -1,11 +1,13 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1, for tests, demos and benchmarks.
 
 :class:`OpenAITestServer` listens on a loopback port in a daemon thread and answers
-``POST /v1/chat/completions`` and ``GET /v1/models``. It answers from a queue of
+``POST /v1/chat/completions``, ``POST /v1/embeddings`` and ``GET /v1/models``. It answers
+from a queue of
 :class:`ScriptedResponse` objects (exact statuses, headers, bodies, delays, SSE lines and
 connections cut mid-stream: everything a client must survive) or, when the queue is
 empty, from a :class:`~supercontext_lab.models.base.ChatModel`, so the offline model can
-be served over real HTTP. Every request is recorded for assertions.
+be served over real HTTP, and embeddings from a hashed bag of words (:mod:`.embeddings`).
+Every request is recorded for assertions.
 
     with OpenAITestServer([ScriptedResponse.reply("hi")]) as server:
         model = OpenAICompatibleModel(base_url=server.base_url, model="m")
@@ -28,6 +30,7 @@ from .._bounded import json_loads
 from ..errors import ModelError, ModelTimeoutError
 from ..models.base import ChatModel, Message, ModelReply, ToolCall, Usage
 from ..models.wire import messages_from_openai
+from .embeddings import embeddings_answer
 from .wire import reply_to_openai, reply_to_sse_chunks, tools_from_openai
 
 __all__ = ["OpenAITestServer", "RecordedRequest", "RequestHeaders", "ScriptedResponse"]
@@ -188,8 +191,9 @@ class OpenAITestServer:
 
     It starts listening when constructed (``port=0`` picks a free port) and stops on
     :meth:`close` or at the end of a ``with`` block. Answers come from the queue of
-    scripted responses first, then from ``model``; with neither, a 500 JSON error.
-    ``delay_s`` delays every chat answer (on top of a scripted response's own delay).
+    scripted responses first, then from ``model`` (embeddings: hashed vectors); with
+    neither, a 500 JSON error. ``delay_s`` delays every answer to a POST (on top of a
+    scripted response's own delay).
     """
 
     def __init__(
@@ -296,9 +300,10 @@ class OpenAITestServer:
             }
             _send_json(handler, 200, models)
             return
-        if method != "POST" or path != "/v1/chat/completions":
+        if method != "POST" or path not in ("/v1/chat/completions", "/v1/embeddings"):
             message = (
-                f"No route for {method} {path}; this server answers POST /v1/chat/completions."
+                f"No route for {method} {path}; this server answers POST "
+                "/v1/chat/completions and /v1/embeddings."
             )
             _send_json(handler, 404, _error_json(message, "not_found", 404))
             return
@@ -313,6 +318,8 @@ class OpenAITestServer:
             return
         if scripted is not None:
             _send_scripted(handler, scripted)
+        elif path == "/v1/embeddings":
+            _send_json(handler, *embeddings_answer(parsed, self.model_name))
         elif self.model is not None:
             self._answer_with_model(handler, parsed)
         else:

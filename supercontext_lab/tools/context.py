@@ -1,12 +1,16 @@
-"""What every tool of one scout run is bound to: the workspace and the web settings."""
+"""What every tool of one scout run is bound to: the workspace, the web settings and the
+embedder of semantic recall."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..config import get_setting
-from ..errors import ConfigError, ToolError
+from ..errors import ConfigError, SupercontextError, ToolError
+from ..models.embeddings import configured_embedder
+from ..sources.memory.embedder import Embedder
 from ..sources.skills import RegistryEntry, fetch_registry
 from ..sources.web import DEFAULT_FETCH_TIMEOUT_S
 from ..sources.web_search import WebSearchProvider
@@ -39,7 +43,9 @@ class ToolContext:
     ``web.*`` settings when not ``None``; ``registry_url`` adds a remote skill registry,
     fetched once, on first use, under the same settings as ``web_fetch``;
     ``exclude_conversations`` names past conversations ``memory_recall`` never returns
-    (the thread the scout runs for: a thread never recalls itself).
+    (the thread the scout runs for: a thread never recalls itself); ``embedder`` is what
+    ``memory_recall`` fuses with BM25 (``None``: BM25 alone; ``"config"``, the default:
+    the one ``[memory] semantic`` names, off unless set).
     """
 
     workspace: Workspace
@@ -48,6 +54,9 @@ class ToolContext:
     web_timeout: float | None = None
     registry_url: str | None = None
     exclude_conversations: frozenset[str] = frozenset()
+    embedder: Embedder | Literal["config"] | None = "config"
+    _recall: tuple[Embedder | None, str | None] | None = field(default=None, init=False, repr=False)
+    _recall_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _remote: list[RegistryEntry] | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -66,6 +75,26 @@ class ToolContext:
         known = {entry.id for entry in entries}
         entries.extend(entry for entry in self._remote if entry.id not in known)
         return entries
+
+    def recall_embedder(self) -> tuple[Embedder | None, str | None]:
+        """The embedder of ``memory_recall`` for this run and, when semantic recall is
+        asked for but cannot be had, why (one line): the setting is read once per run."""
+        with self._recall_lock:
+            if self._recall is None:
+                if self.embedder != "config":
+                    self._recall = (self.embedder, None)
+                else:
+                    try:
+                        self._recall = (configured_embedder(), None)
+                    except SupercontextError as exc:
+                        self._recall = (None, f"semantic recall is off for this run: {exc}")
+            return self._recall
+
+    def semantic_failed(self, problem: str) -> None:
+        """Turn semantic recall off for the rest of the run, saying ``problem``: an
+        endpoint that failed once is not asked again by every later recall."""
+        with self._recall_lock:
+            self._recall = (None, problem)
 
     def installed_ids(self) -> set[str]:
         """The folder slugs of the installed skills."""

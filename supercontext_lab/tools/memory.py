@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ..conversations import NAMESPACE as CONVERSATIONS
 from ..conversations import TranscriptHit, resolve_hits, store_for
-from ..errors import ConversationStoreError
+from ..errors import ConversationStoreError, MemoryIndexError, SupercontextError
 from ..sources.flavour import FLAVOUR_FACETS, normalise_facet
 from ..sources.memory import MAX_RECALL_LIMIT
 from .base import ToolArgs, ToolResult
@@ -44,7 +44,9 @@ def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
     A hit on a past conversation is a turn, checked against the transcript store and
     quoted with the neighbour that completes it; it names its conversation, to be cited
     ``(transcript: <id>)``. The conversations of ``context.exclude_conversations`` (the
-    thread that is running) are never returned.
+    thread that is running) are never returned. With an embedder (``[memory] semantic``)
+    the ranking is BM25's fused with the ranking by meaning; when the embedder fails, the
+    recall is BM25's alone and the note says why.
     """
     limit = min(args.limit, MAX_RECALL_LIMIT)
     workspace = context.workspace
@@ -57,7 +59,20 @@ def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
     except ConversationStoreError as exc:
         store = None
         notes.append(f"past conversations cannot be read: {exc}")
-    hits = memory.recall(args.namespace, args.query, limit=limit)
+    embedder, problem = context.recall_embedder()
+    hits = None
+    if embedder is not None:
+        try:
+            hits = memory.recall(args.namespace, args.query, limit=limit, embedder=embedder)
+        except MemoryIndexError:
+            raise
+        except SupercontextError as exc:
+            problem = f"semantic recall failed, BM25 only: {exc}"
+            context.semantic_failed(problem)
+    if problem:
+        notes.append(problem)
+    if hits is None:
+        hits = memory.recall(args.namespace, args.query, limit=limit)
     resolved = resolve_hits(
         hits, store, memory, query=args.query, exclude=context.exclude_conversations
     )

@@ -82,6 +82,24 @@ def test_models_unknown_routes_and_bodies_that_are_not_objects(server: OpenAITes
     assert server.pending == 0
 
 
+def test_embeddings_are_hashed_vectors_unless_a_response_is_scripted(
+    server: OpenAITestServer,
+) -> None:
+    server.enqueue(ScriptedResponse.error(503, "busy"))
+    body = {"model": "e", "input": ["grant budget", "Grant budget!", "sourdough"]}
+    with httpx.Client(base_url=server.base_url) as client:
+        busy = client.post("/embeddings", json=body)
+        answer = client.post("/embeddings", json=body).json()
+        short = client.post("/embeddings", json={"input": "one text", "dimensions": 8}).json()
+    assert busy.status_code == 503
+    vectors = [item["embedding"] for item in answer["data"]]
+    assert [item["index"] for item in answer["data"]] == [0, 1, 2]
+    assert vectors[0] == vectors[1] != vectors[2]
+    assert len(vectors[0]) == 64 and answer["model"] == "e"
+    assert len(short["data"][0]["embedding"]) == 8 and short["model"] == "tiny"
+    assert server.requests[-1].path == "/v1/embeddings"
+
+
 def test_closing_releases_the_port_and_may_be_repeated() -> None:
     server = OpenAITestServer()
     port = server.port

@@ -1,7 +1,8 @@
 """One search of the memory index, and its hits, each checked before it is returned.
 
 Search is BM25 (see :mod:`.rank` for how it stays fast at tens of thousands of
-documents). Any text is a valid query: it is split into words and nothing in it is read
+documents), fused with a ranking by meaning when the tree is given an embedder
+(:mod:`.semantic`); either ranking's hits are checked here. Any text is a valid query: it is split into words and nothing in it is read
 as FTS5 syntax.
 
 What a search returns is checked first: each hit's row must carry this lab's digest (a
@@ -23,7 +24,14 @@ from .rank import Ranker
 from .rows import sealed_rows
 from .seal import Seal
 
-__all__ = ["MAX_QUERY_TERMS", "MAX_RECALL_LIMIT", "TAMPERED", "MemoryHit", "checked_hits"]
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "MAX_RECALL_LIMIT",
+    "TAMPERED",
+    "MemoryHit",
+    "checked_hits",
+    "checked_ranking",
+]
 
 #: :meth:`MemoryTree.recall` never returns more hits than this.
 MAX_RECALL_LIMIT = 8
@@ -61,6 +69,21 @@ def checked_hits(
     with the others: the paths under ``root/memory/`` of rows whose file is gone or
     changed, :data:`TAMPERED` for a row the seal does not verify."""
     ranked = ranker.search(namespace, terms, min(limit, MAX_RECALL_LIMIT))
+    return checked_ranking(
+        conn, ranked, seal=seal, root=root, allow_outside_links=allow_outside_links
+    )
+
+
+def checked_ranking(
+    conn: sqlite3.Connection,
+    ranked: list[tuple[int, float]],
+    *,
+    seal: Seal,
+    root: Path,
+    allow_outside_links: bool,
+) -> tuple[list[MemoryHit], set[str]]:
+    """The checked hits of a ranking of ``(doc id, score)`` (BM25's, or a fused one),
+    in its order, and what was wrong with the others (as :func:`checked_hits`)."""
     if not ranked:
         return [], set()
     by_id = {row[0]: row for row in sealed_rows(conn, [doc_id for doc_id, _ in ranked])}

@@ -22,20 +22,26 @@ again.
 A search returns only hits that were checked (:mod:`.search`); a hit whose row does not
 verify makes the tree rebuild its index, and one whose file is gone or changed makes it
 read that file again, before the search runs again.
+
+Given an :class:`~.embedder.Embedder`, :meth:`MemoryTree.recall` fuses BM25's ranking with
+a ranking by meaning (:mod:`.semantic`), whose vectors are kept beside the index in
+``.supercontext/vectors.sqlite3``; without one (the default) it is BM25 alone.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...errors import MemoryIndexError
 from ...reading.words import unique_terms
+from .embedder import Embedder
 from .files import DEFAULT_CATEGORY
 from .index import is_damage, open_index, transaction
 from .rank import Ranker
@@ -50,8 +56,18 @@ from .rows import (
 )
 from .schema import SCHEMA_VERSION
 from .seal import Seal
-from .search import MAX_QUERY_TERMS, TAMPERED, MemoryHit, checked_hits
+from .search import (
+    MAX_QUERY_TERMS,
+    MAX_RECALL_LIMIT,
+    TAMPERED,
+    MemoryHit,
+    checked_hits,
+    checked_ranking,
+)
 from .sync import SyncReport, forget_file, sync_folder
+
+if TYPE_CHECKING:
+    from .semantic import EmbedReport, SemanticIndex
 
 __all__ = ["MemoryTree"]
 
@@ -90,6 +106,10 @@ class MemoryTree:
         self._closed = False
         self._rebuilding = False
         self._last_sync = SyncReport()
+        # Counts this tree's writes and rebuilds: with SQLite's data_version (the other
+        # connections' commits) it says when the index changed (see _stamp).
+        self._writes = 0
+        self._semantic: SemanticIndex | None = None
         self._seal = Seal.for_folder(root, SCHEMA_VERSION)
         self._conn, self._db_path, self._rebuilt_because = open_index(root, self._seal)
         self._ranker = Ranker(self._conn)
@@ -134,9 +154,14 @@ class MemoryTree:
     def close(self) -> None:
         """Close the index; further calls on this tree raise :class:`MemoryIndexError`."""
         with self._lock:
+            semantic, self._semantic = self._semantic, None
             if not self._closed:
                 self._closed = True
                 self._conn.close()
+        # Outside the tree's lock: a search holds the semantic index's lock while it
+        # waits for the tree's (to read the rows), so the two are never taken the other way.
+        if semantic is not None:
+            semantic.close()
 
     def __enter__(self) -> MemoryTree:
         return self
@@ -172,6 +197,7 @@ class MemoryTree:
                             return work(self._conn)
                     finally:
                         self._ranker.invalidate()
+                        self._writes += 1
                 except sqlite3.Error as exc:
                     if attempt == 1 and not self._rebuilding and is_damage(exc):
                         self._rebuild(f"SQLite reports it damaged ({exc})", sync=not syncs)
@@ -190,6 +216,7 @@ class MemoryTree:
         self._closed = False
         self._rebuilt_because = reason
         self._ranker = Ranker(self._conn)
+        self._writes += 1
         if sync:
             self._rebuilding = True
             try:
@@ -234,11 +261,17 @@ class MemoryTree:
 
     # -- reading --------------------------------------------------------------------
 
-    def recall(self, namespace: str, query: str, limit: int = 5) -> list[MemoryHit]:
+    def recall(
+        self, namespace: str, query: str, limit: int = 5, *, embedder: Embedder | None = None
+    ) -> list[MemoryHit]:
         """Search ``namespace`` (``"*"`` for every namespace) and return the best hits first.
 
         ``limit`` is capped at :data:`~.search.MAX_RECALL_LIMIT`; below 1 it is a
         :class:`ValueError`. Any query text is safe; one without words returns ``[]``.
+        With ``embedder``, BM25's ranking is fused with the ranking by meaning
+        (:mod:`.semantic`; a hit's score is then its fused score), documents without
+        vectors are embedded first (a bounded number per search), and what the embedder
+        raises propagates: the caller decides whether BM25 alone will do.
         """
         if namespace != "*":
             namespace = checked_namespace(namespace)
@@ -252,23 +285,116 @@ class MemoryTree:
         if not terms:
             return []
         hits: list[MemoryHit] = []
+        scope = None if namespace == "*" else namespace
         for _search in range(_SEARCHES):
+            meaning = None if embedder is None else self._by_meaning(embedder, query, scope)
             hits, wrong = self._run(
-                lambda conn: checked_hits(
-                    conn,
-                    self._ranker,
-                    namespace=None if namespace == "*" else namespace,
-                    terms=terms,
-                    limit=limit,
-                    seal=self._seal,
-                    root=self._root,
-                    allow_outside_links=self._allow_outside_links,
+                functools.partial(
+                    self._ranked, namespace=scope, terms=terms, meaning=meaning, limit=limit
                 )
             )
             if not wrong:
                 break
             self._repair(wrong)
         return hits
+
+    def _ranked(
+        self,
+        conn: sqlite3.Connection,
+        namespace: str | None,
+        terms: list[str],
+        meaning: list[tuple[int, float]] | None,
+        limit: int,
+    ) -> tuple[list[MemoryHit], set[str]]:
+        """The checked hits of BM25 alone, or fused with ``meaning`` when given."""
+        if meaning is None:
+            return checked_hits(
+                conn,
+                self._ranker,
+                namespace=namespace,
+                terms=terms,
+                limit=limit,
+                seal=self._seal,
+                root=self._root,
+                allow_outside_links=self._allow_outside_links,
+            )
+        from .semantic import CANDIDATES, fuse
+
+        fused = fuse(self._ranker.search(namespace, terms, CANDIDATES), meaning)
+        return checked_ranking(
+            conn,
+            fused[: min(limit, MAX_RECALL_LIMIT)],
+            seal=self._seal,
+            root=self._root,
+            allow_outside_links=self._allow_outside_links,
+        )
+
+    # -- semantic recall ------------------------------------------------------------
+
+    def _semantic_index(self) -> SemanticIndex:
+        from .semantic import SemanticIndex
+
+        with self._lock:
+            if self._semantic is None:
+                self._semantic = SemanticIndex(self._root, self._seal.key)
+            return self._semantic
+
+    def _stamp(self) -> tuple[int, int]:
+        """What changes whenever the index does: this tree's writes and rebuilds, and
+        SQLite's count of other connections' commits."""
+        return self._run(
+            lambda conn: (self._writes, int(conn.execute("PRAGMA data_version").fetchone()[0]))
+        )
+
+    def _rows(self) -> list[tuple[int, str, str]]:
+        return self._run(
+            lambda conn: [
+                (int(doc_id), str(ns), str(digest))
+                for doc_id, ns, digest in conn.execute(
+                    "SELECT id, namespace, digest FROM docs ORDER BY id"
+                )
+            ]
+        )
+
+    def _contents(self, ids: Sequence[int]) -> dict[int, str]:
+        def read(conn: sqlite3.Connection) -> dict[int, str]:
+            found: dict[int, str] = {}
+            for start in range(0, len(ids), 500):
+                part = list(ids[start : start + 500])
+                marks = ",".join("?" * len(part))
+                query = f"SELECT id, content FROM docs WHERE id IN ({marks})"
+                found.update((int(i), str(c)) for i, c in conn.execute(query, part))
+            return found
+
+        return self._run(read) if ids else {}
+
+    def _by_meaning(
+        self, embedder: Embedder, query: str, namespace: str | None
+    ) -> list[tuple[int, float]]:
+        from .semantic import CANDIDATES
+
+        index = self._semantic_index()
+        return index.search(
+            embedder,
+            query,
+            namespace,
+            stamp=self._stamp(),
+            rows=self._rows,
+            contents=self._contents,
+            limit=CANDIDATES,
+        )
+
+    def embed_all(self, embedder: Embedder, *, budget_s: float | None = None) -> EmbedReport:
+        """Embed every document that has no stored vectors under ``embedder`` yet (within
+        ``budget_s`` seconds when given), so that later searches embed only their query;
+        raises what the embedder raises."""
+        return self._semantic_index().embed_all(
+            embedder,
+            stamp=self._stamp(),
+            rows=self._rows,
+            contents=self._contents,
+            budget_s=budget_s,
+        )
 
     def _repair(self, wrong: set[str]) -> None:
         """Rebuild an index holding a row the seal does not verify; otherwise forget the

@@ -1,0 +1,135 @@
+"""``memory_recall`` with semantic recall: off by default, fused when ``[memory] semantic``
+names an embedder, and BM25 alone, said in the note, when the embedder fails."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from supercontext_lab.config import set_setting
+from supercontext_lab.routes import ModelRoute, set_model_route
+from supercontext_lab.sources.memory.vectors import VECTORS_FILE
+from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing import OpenAITestServer, ScriptedResponse, build_workspace
+from supercontext_lab.tools.context import ToolContext
+from supercontext_lab.tools.memory import MemoryRecallArgs, memory_recall
+
+NOTES = {
+    "memory/global/clinic.md": "The doctor moved my check-up to 9 March.\n",
+    "memory/global/garage.md": "The car goes to the garage on Friday; the doctor said walk.\n",
+    "memory/global/bread.md": "Feed the sourdough starter at 8am.\n",
+}
+
+
+class Fixed:
+    """An embedder that finds the clinic note closest to every query."""
+
+    identity = "fixed:1"
+    dimension = 2
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        # The queries here are short; of the notes only the clinic's is near them.
+        return [[1.0, 0.0] if "check-up" in t or len(t.split()) < 4 else [0.0, 1.0] for t in texts]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    return Workspace(build_workspace(tmp_path / "ws", NOTES))
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAITestServer]:
+    with OpenAITestServer() as running:
+        yield running
+
+
+def _recall(context: ToolContext, query: str = "doctor") -> dict[str, Any]:
+    result = memory_recall(context, MemoryRecallArgs(namespace="*", query=query))
+    assert result.ok
+    payload: dict[str, Any] = result.data
+    return payload
+
+
+def _keys(payload: dict[str, Any]) -> list[str]:
+    return [hit["key"] for hit in payload["hits"]]
+
+
+def _configure(server: OpenAITestServer) -> None:
+    set_setting("memory.semantic", "openai")
+    set_model_route("embeddings", ModelRoute(kind="openai", base_url=server.base_url, model="e"))
+
+
+def test_recall_is_bm25_alone_by_default(workspace: Workspace) -> None:
+    payload = _recall(ToolContext(workspace))
+    assert _keys(payload) == ["clinic", "garage"]
+    assert "note" not in payload
+    assert not (workspace.root / ".supercontext" / VECTORS_FILE).exists()
+
+
+def test_a_given_embedder_is_fused_with_bm25(workspace: Workspace) -> None:
+    embedder = Fixed()
+    payload = _recall(ToolContext(workspace, embedder=embedder), "doctor walk")
+    assert _keys(payload)[0] == "clinic"  # BM25 puts the garage first
+    assert embedder.calls == 2  # the three notes in one batch, then the query
+    assert 0 < payload["hits"][0]["score"] < 1
+
+
+def test_the_configured_endpoint_embeds_notes_and_query(
+    workspace: Workspace, server: OpenAITestServer
+) -> None:
+    _configure(server)
+    payload = _recall(ToolContext(workspace))
+    assert "note" not in payload and "clinic" in _keys(payload)
+    inputs = [request.json["input"] for request in server.requests]
+    assert inputs[-1] == ["doctor"]
+    assert sorted(inputs[0]) == sorted(text.strip() for text in NOTES.values())
+    assert (workspace.root / ".supercontext" / VECTORS_FILE).is_file()
+    # A second run embeds only its query.
+    _recall(ToolContext(workspace), "starter")
+    assert [request.json["input"] for request in server.requests[2:]] == [["starter"]]
+
+
+def test_a_failing_endpoint_leaves_bm25_and_is_asked_once_per_run(
+    workspace: Workspace, server: OpenAITestServer
+) -> None:
+    _configure(server)
+    server.enqueue(ScriptedResponse.error(400, "model not found"))
+    context = ToolContext(workspace)
+    first = _recall(context)
+    assert _keys(first) == ["clinic", "garage"]
+    assert first["note"].startswith("semantic recall failed, BM25 only:")
+    assert "HTTP 400" in first["note"]
+    second = _recall(context)
+    assert second["note"] == first["note"]
+    assert len(server.requests) == 1
+
+
+def test_a_broken_setting_is_said_and_recall_goes_on(workspace: Workspace) -> None:
+    set_setting("memory.semantic", "bm42")
+    payload = _recall(ToolContext(workspace))
+    assert _keys(payload) == ["clinic", "garage"]
+    assert payload["note"].startswith("semantic recall is off for this run:")
+    assert "'bm42' is not a choice" in payload["note"]
+
+
+def test_embedder_none_is_bm25_whatever_the_setting(
+    workspace: Workspace, server: OpenAITestServer
+) -> None:
+    _configure(server)
+    assert _keys(_recall(ToolContext(workspace, embedder=None))) == ["clinic", "garage"]
+    assert server.requests == []
+
+
+def test_the_hashed_vectors_rank_shared_words_first(
+    workspace: Workspace, server: OpenAITestServer
+) -> None:
+    _configure(server)
+    payload = _recall(ToolContext(workspace), "sourdough starter")
+    assert _keys(payload)[0] == "bread"
