@@ -42,6 +42,7 @@ GROUPS = [
         "7. Hostile input at the boundaries",
         [
             "test_linear_parsers",
+            "test_document_linear",
             "test_network_bodies",
             "test_open_race",
             "test_terminal_output",
