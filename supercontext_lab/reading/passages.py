@@ -3,15 +3,19 @@
 A memory hit is a whole note, and notes can be long: minutes of a meeting, a
 conversation written down turn by turn. Quoting a note's first lines answers only the
 questions its first lines happen to answer. Every route therefore quotes a note by its
-**passages**: the note is cut into whole sentences where every note is cut
-(:func:`~supercontext_lab.reading.facts.note_sentences`), each sentence is scored against the
-request, and the best ones are quoted with their neighbour where that completes them.
+**passages**: the note is cut into units where every note is cut (the sentences, list
+items, log lines, table rows with their header, code blocks, messages and turns of
+:mod:`.document`, as :func:`~.facts.note_sections` gives them), each unit is scored
+against the request, and the best ones are quoted with their neighbour where that
+completes them.
 
-A sentence's score is the share of the request's term weight it holds, where a term
-weighs more the fewer of the note's sentences hold it (a term in every sentence does not
-tell them apart), plus a bonus when it has the shape the request asks for
+A unit's score is the share of the request's term weight it holds, where a term weighs
+more the fewer of the note's units hold it (a term in every unit does not tell them
+apart), plus a bonus when it has the shape the request asks for
 (:func:`~supercontext_lab.reading.relevance.sentence_shapes`: a date for "when", a number for
-"how many", a name for "who").
+"how many", a name for "who"). Where a thread corrects itself, a turn, message or dated
+log line that says it settles what came before ("OK, final: 90k instead") scores
+:data:`SETTLE_BONUS` above the best unit on the request it follows.
 
 A request term that only the heading of a sentence's section holds counts at
 :data:`HEADING_SHARE` of its weight: the items under "## Next steps" answer "what are the
@@ -28,6 +32,9 @@ A passage is one sentence, or two when one completes the other:
 The turns of a conversation follow the same rule one level up (:func:`turn_extent`): a
 question or a short request is quoted with the answer after it, a "Yes, that one" with
 what it answers.
+
+Across notes (:func:`ranked_passages`), a passage is quoted only when it weighs at least
+:data:`KEEP_SHARE` of the best one: a bullet earns its place by addressing the request.
 
 Linear in the note: every sentence is analysed once; scores are a pass over the terms.
 """
