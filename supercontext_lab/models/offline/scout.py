@@ -14,7 +14,9 @@ itself, so removing a tool from agent.toml visibly changes its bundle. Its plan:
 Facts from memory hits name their note, ``(memory: <namespace>/<key>)``, and facts from
 the turns of past conversations their conversation, ``(transcript: <id>)``, saying who
 spoke; MEMORY.md lines are cited ``(memory)``, PROFILE.md and flavour
-facets ``(profile)``, the Connected Integrations section ``(integrations)``. Greetings,
+facets ``(profile)``, the Connected Integrations section ``(integrations)``. Notes,
+MEMORY.md and PROFILE.md are ranked together, as every route ranks them
+(:func:`~supercontext_lab.reading.passages.ranked_passages`). Greetings,
 thanks and one-shot questions get ``proposed_goal: none``. Everything is deterministic.
 """
 
@@ -54,8 +56,8 @@ from .reading import (
 
 __all__ = ["OfflineScoutModel"]
 
-# Facts from memory hits at most, and memory facts in a summary at most (so a MEMORY.md
-# passage on the topic keeps a place).
+# Facts from the one ranking (notes, MEMORY.md, PROFILE.md) at most, and of them, facts
+# not cited (profile) in a summary at most.
 _HIT_FACTS = 7
 _MEMORY_FACTS = 6
 
