@@ -31,6 +31,7 @@ __all__ = [
     "MAX_FACT_CHARS",
     "NoteSentence",
     "distinct_facts",
+    "is_label",
     "note_blocks",
     "note_prose",
     "note_sections",
@@ -96,9 +97,20 @@ def note_sections(text: str) -> list[NoteSentence]:
     ]
 
 
+_LABEL_WORDS = 4
+
+
+def is_label(text: str) -> bool:
+    """Whether ``text`` only introduces what follows ("Deadlines:", "Next steps:"): a few
+    words ending in a colon, no fact on its own. A passage joins it to what it introduces;
+    alone it is never quoted."""
+    return text.rstrip().endswith(":") and len(text.split()) <= _LABEL_WORDS
+
+
 def note_sentences(text: str) -> list[str]:
-    """The facts of a note, in order (:func:`note_sections` without headings)."""
-    return [sentence.text for sentence in note_sections(text)]
+    """The facts of a note, in order (:func:`note_sections` without headings), labels
+    left out (:func:`is_label`)."""
+    return [s.text for s in note_sections(text) if not is_label(s.text)]
 
 
 def _covers(wider: set[str], narrower: set[str]) -> bool:

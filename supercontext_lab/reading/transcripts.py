@@ -9,7 +9,9 @@ sources and the offline scout read it.
 
 A quote that only repeats the request is no fact (:func:`echoes`): a thread that asked
 "Help me finish the budget section" last week does not tell a new thread asking the same
-anything but that it was asked.
+anything but that it was asked. Nor is a quote in which the user only asks (:func:`asks_only`):
+"User: Where do I test participants?" says what was asked, not what is true.
+:func:`no_fact` is both rules, the one every route quotes a past turn by.
 """
 
 from __future__ import annotations
@@ -18,9 +20,18 @@ from collections.abc import Iterable
 
 from .._text import one_line
 from .relevance import RequestTerms
-from .words import keywords, stems
+from .sentences import split_sentences
+from .words import keywords, stems, words
 
-__all__ = ["SPEAKERS", "echoes", "speaker_label", "transcript_lines", "with_speaker"]
+__all__ = [
+    "SPEAKERS",
+    "asks_only",
+    "echoes",
+    "no_fact",
+    "speaker_label",
+    "transcript_lines",
+    "with_speaker",
+]
 
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
 """The label of each role, as a quoted turn starts."""
@@ -71,3 +82,32 @@ def echoes(quote: str, request: RequestTerms) -> bool:
     said = " ".join(word for word in quote.split() if word not in labels)
     terms = stems(keywords(said))
     return bool(terms) and terms <= request.terms
+
+
+# The words a question opens with: a sentence that opens so and ends in "?" only asks.
+_ASKING = frozenset(
+    """
+    what where when who whom whose which why how can could would will should shall do does
+    did is are was were have has had may might must any anyone
+    """.split()
+)
+
+
+def asks_only(quote: str) -> bool:
+    """Whether ``quote`` (of a past conversation) is the user asking and nothing else:
+    every sentence of it is said by the user, opens with a question word and ends in
+    ``?``. "I moved the review to Friday, can you update the calendar?" says something;
+    "Where do I test participants?" only asks."""
+    turns = _turns(quote) or [(SPEAKERS["user"], one_line(quote))]
+    if any(label != SPEAKERS["user"] for label, _ in turns):
+        return False
+    sentences = [s for _, text in turns for s in split_sentences(text)]
+    return bool(sentences) and all(
+        s.rstrip().endswith("?") and (words(s[:40]) or [""])[0] in _ASKING for s in sentences
+    )
+
+
+def no_fact(quote: str, request: RequestTerms) -> bool:
+    """Whether a quote of a past conversation is no fact for ``request``: it only repeats
+    the request (:func:`echoes`) or only asks (:func:`asks_only`)."""
+    return echoes(quote, request) or asks_only(quote)

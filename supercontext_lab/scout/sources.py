@@ -34,7 +34,7 @@ from ..bundle.render import attributions_as_text
 from ..reading.facts import distinct_facts, note_sentences
 from ..reading.passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
 from ..reading.relevance import RequestTerms
-from ..reading.transcripts import echoes, with_speaker
+from ..reading.transcripts import echoes, no_fact, with_speaker
 from ..sources.workspace import Workspace
 from ..tools.base import ToolResult
 
@@ -245,7 +245,7 @@ class RunSources:
         ranked: list[tuple[str, Source]] = []
         for passage, source in ranked_passages(texts, request):
             quote = self._quoted(passage.text, source)
-            if source.kind == "transcript" and echoes(quote, request):
+            if source.kind == "transcript" and no_fact(quote, request):
                 continue  # a past turn that only repeats the request says nothing new
             ranked.append((quote, source))
         unique = distinct_facts(ranked, lambda row: row[0], limit)

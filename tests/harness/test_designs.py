@@ -422,3 +422,17 @@ def test_a_local_route_prepares_with_the_pack_unless_a_design_is_chosen(
     # A scout model handed in is the one to run.
     handed = Thread(workspace, scout_model=ScriptedModel(["x"]), super_context_enabled=True)
     assert handed.preflight.design == "scout"
+
+
+def test_the_cached_envelope_quotes_no_label_as_a_fact(tmp_path: Path) -> None:
+    root = build_workspace(
+        tmp_path / "labels",
+        {
+            "PROFILE.md": "# Profile\n\nDeadlines:\n\n- The thesis is due on 30 June 2027.\n",
+            "memory/global/note.md": "Next steps:\n\n- Pilot the survey with five students.\n",
+        },
+    )
+    cached = build_cached(Workspace(root), store=False)
+    assert "The thesis is due on 30 June 2027. (profile)" in cached.envelope
+    assert "Deadlines:" not in cached.envelope
+    assert "Next steps:" not in cached.envelope

@@ -120,3 +120,12 @@ def test_an_unclosed_fence_or_unmatched_brackets_stay_linear() -> None:
     note = "```\n" + "code line\n" * 50_000
     assert note_sections(note) == []
     assert note_blocks("[" * 200_000 + "(x)") == ["[" * 200_000 + "(x)"]
+
+
+def test_a_label_that_introduces_a_list_is_no_fact_alone() -> None:
+    from supercontext_lab.reading.facts import is_label
+
+    note = "# Me\n\nDeadlines:\n\n- Thesis due 30 June.\n\nNext steps: finish chapter 2.\n"
+    assert note_sentences(note) == ["Thesis due 30 June.", "Next steps: finish chapter 2."]
+    assert is_label("Deadlines:") and is_label("Open questions for Priya:")
+    assert not is_label("Next steps: finish chapter 2.")

@@ -38,3 +38,19 @@ def test_a_quote_that_only_repeats_the_request_echoes_it() -> None:
     assert echoes("User: the grant renewal budget, please", request)
     assert not echoes("User: The budget section needs the travel line of EUR 18,000.", request)
     assert not echoes("Assistant: Sure.", request)  # nothing said is not an echo either
+
+
+def test_a_past_turn_that_only_asks_is_no_fact() -> None:
+    from supercontext_lab.reading.transcripts import asks_only, no_fact
+
+    request = request_terms("Which rooms are booked for the pilot?")
+    asked = "User: Where do I test participants for the pilot?"
+    assert asks_only(asked) and no_fact(asked, request)
+    # A question that says something, an answer after it, an assistant's question: facts.
+    for quote in (
+        "User: I moved the review to Friday, can you update the calendar?",
+        "User: Where do I test? Assistant: In room 2.14 of the annexe.",
+        "Assistant: Where would you like to test participants?",
+        "User: Is the room booked? I think it is.",
+    ):
+        assert not asks_only(quote), quote

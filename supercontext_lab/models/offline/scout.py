@@ -37,7 +37,7 @@ from ...reading.passages import (
     ranked_passages,
 )
 from ...reading.relevance import coverage, name_fit, named_in_notes
-from ...reading.transcripts import echoes, with_speaker
+from ...reading.transcripts import echoes, no_fact, with_speaker
 from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
 from .common import OfflineModel
@@ -168,7 +168,7 @@ class OfflineScoutModel(OfflineModel):
             # the reader can find it; a quote of a conversation says who spoke, and one
             # that only repeats the request says nothing new.
             quote = with_speaker(turns, passage.text) if turns else passage.text
-            if not (turns and echoes(quote, context.terms)):
+            if not (turns and no_fact(quote, context.terms)):
                 facts.append(_fact(quote, cite))
         return facts
 
