@@ -32,7 +32,7 @@ from ..config import get_setting
 from ..errors import ConfigError, ModelError
 from ..routes import ModelRoute, get_model_route, parse_model_id
 from .boundary import Secrets
-from .failures import CONNECT_CAP_S, AttemptFailure, FailureWording, backoff_seconds
+from .failures import CONNECT_CAP_S, FailureWording, run_attempts
 from .openai import api_key_from_env, checked_base_url
 
 __all__ = [
@@ -170,26 +170,12 @@ class OpenAIEmbeddings:
         payload: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
         if self._dimensions is not None:
             payload["dimensions"] = self._dimensions
-        retries = 0
-        while True:
-            try:
-                return self._attempt(payload, headers, wording, len(texts))
-            except AttemptFailure as failure:
-                if not failure.retryable or retries >= self.max_retries:
-                    raise failure.error(retries + 1) from failure.__cause__
-                delay = failure.retry_after
-                if delay is None:
-                    delay = backoff_seconds(retries)
-                retries += 1
-                logger.info(
-                    "Retrying %s in %.2f s (retry %d of %d): %s",
-                    wording.shown_url,
-                    delay,
-                    retries,
-                    self.max_retries,
-                    failure.what,
-                )
-                self._sleep(delay)
+        return run_attempts(
+            lambda _retries: self._attempt(payload, headers, wording, len(texts)),
+            max_retries=self.max_retries,
+            wording=wording,
+            sleep=self._sleep,
+        )
 
     def _attempt(
         self, payload: dict[str, Any], headers: dict[str, str], wording: FailureWording, count: int

@@ -9,10 +9,12 @@ the retry pauses follow SPEC §5: 0.5 s doubling to 8 s, or ``Retry-After`` up t
 from __future__ import annotations
 
 import email.utils
+import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import httpx
 
@@ -31,6 +33,7 @@ __all__ = [
     "FailureWording",
     "backoff_seconds",
     "retry_after_seconds",
+    "run_attempts",
 ]
 
 BACKOFF_START_S = 0.5
@@ -245,3 +248,44 @@ class FailureWording:
             f"The request to the model server at {self.shown_url} failed ({detail}). Check "
             "the base_url and any proxy settings."
         )
+
+
+_T = TypeVar("_T")
+_logger = logging.getLogger(__name__)
+
+
+def run_attempts(
+    attempt: Callable[[int], _T],
+    *,
+    max_retries: int,
+    wording: FailureWording,
+    sleep: Callable[[float], None],
+    deadline: float | None = None,
+) -> _T:
+    """``attempt(retries)`` until it succeeds: the one retry rule of every request to an
+    OpenAI-compatible server (chat and embeddings). A failure the attempt says is
+    retryable is tried again at most ``max_retries`` times, after its ``Retry-After`` or
+    the backoff (:func:`backoff_seconds`); a wait that would end past ``deadline``
+    (``time.monotonic()``) is not made, and the failure is raised as out of budget."""
+    retries = 0
+    while True:
+        try:
+            return attempt(retries)
+        except AttemptFailure as failure:
+            if not failure.retryable or retries >= max_retries:
+                raise failure.error(retries + 1) from failure.__cause__
+            delay = failure.retry_after
+            if delay is None:
+                delay = backoff_seconds(retries)
+            if deadline is not None and time.monotonic() + delay >= deadline:
+                raise failure.error(retries + 1, out_of_budget=True) from failure.__cause__
+            retries += 1
+            _logger.info(
+                "Retrying %s in %.2f s (retry %d of %d): %s",
+                wording.shown_url,
+                delay,
+                retries,
+                max_retries,
+                failure.what,
+            )
+            sleep(delay)

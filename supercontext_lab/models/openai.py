@@ -35,7 +35,7 @@ from ..routes import EmissionFormat, ModelRoute
 from .base import Message, ModelInfo, ModelReply, ToolSpec
 from .boundary import Secrets, TextStream
 from .choices import BundleChoices
-from .failures import CONNECT_CAP_S, AttemptFailure, FailureWording, backoff_seconds
+from .failures import CONNECT_CAP_S, FailureWording, run_attempts
 from .replies import ReplyReader
 from .request import ChatRequest, RequestBuilder
 from .wire import message_from_openai, messages_from_openai
@@ -348,8 +348,8 @@ class OpenAICompatibleModel:
         shown: TextStream | None,
     ) -> tuple[ModelReply, bool]:
         """Attempts until one succeeds, retries run out or the budget does."""
-        retries = 0
-        while True:
+
+        def attempt(retries: int) -> tuple[ModelReply, bool]:
             if deadline is None:
                 seconds = self.timeout_s
             else:
@@ -359,27 +359,16 @@ class OpenAICompatibleModel:
                     error.attempts = retries  # the requests already made, if any
                     raise error
                 seconds = min(self.timeout_s, remaining)
-            try:
-                reply, streamed = self._attempt(payload, headers, wording, seconds, shown)
-                return replace(reply, attempts=retries + 1), streamed
-            except AttemptFailure as failure:
-                if not failure.retryable or retries >= self.max_retries:
-                    raise failure.error(retries + 1) from failure.__cause__
-                delay = failure.retry_after
-                if delay is None:
-                    delay = backoff_seconds(retries)
-                if deadline is not None and time.monotonic() + delay >= deadline:
-                    raise failure.error(retries + 1, out_of_budget=True) from failure.__cause__
-                retries += 1
-                logger.info(
-                    "Retrying %s in %.2f s (retry %d of %d): %s",
-                    wording.shown_url,
-                    delay,
-                    retries,
-                    self.max_retries,
-                    failure.what,
-                )
-                self._sleep(delay)
+            reply, streamed = self._attempt(payload, headers, wording, seconds, shown)
+            return replace(reply, attempts=retries + 1), streamed
+
+        return run_attempts(
+            attempt,
+            max_retries=self.max_retries,
+            wording=wording,
+            sleep=self._sleep,
+            deadline=deadline,
+        )
 
     def _attempt(
         self,
