@@ -24,7 +24,7 @@ import httpx
 from ._text import without_surrogates
 from .errors import ConfigError
 
-__all__ = ["body_text", "charset_of", "read_body", "tls_context"]
+__all__ = ["body_text", "charset_of", "model_client", "read_body", "tls_context"]
 
 _SSL_LOCK = threading.Lock()
 _SSL_CONTEXTS: dict[tuple[str, str], ssl.SSLContext] = {}
@@ -59,6 +59,19 @@ def tls_context() -> ssl.SSLContext:
                 ) from exc
             _SSL_CONTEXTS[env] = context
         return context
+
+
+def model_client(
+    client: httpx.Client | None, transport: httpx.BaseTransport | None
+) -> tuple[httpx.Client, bool]:
+    """The client a model's requests go through, and whether the model owns it (and so
+    closes it): the one handed in, else one over ``transport`` (tests), else a verifying
+    client of :func:`tls_context`."""
+    if client is not None:
+        return client, False
+    if transport is not None:
+        return httpx.Client(transport=transport), True
+    return httpx.Client(verify=tls_context()), True
 
 
 def read_body(

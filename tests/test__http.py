@@ -53,3 +53,22 @@ def test_unreadable_certificates_are_a_config_error(
     monkeypatch.setenv("SSL_CERT_FILE", str(missing))
     with pytest.raises(ConfigError, match=r"SSL_CERT_FILE=.*no-such-bundle\.pem.*unset it"):
         OpenAICompatibleModel(base_url="https://llm.test/v1", model="m")
+
+
+def test_model_client_is_the_one_handed_in_else_owned() -> None:
+    import httpx
+
+    from supercontext_lab._http import model_client
+
+    given = httpx.Client()
+    try:
+        assert model_client(given, None) == (given, False)
+    finally:
+        given.close()
+    transport = httpx.MockTransport(lambda request: httpx.Response(204))
+    over_transport, owned = model_client(None, transport)
+    with over_transport:
+        assert owned and over_transport.get("http://127.0.0.1:9/").status_code == 204
+    verifying, owned = model_client(None, None)
+    with verifying:
+        assert owned

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import httpx
 
 from .._bounded import json_loads
-from .._http import read_body, tls_context
+from .._http import model_client, read_body
 from .._text import strip_userinfo
 from .._version import __version__
 from ..config import get_setting
@@ -108,13 +108,7 @@ class OpenAIEmbeddings:
             retry_timeouts=True,
         )
         self._sleep = sleep
-        self._owns_client = client is None
-        if client is not None:
-            self._client = client
-        elif transport is not None:
-            self._client = httpx.Client(transport=transport)
-        else:
-            self._client = httpx.Client(verify=tls_context())
+        self._client, self._owns_client = model_client(client, transport)
 
     @classmethod
     def from_route(cls, route: ModelRoute) -> OpenAIEmbeddings:

@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 
 import httpx
 
-from .._http import tls_context
+from .._http import model_client
 from .._text import strip_userinfo
 from ..errors import ConfigError, ModelError
 from ..routes import EmissionFormat, ModelRoute
@@ -212,13 +212,7 @@ class OpenAICompatibleModel:
         self._held_key = _HeldKey(api_key) if api_key else None
         self._before_request = before_request
         self._sleep = sleep
-        self._owns_client = client is None
-        if client is not None:
-            self._client = client
-        elif transport is not None:
-            self._client = httpx.Client(transport=transport)
-        else:
-            self._client = httpx.Client(verify=tls_context())
+        self._client, self._owns_client = model_client(client, transport)
 
     @classmethod
     def from_route(
