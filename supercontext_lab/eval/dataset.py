@@ -6,12 +6,16 @@ A line is a JSON object::
      "focus": "grant Section 3.2", "workspace": "../my-workspace", "structure": "prose",
      "expect": {"skills": ["lit-review-digest"], "tools": ["delegate_gmail"],
                 "has_goal": false, "has_enough_context": true,
-                "mentions": ["2Dt"], "must_not_mention": ["sourdough"]}}
+                "mentions": ["2Dt"], "must_not_mention": ["sourdough"],
+                "sources": ["memory: global/decision-kernel"]}}
 
 ``id`` and ``message`` are required; everything else is optional, and an expectation that
 is absent is simply not scored. ``structure`` says how the text that answers the case is
 laid out (one of :data:`STRUCTURES`: a table, an email thread, a chat, a log, a list, prose
-or code), so results can be broken down by it; it is not scored. A relative ``workspace``
+or code), so results can be broken down by it; it is not scored. ``sources`` names the
+documents that answer the case as a bundle cites them (``memory: <namespace>/<key>``,
+``transcript: <conversation id>``, ``memory``, ``profile``): a bullet citing one of them
+addresses the request (bullet precision) even where it quotes another sentence of it. A relative ``workspace``
 is resolved against the folder of the dataset file; no ``workspace`` means the
 evaluation's default (the demo workspace unless another is given). Blank lines are
 skipped. Every problem raises :class:`~supercontext_lab.errors.DatasetError` naming the
@@ -38,6 +42,7 @@ from .._bounded import json_loads
 from .._confine import read_limited
 from .._json import json_type_name
 from .._text import one_line, visible, without_surrogates
+from ..bundle.records import find_attributions
 from ..errors import DatasetError, PathRefusedError, WorkspaceError
 
 __all__ = [
@@ -67,8 +72,9 @@ EXPECT_KEYS = (
     "has_enough_context",
     "mentions",
     "must_not_mention",
+    "sources",
 )
-_LIST_KEYS = ("skills", "tools", "mentions", "must_not_mention")
+_LIST_KEYS = ("skills", "tools", "mentions", "must_not_mention", "sources")
 _BOOL_KEYS = ("has_goal", "has_enough_context")
 
 
@@ -82,6 +88,8 @@ class Expectations:
     has_enough_context: bool | None = None
     mentions: tuple[str, ...] | None = None
     must_not_mention: tuple[str, ...] | None = None
+    sources: tuple[str, ...] | None = None
+    """The documents that answer the case, as a bundle cites them (``memory: ns/key``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``expect`` object as it would be written in the dataset (set keys only)."""
@@ -163,6 +171,19 @@ def _structure(where: _Line, data: Mapping[str, Any]) -> str | None:
     return value
 
 
+def _check_sources(where: _Line, sources: tuple[str, ...]) -> None:
+    """Each expected source must be written as a bundle cites one (SPEC §2), or it could
+    never match a bullet's attribution."""
+    for item in sources:
+        found = find_attributions(f"({item})")
+        if len(found) != 1 or found[0].end != len(item) + 2:
+            shown = visible(one_line(item, 60))
+            raise where.error(
+                f'"expect.sources" holds "{shown}", which is no citation; write it as a '
+                'bundle cites, e.g. "memory: global/decision-kernel" or "profile".'
+            )
+
+
 def _expectations(where: _Line, raw: object) -> Expectations:
     if not isinstance(raw, dict):
         raise where.error(f'"expect" must be an object, not {json_type_name(raw)}.')
@@ -184,6 +205,8 @@ def _expectations(where: _Line, raw: object) -> Expectations:
         cleaned = tuple(item.strip() for item in items)
         if any(not item for item in cleaned):
             raise where.error(f'"expect.{key}" holds an empty string; remove it.')
+        if key == "sources":
+            _check_sources(where, cleaned)
         values[key] = cleaned
     for key in _BOOL_KEYS:
         if key not in raw:

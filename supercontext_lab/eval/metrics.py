@@ -15,7 +15,8 @@ metrics of :data:`METRICS`:
   of expected mentions present in what the model was given (its prompt and every tool
   result), the ceiling of ``mention_rate`` for a model that only selects;
 * ``bullet_precision`` is the share of the summary's bullets that hold an expected
-  mention: on-topic bullets / bullets, summed over the cases that set mentions.
+  mention or cite an expected source: on-topic bullets / bullets, summed over the cases
+  that set mentions.
 
 ``valid_rate`` is the share of runs with a valid envelope (a run without one is wrong for
 goal and has-enough accuracy). ``envelope_chars_mean`` averages over the runs that

@@ -6,8 +6,9 @@ are :mod:`.metrics`; the rules of one run are here:
 
 * mentions match case-insensitively anywhere in the envelope;
 * a summary bullet (as :attr:`~supercontext_lab.bundle.ContextBundle.bullets` reads
-  them) is on topic when it holds one of the expected mentions, matched the same way;
-  counted on the cases that set mentions, like the mention rate;
+  them) is on topic when it holds one of the expected mentions, matched the same way, or
+  cites one of the case's expected ``sources``; counted on the cases that set mentions,
+  like the mention rate;
 * skill ids and tool names are compared case-insensitively, each counted once per run
   and reported as first spelt;
 * ``goal_correct`` compares ``has_goal`` with ``proposed_goal is not None``;
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..bundle.records import split_summary
+from ..bundle.records import Source, find_attributions, split_summary
 from .dataset import Expectations
 
 __all__ = ["CaseScores", "ratio", "score_case"]
@@ -85,7 +86,8 @@ class CaseScores:
     summary_bullets: int | None = None
     """The summary's bullets (list items), on a case that sets mentions."""
     bullets_on_topic: int | None = None
-    """Of :attr:`summary_bullets`, those holding an expected mention."""
+    """Of :attr:`summary_bullets`, those holding an expected mention or citing an expected
+    source."""
 
     def to_dict(self) -> dict[str, Any]:
         """Per-case rates (``None`` when not scored) followed by the raw counts and misses."""
@@ -147,12 +149,21 @@ def _match(
     )
 
 
-def _bullet_texts(bundle: Mapping[str, Any] | None) -> list[str]:
-    """The summary's bullets, case folded: the items
+def _bullets(bundle: Mapping[str, Any] | None) -> list[tuple[str, frozenset[Source]]]:
+    """The summary's bullets, case folded, with the sources each cites: the items
     :func:`~supercontext_lab.bundle.records.split_summary` reads as list items (what
     ``ContextBundle.bullets`` gives), their continuation lines joined."""
     summary = str((bundle or {}).get("summary") or "")
-    return [line.text.casefold() for line in split_summary(summary) if line.bullet]
+    return [
+        (line.text.casefold(), frozenset(a.source for a in line.attributions))
+        for line in split_summary(summary)
+        if line.bullet
+    ]
+
+
+def _sources(labels: Sequence[str] | None) -> frozenset[Source]:
+    """The expected sources, read as a bundle's attributions are."""
+    return frozenset(a.source for label in labels or () for a in find_attributions(f"({label})"))
 
 
 def score_case(
@@ -208,11 +219,15 @@ def score_case(
             mentions_expected=len(wanted),
             missed_mentions=missed,
         )
-        bullets = _bullet_texts(bundle)
+        bullets = _bullets(bundle)
+        answering = _sources(expect.sources)
         values.update(
             summary_bullets=len(bullets),
             bullets_on_topic=sum(
-                1 for bullet in bullets if any(item.casefold() in bullet for item in wanted)
+                1
+                for bullet, cited in bullets
+                if any(item.casefold() in bullet for item in wanted)
+                or not cited.isdisjoint(answering)
             ),
         )
         if gathered is not None:

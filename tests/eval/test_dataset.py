@@ -80,6 +80,14 @@ def test_no_structure_is_none_and_stays_out_of_the_line() -> None:
         assert "structure" not in case.to_dict()
 
 
+def test_expected_sources_are_read_as_citations() -> None:
+    sources = ["memory: adr/ADR019-use-amazon-ses", "transcript: conv-7", "profile"]
+    line = json.dumps({"id": "a", "message": "m", "expect": {"sources": sources}})
+    (case,) = parse_dataset(line)
+    assert case.expect.sources == tuple(sources)
+    assert case.expect.to_dict() == {"sources": sources}
+
+
 def test_absent_expectations_are_not_scored() -> None:
     (case,) = parse_dataset(GOOD)
     assert case.expect == Expectations()
@@ -134,6 +142,13 @@ def test_absolute_workspace_and_bom(tmp_path: Path) -> None:
             '"structure" must be a string',
         ),
         (['{"id": "a", "message": "m", "structure": 3}'], 1, "not a number"),
+        (['{"id": "a", "message": "m", "expect": {"sources": ["notes.md"]}}'], 1, "no citation"),
+        (
+            ['{"id": "a", "message": "m", "expect": {"sources": ["memory: a/b) x"]}}'],
+            1,
+            "no citation",
+        ),
+        (['{"id": "a", "message": "m", "expect": {"sources": ["profile: x"]}}'], 1, "no citation"),
     ],
 )
 def test_bad_lines_name_the_file_and_line(

@@ -102,6 +102,22 @@ def test_a_bullet_holding_two_mentions_counts_once_and_wrapped_lines_belong_to_i
     assert (scores.summary_bullets, scores.bullets_on_topic) == (2, 2)
 
 
+def test_a_bullet_citing_an_expected_source_is_on_topic_without_the_mention() -> None:
+    summary = (
+        "- We moved to SES directly (memory: adr/ADR019-use-amazon-ses)\n"
+        "- Notify uses SES too (memory: adr/ADR002-use-govuk-notify)\n"
+        "- TLS was opportunistic (memory: adr/adr019-use-amazon-ses)"
+    )
+    expect = Expectations(
+        mentions=("first live incident",), sources=("memory: adr/ADR019-use-amazon-ses",)
+    )
+    scores = _scored(expect, envelope(summary=summary))
+    # The first cites the answering note; the second another note; the third a key spelt
+    # otherwise, which names no document of the workspace.
+    assert (scores.summary_bullets, scores.bullets_on_topic) == (3, 1)
+    assert scores.mentions_found == 0
+
+
 def test_bullet_precision_is_not_scored_without_mentions_and_empty_is_perfect() -> None:
     unset = _scored(Expectations(has_goal=False), envelope(summary=THREE_BULLETS))
     assert (unset.summary_bullets, unset.bullets_on_topic) == (None, None)
