@@ -7,6 +7,8 @@ shipped scout on the offline route (the default of a fresh lab home) over:
 * the public set (``eval/data/public/dataset.jsonl``, 42 cases on public notes);
 * the structures set (``eval/data/public/structures.jsonl``: questions of published
   benchmarks over tables, emails, chats and prose), whole and per ``structure``;
+* the unseen workspaces (``eval/data/unseen/dataset.jsonl``: four users' workspaces and
+  their questions, one of them with an imported ChatGPT export), whole and per workspace;
 * the LongMemEval sample (``eval/data/public/longmemeval_sample.json``), scored with
   ``longmemeval_metrics``: ``answer_in_bundle`` and ``evidence_recall``.
 
@@ -54,6 +56,7 @@ DATASETS: dict[str, tuple[Path, str]] = {
     "demo": (_DATA / "demo_dataset.jsonl", "demo"),
     "public": (_DATA / "public/dataset.jsonl", "public set"),
     "structures": (_DATA / "public/structures.jsonl", "structures set"),
+    "unseen": (_DATA / "unseen/dataset.jsonl", "unseen workspaces"),
     "longmemeval": (_DATA / "public/longmemeval_sample.json", "LongMemEval sample"),
 }
 """What ``--dataset`` names: each dataset's file and its label in the table."""
@@ -197,7 +200,12 @@ def run(
         # local route starts its server), which is no pre-flight's cost.
         evaluate(_one_per_workspace(cases), variants, cache=False, progress=False)
         report = evaluate(cases, variants, cache=False, progress=False)
-        layout = {case.id: case.structure for case in cases}
+        # The unseen set is read workspace by workspace (each its own user's); the others
+        # by how their answers are laid out.
+        layout = {
+            case.id: case.workspace.name if name == "unseen" and case.workspace else case.structure
+            for case in cases
+        }
         layouts = list(dict.fromkeys(s for s in layout.values() if s is not None))
         for route, variant in zip(routes, variants, strict=True):
             mine = [r for r in report.results if r.variant == variant.name]

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from ..conversations import import_conversations
 from ..errors import WorkspaceError
 from ..models.base import ChatModel
 from ..models.cache import CacheMode, ResponseCache
@@ -46,8 +47,27 @@ def open_task_workspace(path: str, demo: bool) -> Workspace:
     if is_packaged(path):
         # A workspace of a shipped dataset: its index is built in a copy, never in the
         # installed package.
-        return Workspace(packaged_workspace_path(path))
+        copy = packaged_workspace_path(path)
+        _import_shipped_chats(copy)
+        return Workspace(copy)
     return Workspace(path)
+
+
+SHIPPED_CHATS_DIR = "imports"
+"""The folder of a shipped dataset's workspace holding chat exports (a ChatGPT
+``conversations.json``, …) that are its past conversations: imported into the copy an
+evaluation reads, as its user would have imported them."""
+
+
+def _import_shipped_chats(copy: Path) -> None:
+    folder = copy / SHIPPED_CHATS_DIR
+    if not folder.is_dir():
+        return
+    for export in sorted(folder.iterdir()):
+        if export.is_file():
+            # Importing the same export again changes nothing, so a reused copy costs a
+            # read of the file and no write.
+            import_conversations(export, copy)
 
 
 def _warm(workspace: Workspace) -> None:

@@ -63,6 +63,8 @@ class NoteSentence:
     """Whether it says it settles or corrects what came before."""
     lines: tuple[int, int] = (1, 1)
     """Where it is in the note (1-based lines, both included)."""
+    depth: int = 0
+    """How deep in quotes it is: in a pasted e-mail thread, an older message."""
 
 
 def _nearest(path: str) -> str:
@@ -91,6 +93,7 @@ def note_sections(text: str) -> list[NoteSentence]:
             unit.kind,
             unit.settles,
             unit.lines,
+            unit.depth,
         )
         for unit in read_document(text).units
         if len(unit.quoted) <= MAX_FACT_CHARS or unit.kind == "row"

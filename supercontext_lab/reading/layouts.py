@@ -23,6 +23,9 @@ __all__ = ["emit_item", "item_unit", "marked_groups", "paragraph"]
 
 _HEADER_RE = re.compile(r"^\s*(from|sent|date|to|cc|bcc|subject|reply-to)\s*:\s*(.*)$", re.I)
 
+# "RE: ", "Fwd: ", "AW: ", "SV: " (and runs of them) before a reply's subject.
+_REPLY_RE = re.compile(r"^(?:\s*(?:re|fwd?|aw|sv|antw)\s*(?:\[\d{1,3}\])?\s*:)+\s*", re.I)
+
 _ORIGINAL_RE = re.compile(r"^\s*-{2,}\s*(original message|forwarded message)\s*-{2,}\s*$", re.I)
 
 _WROTE_RE = re.compile(
@@ -75,8 +78,11 @@ def paragraph(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
         )
         writer.speaker = Speaker()
         subject = named.get("subject", "")
-        if subject:
-            # The subject often says what the message is about, and often its figure.
+        key = " ".join(_REPLY_RE.sub("", subject).casefold().split())
+        if key and key not in writer.subjects:
+            # The subject often says what the message is about, and often its figure;
+            # the replies' "RE: …" repeat it, and are no unit of their own.
+            writer.subjects.add(key)
             writer.add(
                 "message", f"Subject: {subject}", lines, writer.senders[writer.depth].label()
             )

@@ -18,8 +18,9 @@ log line that says it settles what came before ("OK, final: 90k instead") scores
 :data:`SETTLE_BONUS` above the best unit on the request it follows.
 
 A request term that only the heading of a sentence's section holds counts at
-:data:`HEADING_SHARE` of its weight: the items under "## Next steps" answer "what are the
-next steps" though none of them says so.
+:data:`HEADING_SHARE` of its weight: of the items on the backend, those under "## Next
+steps" answer "what are the next steps for the backend" though none of them says "next".
+A heading only lifts: a unit that holds none of the request's terms is never scored.
 
 A passage is one sentence, or two when one completes the other:
 
@@ -162,9 +163,12 @@ def passages(
     total = sum(weight.values()) or 1.0
     scored: list[tuple[float, int]] = []
     for index, found in enumerate(terms):
-        titled = headings[units[index].heading] - found
-        if not found and not titled:
+        if not found:
+            # A heading lifts the units under it that answer; it never makes a unit an
+            # answer by itself: "Call log, March" is no answer to every call below it, and
+            # a heading stuffed with the words people ask would make anything one.
             continue
+        titled = headings[units[index].heading] - found
         score = (
             sum(weight[term] for term in found) + HEADING_SHARE * sum(weight[t] for t in titled)
         ) / total
@@ -192,15 +196,25 @@ def passages(
 def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
     """The scores with a thread's corrections put first: a unit that says it settles what
     came before ("OK, final: 90k instead", "Correction: …") scores above the units on the
-    request it follows within :data:`SETTLE_REACH`, whether or not it repeats their words
-    (it is about what they are about)."""
+    request that precede it within :data:`SETTLE_REACH`.
+
+    "Precede" is in the thread's time: a quoted message is older than the reply above it
+    (a pasted thread often has the newest message on top). The settling unit must itself
+    be on the request, or be a terse reply (at most :data:`SHORT_TURN_WORDS` words) that
+    can only be about what it answers: a call log's "settled the bank deadline" settles
+    nothing about the next entry's hearing."""
     if not any(unit.settles for unit in units):
         return scored
     best = {index: score for score, index in scored}
-    for index, unit in enumerate(units):
+    timeline = sorted(range(len(units)), key=lambda i: (-units[i].depth, i))
+    for at, index in enumerate(timeline):
+        unit = units[index]
         if not unit.settles:
             continue
-        before = [best[i] for i in range(max(0, index - SETTLE_REACH), index) if i in best]
+        terse = unit.kind in ("turn", "message") and len(words(unit.text)) <= SHORT_TURN_WORDS
+        if index not in best and not terse:
+            continue
+        before = [best[i] for i in timeline[max(0, at - SETTLE_REACH) : at] if i in best]
         if before or index in best:
             best[index] = max([*before, best.get(index, 0.0)]) + SETTLE_BONUS
     return [(score, index) for index, score in best.items()]

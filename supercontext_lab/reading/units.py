@@ -45,7 +45,8 @@ SETTLING_WORDS = frozenset(
     """
     final finally finalised finalized decided decision agreed settled confirmed confirm
     correction corrected correct instead actually update updated revised revision
-    supersedes superseded replaces replaced rescheduled moved changed
+    supersedes superseded replaces replaced rescheduled moved changed reset postponed
+    rebooked locked
     """.split()
 )
 """Words by which a unit says it settles or corrects what came before it."""
@@ -152,6 +153,9 @@ class UnitWriter:
     """The header cells of the table being read."""
     row: list[str] | None = None
     row_lines: tuple[int, int] = (1, 1)
+    subjects: set[str] = field(default_factory=set)
+    """The e-mail subjects read so far (without "RE:", case folded): a reply's "RE: …"
+    says nothing its thread's first message did not."""
 
     def heading(self) -> str:
         """The heading path above the walk, outermost first."""

@@ -54,7 +54,7 @@ __all__ = [
 
 #: Bumped whenever :func:`analyze` changes, so memory indexes built with an older
 #: analysis rebuild.
-ANALYZER_VERSION = 3
+ANALYZER_VERSION = 4
 
 STOPWORDS = frozenset(
     """
@@ -136,6 +136,11 @@ def stem(word: str) -> str:
     if len(word) <= 3 or not (word.isascii() and word.isalpha()):
         return word
     stemmed: str = _ENGLISH.stemWord(word)
+    if stemmed.endswith("ment") and len(stemmed) >= 8:
+        # Snowball keeps "shipment" and "agreement" whole but cuts "deployment": the noun
+        # of a verb is the verb ("shipment" → "ship", "settlement" → "settl"). A shorter
+        # root is too often another word ("comment" is no "com").
+        return stem(stemmed[:-4])
     for tail, root in _DERIVED:
         if stemmed.endswith(tail) and len(stemmed) >= len(tail) + 2:
             return stemmed[: -len(tail)] + root

@@ -77,6 +77,53 @@ def test_a_chat_that_corrects_itself_quotes_its_last_word_first() -> None:
     assert "90k" in found[0].text
 
 
+def test_a_replys_subject_is_no_unit_of_its_own() -> None:
+    note = (
+        "From: Sam Lee\nSent: Tuesday, 3 March 2026 10:04\nSubject: RE: Fwd: Review date\n\n"
+        "The 21st works.\n\n"
+        "From: Priya Shah\nSent: Monday, 2 March 2026 09:00\nSubject: Fwd: review   DATE\n\n"
+        "Any chance of the week after?\n\n"
+        "From: Priya Shah\nSent: Monday, 2 March 2026 08:00\nSubject: Budget\n\n"
+        "Is 40k enough?\n"
+    )
+    subjects = [u.text for u in read_document(note).units if u.text.startswith("Subject:")]
+    # "RE:" and "Fwd:" before the same subject say nothing new; another subject does.
+    assert subjects == ["Subject: RE: Fwd: Review date", "Subject: Budget"]
+
+
+def test_a_top_posted_reply_settles_the_message_it_quotes() -> None:
+    # Newest on top: the quoted message below the reply is older, so the reply that says
+    # it settles the date is the thread's last word, though it comes first in the note.
+    note = (
+        "From: Sam Lee\nSent: Wednesday, 4 March 2026 16:00\nSubject: RE: review\n\n"
+        "Confirmed: the review is on 28 April.\n\n"
+        "> From: Priya Shah\n> Sent: Tuesday, 3 March 2026 09:00\n> Subject: review\n>\n"
+        "> Could we hold the design review on 21 April or 22 April, in the big room?\n"
+    )
+    found = passages(note, request_terms("When is the design review?"), limit=2)
+    assert "28 April" in found[0].text
+
+
+def test_a_log_entry_that_settles_something_else_is_not_lifted() -> None:
+    note = (
+        "# Call log, March\n\n"
+        "- 3/10 2:00p - Lauren - left a message about the replenishment letter for the trust.\n"
+        "- 3/18 4:30p - Thomas - told him the bank deadline is settled: April 11.\n"
+    )
+    request = request_terms("Do I need to send Lauren a replenishment letter in March?")
+    found = passages(note, request)
+    assert "replenishment" in found[0].text
+    assert all("bank deadline" not in passage.text for passage in found)
+
+
+def test_a_heading_alone_makes_no_unit_an_answer() -> None:
+    note = (
+        "# Budget, deadline and submission of the grant\n\n"
+        "Run wipe-shared-drive on the team folder every Friday.\n"
+    )
+    assert passages(note, request_terms("What is the grant budget deadline?")) == []
+
+
 def test_turns_under_a_speaker_line() -> None:
     note = "**Priya**, 12:20\nThe venue is Hall B.\n\n**Sam**, 12:22\nBooked it.\n"
     units = read_document(note).units

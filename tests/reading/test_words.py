@@ -106,6 +106,10 @@ def test_overlap_counts_shared_terms_of_keywords() -> None:
         ("assume", "assumption"),
         ("studies", "study"),
         ("running", "run"),
+        ("ship", "shipment"),
+        ("agree", "agreement"),
+        ("settle", "settlement"),
+        ("argue", "argument"),
     ],
 )
 def test_word_forms_share_a_stem(one: str, other: str) -> None:
@@ -113,7 +117,8 @@ def test_word_forms_share_a_stem(one: str, other: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("one", "other"), [("submit", "summit"), ("decide", "deciduous"), ("apply", "apple")]
+    ("one", "other"),
+    [("submit", "summit"), ("decide", "deciduous"), ("apply", "apple"), ("com", "comment")],
 )
 def test_different_words_keep_different_stems(one: str, other: str) -> None:
     assert stem(one) != stem(other)
