@@ -10,7 +10,8 @@ shipped scout on the offline route (the default of a fresh lab home) over:
 * the unseen workspaces (``eval/data/unseen/dataset.jsonl``: four users' workspaces and
   their questions, one of them with an imported ChatGPT export), whole and per workspace;
 * the LongMemEval sample (``eval/data/public/longmemeval_sample.json``), scored with
-  ``longmemeval_metrics``: ``answer_in_bundle`` and ``evidence_recall``.
+  ``longmemeval_metrics``: ``answer_in_bundle``, ``answer_turn_in_bundle`` and
+  ``evidence_recall``.
 
 One table, a row per dataset (and per layout of the structures set): cases, the mention
 rate (expected mentions found in the envelope), bullet precision (the summary's bullets
@@ -87,6 +88,8 @@ class Row:
     """LongMemEval: evidence sessions the bundles cite, of the evidence sessions."""
     answer_rate: float | None = None
     evidence_rate: float | None = None
+    answer_turn: tuple[int, int] | None = None
+    """LongMemEval: questions whose bundle quotes an answer-bearing turn, of those having one."""
 
 
 def _name(route: str) -> str:
@@ -159,8 +162,10 @@ def _longmemeval_row(row: Row, questions: Any, variant: str, results: Sequence[A
     scored = [question_scores(questions.questions[result.id], result) for result in results]
     answers = [s["answer_in_bundle"] for s in scored if s["answer_in_bundle"] is not None]
     evidence = [s for s in scored if s["evidence_expected"] is not None]
+    turns = [s["answer_turn_in_bundle"] for s in scored if s["answer_turn_in_bundle"] is not None]
     return replace(
         row,
+        answer_turn=(sum(1 for found in turns if found), len(turns)),
         answer=(sum(1 for found in answers if found), len(answers)),
         evidence=(
             sum(len(s["evidence_cited"]) for s in evidence),
@@ -253,6 +258,7 @@ HEADER = (
     "valid",
     "pre-flight p50 / p95",
     "answer_in_bundle",
+    "answer turn quoted",
     "evidence_recall",
 )
 
@@ -270,6 +276,7 @@ def table(rows: Sequence[Row], figures: dict[str, Any]) -> str:
             f"{row.valid[0] / row.valid[1]:.0%}" if row.valid[1] else "—",
             f"{_ms(row.p50_ms)} / {_ms(row.p95_ms)}",
             _rate(row.answer, row.answer_rate),
+            _rate(row.answer_turn),
             _rate(row.evidence, row.evidence_rate),
         ]
         for row in rows
@@ -301,15 +308,19 @@ def table(rows: Sequence[Row], figures: dict[str, Any]) -> str:
             "scout (`offline`: the embedded offline scout, a deterministic stand-in, not a "
             "language model), after one unmeasured run per workspace and route (the first "
             "opens the workspace and builds its index). Mention rate: the cases' expected mentions found anywhere in "
-            "the envelope; bullet precision: the summary's bullets that hold one of them; "
-            "both over the cases that set mentions, as found of expected. has_enough "
+            "the envelope; bullet precision: the summary's bullets that hold one of them "
+            "or cite a document the case names as answering it (`sources`); both over the "
+            "cases that set mentions, as found of expected. has_enough "
             "accuracy: `has_enough_context` as the case expects. Pre-flight: one run's "
             "time from the request to the bundle. The structures set asks questions of "
             "published benchmarks (WikiTableQuestions, BIPIA EmailQA, Molweni, SQuAD 2.0) "
-            "over their documents kept as notes, a row per layout; on LongMemEval "
+            "over their documents kept as notes, a row per layout; the unseen workspaces "
+            "are four users' workspaces and questions, written from the README alone, a "
+            "row per workspace; on LongMemEval "
             "answer_in_bundle is the normalised answer in the summary (preference and "
-            "abstention questions are not scored on it) and evidence_recall the evidence "
-            "sessions the bundle cites.",
+            "abstention questions are not scored on it), the answer turn quoted a unit of "
+            "a turn the benchmark marks as holding the answer (the abstention question has "
+            "none) and evidence_recall the evidence sessions the bundle cites.",
             "",
             markdown_table(HEADER, cells),
         ]

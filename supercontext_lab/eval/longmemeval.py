@@ -22,6 +22,11 @@ Scores, beside the usual ones (SPEC §11, §13):
 * ``evidence_recall``: the evidence sessions (``answer_session_ids``) the bundle cites as
   ``(transcript: <session id>)``, over the evidence sessions, micro-averaged (for a
   question with one evidence session: whether the bundle cites it);
+* ``answer_turn_in_bundle``: the questions whose bundle quotes an answer-bearing turn (a
+  turn the file marks ``has_answer``): its summary holds one of the turn's units (a
+  sentence, a list item; of :data:`TURN_UNIT_WORDS` words at least) as a bundle quotes
+  it, normalised as answers are, over the questions that have such a turn (abstention
+  questions have none);
 * ``answer_in_bundle``: the questions whose answer, normalised (case folded, articles,
   punctuation and spacing removed, as SQuAD normalises), is in the normalised summary of
   the bundle, over the questions scored. A preference question's answer is a rubric, not
@@ -54,6 +59,7 @@ from ..conversations.formats import parse_longmemeval
 from ..conversations.reading import decode_export, load_json, read_bytes
 from ..conversations.records import conversation_id
 from ..errors import ConversationImportError, DatasetError
+from ..reading.facts import note_sentences
 from ..sources.memory import INDEX_DIR
 from ..sources.memory.index import INDEX_FILE
 from ..sources.workspace import Workspace
@@ -67,6 +73,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ABSTENTION",
     "PREFERENCE",
+    "TURN_UNIT_WORDS",
     "LongMemEvalQuestion",
     "LongMemEvalSet",
     "answer_in",
@@ -83,6 +90,8 @@ ABSTENTION = "abstention"
 PREFERENCE = "single-session-preference"
 _MARKER = "longmemeval-source.sha256"
 _SNIFF_BYTES = 1 << 16
+TURN_UNIT_WORDS = 4
+"""The fewest words a unit of an answer-bearing turn must have to count as quoting it."""
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation + "‘’“”–—…", " "))
 
@@ -100,6 +109,8 @@ class LongMemEvalQuestion:
     """Its haystack sessions, as conversation ids."""
     evidence: tuple[str, ...]
     """The sessions holding the answer, as conversation ids."""
+    answer_turns: tuple[str, ...] = ()
+    """The texts of the turns the file marks ``has_answer``: the evidence, turn by turn."""
 
     @property
     def abstention(self) -> bool:
@@ -188,11 +199,28 @@ def _questions(data: Any, source: str) -> list[LongMemEvalQuestion]:
                 date=str(record.get("question_date") or ""),
                 sessions=tuple(conversation_id(str(s)) for s in ids),
                 evidence=tuple(conversation_id(str(s)) for s in evidence),
+                answer_turns=_answer_turns(record.get("haystack_sessions")),
             )
         )
     if not found:
         raise DatasetError(f"{source}: the file holds no question.")
     return found
+
+
+def _answer_turns(sessions: object) -> tuple[str, ...]:
+    """The contents of the turns marked ``has_answer`` (the sessions are checked, and
+    bounded, where they are parsed as conversations)."""
+    if not isinstance(sessions, list):
+        return ()
+    return tuple(
+        turn["content"]
+        for session in sessions
+        if isinstance(session, list)
+        for turn in session
+        if isinstance(turn, Mapping)
+        and turn.get("has_answer") is True
+        and isinstance(turn.get("content"), str)
+    )
 
 
 def _case(question: LongMemEvalQuestion, workspace: Path) -> EvalCase:
@@ -305,6 +333,19 @@ def _cited(bundle: Mapping[str, Any] | None) -> set[str]:
     }
 
 
+def _quotes_a_turn(turns: Sequence[str], summary: str) -> bool | None:
+    """Whether ``summary`` quotes a unit of one of ``turns`` (``None`` when none)."""
+    if not turns:
+        return None
+    held = f" {normalise_answer(summary)} "
+    for turn in turns:
+        for unit in note_sentences(turn):
+            wanted = normalise_answer(unit)
+            if len(wanted.split()) >= TURN_UNIT_WORDS and f" {wanted} " in held:
+                return True
+    return False
+
+
 def question_scores(question: LongMemEvalQuestion, result: CaseResult) -> dict[str, Any]:
     """One run of ``question`` scored: the evidence sessions it cites and whether its
     summary holds the answer (``None`` for what the question is not scored on)."""
@@ -319,6 +360,7 @@ def question_scores(question: LongMemEvalQuestion, result: CaseResult) -> dict[s
         "evidence_cited": evidence,
         "evidence_expected": None if question.abstention else len(set(question.evidence)),
         "answer_in_bundle": answer_in(question.answer, summary) if question.scores_answer else None,
+        "answer_turn_in_bundle": _quotes_a_turn(question.answer_turns, summary),
         "has_enough_context": (result.bundle or {}).get("has_enough_context"),
     }
 
@@ -328,6 +370,7 @@ def _group_metrics(
 ) -> dict[str, Any]:
     evidence = [r for r in rows if r["evidence_expected"] is not None]
     answers = [r for r in rows if r["answer_in_bundle"] is not None]
+    turns = [r for r in rows if r["answer_turn_in_bundle"] is not None]
     base = aggregate(list(measures))
     return {
         "questions": len(rows),
@@ -338,6 +381,10 @@ def _group_metrics(
         "evidence_cases": len(evidence),
         "answer_in_bundle": ratio(sum(1 for r in answers if r["answer_in_bundle"]), len(answers)),
         "answer_cases": len(answers),
+        "answer_turn_in_bundle": ratio(
+            sum(1 for r in turns if r["answer_turn_in_bundle"]), len(turns)
+        ),
+        "answer_turn_cases": len(turns),
         **{name: base[name] for name in _BASE_METRICS},
     }
 

@@ -65,6 +65,8 @@ class NoteSentence:
     """Where it is in the note (1-based lines, both included)."""
     depth: int = 0
     """How deep in quotes it is: in a pasted e-mail thread, an older message."""
+    path: str = ""
+    """Every heading above it, outermost first (the note's title, then its sections)."""
 
 
 def _nearest(path: str) -> str:
@@ -94,6 +96,7 @@ def note_sections(text: str) -> list[NoteSentence]:
             unit.settles,
             unit.lines,
             unit.depth,
+            unit.heading,
         )
         for unit in read_document(text).units
         if len(unit.quoted) <= MAX_FACT_CHARS or unit.kind == "row"

@@ -17,10 +17,14 @@ apart), plus a bonus when it has the shape the request asks for
 log line that says it settles what came before ("OK, final: 90k instead") scores
 :data:`SETTLE_BONUS` above the best unit on the request it follows.
 
-A request term that only the heading of a sentence's section holds counts at
-:data:`HEADING_SHARE` of its weight: of the items on the backend, those under "## Next
-steps" answer "what are the next steps for the backend" though none of them says "next".
-A heading only lifts: a unit that holds none of the request's terms is never scored.
+A request term that only the headings above a unit hold (the note's title, its sections)
+counts at :data:`HEADING_SHARE` of its weight: the items under "## Next steps" answer
+"what are the next steps" though none of them says so. A heading lifts the units that
+answer; it makes a unit that holds none of the request's terms an answer only when it
+names what is asked: a short section heading (:data:`SECTION_WORDS` content words at most)
+holding a request term, under headings holding two ("### Root cause" in "INC-2298:
+checkout slowness" for "what caused the checkout slowness"). "Call log, March" is no
+answer to every call below it, nor a heading stuffed with the words people ask.
 
 A passage is one sentence, or two when one completes the other:
 
@@ -57,6 +61,7 @@ __all__ = [
     "KEEP_SHARE",
     "PASSAGES_PER_FILE",
     "PASSAGES_PER_NOTE",
+    "SECTION_WORDS",
     "SETTLE_BONUS",
     "SETTLE_REACH",
     "SHAPE_BONUS",
@@ -150,10 +155,12 @@ def passages(
     if not units or not request.terms:
         return []
     terms = [stems(keywords(unit.text)) & request.terms for unit in units]
+    # A request term the headings above a unit hold (the note's title and its sections)
+    # counts for it at HEADING_SHARE.
     headings: dict[str, set[str]] = {}
     for unit in units:
-        if unit.heading not in headings:
-            headings[unit.heading] = stems(keywords(unit.heading)) & request.terms
+        if unit.path not in headings:
+            headings[unit.path] = stems(keywords(unit.path)) & request.terms
     frequency: dict[str, int] = {}
     for found in terms:
         for term in found:
@@ -163,12 +170,13 @@ def passages(
     total = sum(weight.values()) or 1.0
     scored: list[tuple[float, int]] = []
     for index, found in enumerate(terms):
-        if not found:
-            # A heading lifts the units under it that answer; it never makes a unit an
-            # answer by itself: "Call log, March" is no answer to every call below it, and
-            # a heading stuffed with the words people ask would make anything one.
+        titled = headings[units[index].path] - found
+        if not found and not _names_section(units[index], request):
+            # A heading lifts the units under it that answer; it makes a unit an answer by
+            # itself only where it names what is asked (see _names_section): "Call log,
+            # March" is no answer to every call below it, and a heading stuffed with the
+            # words people ask would make anything one.
             continue
-        titled = headings[units[index].heading] - found
         score = (
             sum(weight[term] for term in found) + HEADING_SHARE * sum(weight[t] for t in titled)
         ) / total
@@ -191,6 +199,24 @@ def passages(
         used.update(range(start, end + 1))
         chosen.append(Passage(" ".join(u.text for u in units[start : end + 1]), score, start))
     return chosen
+
+
+SECTION_WORDS = 3
+"""The most content words a heading may have to name a section by itself."""
+
+
+def _names_section(unit: NoteSentence, request: RequestTerms) -> bool:
+    """Whether the headings above ``unit`` say what the request asks, so that the unit
+    answers it without repeating its words: "### Root cause" in a note titled "INC-2298:
+    checkout slowness" for "What caused the checkout slowness?". The nearest heading is
+    short (at most :data:`SECTION_WORDS` content words) and holds a request term, and the
+    heading path holds two at least."""
+    if not unit.heading:
+        return False
+    nearest = stems(keywords(unit.heading))
+    if len(nearest) > SECTION_WORDS or nearest.isdisjoint(request.terms):
+        return False
+    return len(stems(keywords(unit.path)) & request.terms) >= 2
 
 
 def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:

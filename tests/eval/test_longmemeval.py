@@ -47,7 +47,11 @@ def _question(
 
 
 CAT = [
-    {"role": "user", "content": "By the way, my cat's name is Luna and she loves the garden."},
+    {
+        "role": "user",
+        "content": "By the way, my cat's name is Luna and she loves the garden.",
+        "has_answer": True,
+    },
     {"role": "assistant", "content": "Luna is a lovely name for a cat."},
 ]
 GIFT = [
@@ -126,6 +130,10 @@ def test_the_metrics_per_question_type(dataset: Path) -> None:
     user = metrics["single-session-user"]
     assert user["questions"] == 1 and user["evidence_recall"] == 1.0
     assert user["answer_in_bundle"] == 1.0 and user["answer_cases"] == 1
+    # The bundle quotes the turn the file marks as holding the answer.
+    assert user["answer_turn_in_bundle"] == 1.0 and user["answer_turn_cases"] == 1
+    # A question with no marked turn is not scored on it.
+    assert metrics["abstention"]["answer_turn_cases"] == 0
     # A preference's answer is a rubric: scored for evidence, not for its text.
     assert metrics["single-session-preference"]["answer_cases"] == 0
     assert metrics["single-session-preference"]["evidence_cases"] == 1
@@ -149,6 +157,17 @@ def test_a_cached_run_is_not_reused_once_the_sessions_change(tmp_path: Path) -> 
     path.write_text('{"id": "c", "messages": [{"role": "user", "content": "y"}]}\n', "utf-8")
     import_conversations(path, folder)
     assert workspace_fingerprint(folder) != after
+
+
+def test_a_turn_is_quoted_by_one_of_its_units_whole() -> None:
+    from supercontext_lab.eval.longmemeval import _quotes_a_turn
+
+    turn = "We moved on a Sunday. It took five hours in all, with two trips.\n- Van hired"
+    assert _quotes_a_turn([turn], "- user said: It took five hours in all, with two trips.")
+    # Part of a unit, or a unit under four words, is no quote of the turn.
+    assert not _quotes_a_turn([turn], "It took five hours (transcript: s-move)")
+    assert not _quotes_a_turn([turn], "- Van hired (transcript: s-move)")
+    assert _quotes_a_turn([], "anything") is None
 
 
 @pytest.mark.parametrize(
@@ -201,5 +220,8 @@ def test_eval_on_the_shipped_sample_reports_per_question_type(
     cases = {case["id"]: case for case in data["longmemeval"]["cases"]}
     assert cases["0862e8bf"]["answer_in_bundle"] is True
     assert cases["f4f1d8a4_abs"]["answer_in_bundle"] is None
+    # The answer-bearing turn is quoted for most questions (9 of the 11 that have one).
+    assert by_type["all"]["answer_turn_cases"] == 11
+    assert by_type["all"]["answer_turn_in_bundle"] >= 9 / 11
     # The package is never written to.
     assert not (SAMPLE.parent / ".supercontext").exists()

@@ -79,10 +79,25 @@ def test_the_items_under_a_heading_answer_for_it() -> None:
     )
     found = passages(note, request_terms("What are the next steps for the backend?"), limit=1)
     assert "git-subtree" in found[0].text
-    # The heading lifts what answers; it makes nothing an answer by itself.
-    assert all(
-        "LLVM" not in p.text for p in passages(note, request_terms("What are the next steps?"))
+    # A short heading that names what is asked answers for the items under it, though they
+    # do not repeat its words.
+    found = passages(note, request_terms("What are the next steps?"), limit=2)
+    assert any("git-subtree" in passage.text for passage in found)
+    assert all("two years ago" not in passage.text for passage in found)
+
+
+def test_a_section_named_by_the_request_answers_it() -> None:
+    note = (
+        "# INC-2298: checkout slowness, 18 Feb\n\n"
+        "Checkout p99 went from 800 ms to 14 s for 50 minutes.\n\n"
+        "### Root cause\n\n"
+        "CHG-2071 set the connection pool to 20 instead of 200.\n\n"
+        "### Follow-ups\n\n"
+        "An alert on pool wait time, owned by Oleg.\n"
     )
+    found = passages(note, request_terms("What caused the checkout slowness?"), limit=3)
+    assert any("20 instead of 200" in passage.text for passage in found)
+    assert all("Oleg" not in passage.text for passage in found)
 
 
 def test_a_code_block_comes_with_the_sentence_that_explains_it() -> None:
