@@ -66,10 +66,12 @@ TASK_WORDS = frozenset(
     continue improve edit fix section sections paragraph paragraphs part parts remind
     reminder book booking put add list note notes document file files latest new current
     next last today tomorrow yesterday soon quick quickly short brief draft look
+    many much far actually real really supposed still ever already exactly anyway again
     """.split()
 )
-"""Words that say what to do with a topic, not what the topic is; they are never key
-terms (stemmed before comparing)."""
+"""Words that say what to do with a topic, or how the asker feels about it ("how many",
+"what's the real deadline", "did we actually"), not what the topic is; they are never
+key terms (stemmed before comparing)."""
 
 _TASK_STEMS = frozenset(stems(TASK_WORDS))
 
