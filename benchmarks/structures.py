@@ -71,7 +71,8 @@ class Row:
 
     dataset: str
     part: str
-    """``"all"``, or the ``structure`` the row's cases share."""
+    """``"all"``, or the ``structure`` (or, in the unseen set, the workspace) the row's cases
+    share."""
     route: str
     cases: int
     mentions: tuple[int, int] | None
@@ -205,21 +206,20 @@ def run(
         # local route starts its server), which is no pre-flight's cost.
         evaluate(_one_per_workspace(cases), variants, cache=False, progress=False)
         report = evaluate(cases, variants, cache=False, progress=False)
-        # The unseen set is read workspace by workspace (each its own user's); the others
-        # by how their answers are laid out.
-        layout = {
-            case.id: case.workspace.name if name == "unseen" and case.workspace else case.structure
-            for case in cases
-        }
-        layouts = list(dict.fromkeys(s for s in layout.values() if s is not None))
+        # Every set with layouts is read layout by layout; the unseen set also workspace by
+        # workspace (each its own user's).
+        splits = [{case.id: case.structure for case in cases}]
+        if name == "unseen":
+            splits.insert(0, {c.id: c.workspace.name if c.workspace else None for c in cases})
         for route, variant in zip(routes, variants, strict=True):
             mine = [r for r in report.results if r.variant == variant.name]
             row = _row(name, "all", route, mine)
             if questions is not None:
                 row = _longmemeval_row(row, questions, variant.name, mine)
             rows.append(row)
-            for part in layouts:
-                rows.append(_row(name, part, route, [r for r in mine if layout[r.id] == part]))
+            for split in splits:
+                for part in dict.fromkeys(p for p in split.values() if p is not None):
+                    rows.append(_row(name, part, route, [r for r in mine if split[r.id] == part]))
     figures = {
         "routes": list(routes),
         "datasets": list(datasets),

@@ -428,17 +428,22 @@ def test_the_structures_table_has_a_row_per_dataset_layout_and_route_between_mar
     assert "other tables" in text and "--limit 1" in text
     rows = [line for line in printed.splitlines() if line.startswith("| ") and "`" in line]
     assert all(row in text for row in rows)
-    labels = ["demo", "public set", "structures set", "LongMemEval sample"]
+    labels = ["demo", "public set", "structures set", "LongMemEval sample", "unseen workspaces"]
     labels += [f"structures set: {layout}" for layout in ("table", "email", "chat", "prose")]
+    unseen = ("table", "email", "chat", "log", "list", "prose")
+    # The unseen set's first case of each layout are all the SRE manager's.
+    labels += [f"unseen workspaces: {part}" for part in ("sre", *unseen)]
     for route in ("offline", "baseline:rank"):
         mine = [row for row in rows if f"| `{route}` |" in row]
         assert sorted(row.split(" | ")[0][2:] for row in mine) == sorted(labels)
-        for row in mine:  # one case each, of each layout in the structures set
-            assert row.split(" | ")[2] == ("4" if "structures set |" in row else "1")
+        for row in mine:  # one case each, of each layout in the structures and unseen sets
+            wanted = {"structures set": "4", "unseen workspaces": "6"}
+            label = row.split(" | ")[0][2:]
+            assert row.split(" | ")[2] == wanted.get(label.replace(": sre", ""), "1")
     lme = next(row for row in rows if row.startswith("| LongMemEval sample | `offline`"))
     assert lme.endswith(" of 1) |") and "| — | — |" in lme  # LongMemEval sets no mentions
     stored = json.loads((results / "structures.json").read_text("utf-8"))
-    assert stored["routes"] == ["offline", "baseline:rank"] and len(stored["rows"]) == 16
+    assert stored["routes"] == ["offline", "baseline:rank"] and len(stored["rows"]) == 32
     write_performance_doc(
         doc, "| new | table |\n", command="python -m benchmarks all", plot_name="s.png"
     )
