@@ -87,21 +87,36 @@ async def _over_stdio(root: Path, repeats: int, warmup: int) -> dict[str, Any]:
             big_s = time.perf_counter() - started
     return {
         "samples": samples,
-        "prepared": sum(1 for r in results if (r.structuredContent or {}).get("prepared")),
+        "prepared": sum(1 for r in results if _structured(r).get("prepared")),
         "initialize_s": initialized,
         "concurrent_s": concurrent,
         "big_s": big_s,
-        "big_read": (big.structuredContent or {}).get("read_chars"),
+        "big_read": _structured(big).get("read_chars"),
     }
 
 
-async def _in_memory(root: Path, repeats: int, warmup: int) -> list[float]:
-    from mcp.shared.memory import create_connected_server_and_client_session
+def _memory_session(server: Any) -> Any:
+    """The SDK's in-process client of ``server``: 2.x's ``Client``, 1.x's memory streams."""
+    try:
+        from mcp import Client  # type: ignore[attr-defined]
+    except ImportError:
+        from mcp.shared.memory import create_connected_server_and_client_session
 
+        return create_connected_server_and_client_session(server)
+    return Client(server)
+
+
+def _structured(result: Any) -> dict[str, Any]:
+    """A tool result's structured content, by its wire name (both SDK lines have it)."""
+    data = result.model_dump(by_alias=True).get("structuredContent")
+    return data if isinstance(data, dict) else {}
+
+
+async def _in_memory(root: Path, repeats: int, warmup: int) -> list[float]:
     from supercontext_lab.mcp_server import ContextService, build_server
 
     server = build_server(ContextService(root, design="pack"))
-    async with create_connected_server_and_client_session(server) as session:
+    async with _memory_session(server) as session:
 
         async def call(message: str) -> Any:
             return await session.call_tool("prepare_context", {"message": message})

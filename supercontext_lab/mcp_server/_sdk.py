@@ -4,8 +4,9 @@ Both lines are the official SDK. Jupyter AI 3.2 pins fastmcp 3.4, which needs ``
 so where the server lives beside the persona (Binder, a user's lab) it is 1.x's
 ``mcp.server.fastmcp.FastMCP``; elsewhere 2.x's ``mcp.server.mcpserver.MCPServer`` serves
 the same tools. Their decorators and the wire types are the same; what differs is where
-the class lives and where the HTTP address is given (1.x: to the constructor, 2.x: to
-``run``), which :func:`new_server` and :func:`serve` hide.
+the class and its exceptions live and where the HTTP address is given (1.x: to the
+constructor, 2.x: to ``run``), which :func:`new_server`, :func:`anticipated_errors` and
+:func:`serve` hide.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["HOST", "INSTALL_HINT", "mcp_major", "new_server", "serve"]
+__all__ = ["HOST", "INSTALL_HINT", "anticipated_errors", "mcp_major", "new_server", "serve"]
 
 INSTALL_HINT = 'pip install "supercontext-lab[mcp]"'
 """The one command that brings the MCP SDK."""
@@ -48,6 +49,15 @@ def new_server(name: str, instructions: str, *, port: int) -> Any:
     return module.FastMCP(
         name, instructions=instructions, host=HOST, port=port, log_level="WARNING"
     )
+
+
+def anticipated_errors() -> tuple[type[Exception], type[Exception]]:
+    """The SDK's ``ToolError`` and ``ResourceError``: raised from a tool or a resource,
+    their message reaches the client as it is (2.x hides any other exception's message
+    behind a generic one, and logs its traceback)."""
+    name = "mcp.server.mcpserver" if mcp_major() >= 2 else "mcp.server.fastmcp"
+    module = importlib.import_module(f"{name}.exceptions")
+    return module.ToolError, module.ResourceError
 
 
 def serve(server: Any, *, http: bool, port: int) -> None:

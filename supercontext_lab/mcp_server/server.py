@@ -16,12 +16,14 @@ parameter and return types from their signatures, and the types it needs are imp
 inside :func:`build_server`, where string annotations could not be resolved.
 """
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from urllib.parse import unquote
 
 from pydantic import Field
 
-from ._sdk import HOST, new_server, serve
+from ..errors import SupercontextError
+from ._sdk import HOST, anticipated_errors, new_server, serve
 
 if TYPE_CHECKING:
     from .service import ContextService
@@ -41,6 +43,7 @@ INSTRUCTIONS = (
 )
 
 Design = Literal["scout", "pack", "cached", "cold"]
+T = TypeVar("T")
 
 
 def build_server(service: "ContextService", *, port: int = 8000) -> Any:
@@ -52,6 +55,15 @@ def build_server(service: "ContextService", *, port: int = 8000) -> Any:
     from mcp.types import CallToolResult
 
     limiter = anyio.CapacityLimiter(WORKERS)
+    tool_error, resource_error = anticipated_errors()
+
+    async def work(job: Callable[[], T], error: type[Exception]) -> T:
+        """``job`` in a worker thread; the lab's own errors become the SDK's ``error``,
+        whose one-line message the client is shown (a bug keeps its traceback)."""
+        try:
+            return await anyio.to_thread.run_sync(job, limiter=limiter)
+        except SupercontextError as exc:
+            raise error(str(exc)) from exc
 
     async def prepare_context(
         message: Annotated[str, Field(description="The user's first message.")],
@@ -64,9 +76,8 @@ def build_server(service: "ContextService", *, port: int = 8000) -> Any:
             Field(gt=0, description="Abandon a scout not done by then; the pack prepares."),
         ] = None,
     ) -> CallToolResult:
-        done = await anyio.to_thread.run_sync(
-            lambda: service.prepare(message, design=design, deadline_ms=deadline_ms),
-            limiter=limiter,
+        done = await work(
+            lambda: service.prepare(message, design=design, deadline_ms=deadline_ms), tool_error
         )
         # The wire names: both SDK lines read them.
         return CallToolResult.model_validate(
@@ -87,23 +98,23 @@ def build_server(service: "ContextService", *, port: int = 8000) -> Any:
         ] = "global",
         limit: Annotated[int, Field(ge=1, le=50, description="How many hits.")] = 5,
     ) -> dict[str, Any]:
-        return await anyio.to_thread.run_sync(
-            lambda: service.recall(query, namespace=namespace, limit=limit), limiter=limiter
+        return await work(
+            lambda: service.recall(query, namespace=namespace, limit=limit), tool_error
         )
 
     async def profile() -> str:
-        return await anyio.to_thread.run_sync(service.profile, limiter=limiter)
+        return await work(service.profile, resource_error)
 
     async def memory_note(namespace: str, key: str) -> str:
         # A URI template's values arrive percent-encoded ("%2F" for "/"): decoded first,
         # so "..%2F..%2Fetc" is seen, and refused, as the "../../etc" it means.
         names = unquote(namespace), unquote(key)
-        return await anyio.to_thread.run_sync(lambda: service.note(*names), limiter=limiter)
+        return await work(lambda: service.note(*names), resource_error)
 
     async def first_turn(
         message: Annotated[str, Field(description="The user's first message.")],
     ) -> str:
-        done = await anyio.to_thread.run_sync(lambda: service.prepare(message), limiter=limiter)
+        done = await work(lambda: service.prepare(message), tool_error)
         return done.first_turn()
 
     server.tool(

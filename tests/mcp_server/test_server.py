@@ -15,7 +15,8 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +28,33 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import McpError
-from mcp.shared.memory import create_connected_server_and_client_session
-from mcp.types import TextContent, TextResourceContents
 
 from supercontext_lab.harness import AGENT_CONTEXT_STATUS_HEADER
 from supercontext_lab.mcp_server import ContextService, build_server
 from supercontext_lab.testing import build_workspace
 
+# The two SDK lines differ in the client's in-process entry and the name of its error;
+# results are compared in their wire form (camelCase), which both lines share.
+try:
+    from mcp import Client, MCPError  # 2.x
+
+    def _memory_session(server: Any) -> Any:
+        return Client(server)
+
+    ProtocolError: type[Exception] = MCPError
+except ImportError:  # 1.x
+    from mcp.shared.exceptions import McpError
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    def _memory_session(server: Any) -> Any:
+        return create_connected_server_and_client_session(server)
+
+    ProtocolError = McpError
+
+MCP_MAJOR = int(version("mcp").split(".")[0])
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGE = "What is the travel cap of the grant renewal budget?"
 BIG = MESSAGE + " " + "the travel budget of the grant " * 33_000  # over 1 MB
-Session = Callable[[], Any]
 
 
 @pytest.fixture
@@ -50,14 +66,14 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def in_process(workspace: Path) -> AsyncIterator[ClientSession]:
+async def in_process(workspace: Path) -> AsyncIterator[Any]:
     server = build_server(ContextService(workspace, design="pack"))
-    async with create_connected_server_and_client_session(server) as session:
+    async with _memory_session(server) as session:
         yield session
 
 
 @asynccontextmanager
-async def over_stdio(workspace: Path) -> AsyncIterator[ClientSession]:
+async def over_stdio(workspace: Path) -> AsyncIterator[Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "supercontext_lab", "mcp", "--workspace", str(workspace), "--design", "pack"],
@@ -73,75 +89,73 @@ async def over_stdio(workspace: Path) -> AsyncIterator[ClientSession]:
             yield session
 
 
-def _text(result: Any) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
+def _wire(result: Any) -> dict[str, Any]:
+    """A result as the protocol carries it (camelCase keys, no unset fields)."""
+    data: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
 
 
-async def _exercise(session: ClientSession) -> None:
+async def _exercise(session: Any) -> None:
     """Everything the server offers, and its refusals, through one client session."""
-    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    tools = {tool["name"]: tool for tool in _wire(await session.list_tools())["tools"]}
     assert set(tools) == {"prepare_context", "recall"}
-    assert tools["prepare_context"].inputSchema["required"] == ["message"]
+    assert tools["prepare_context"]["inputSchema"]["required"] == ["message"]
 
-    done = await session.call_tool("prepare_context", {"message": MESSAGE})
-    assert not done.isError
-    assert _text(done).startswith("[context_bundle]")
-    assert "(memory: global/grant-budget)" in _text(done)
-    data = done.structuredContent
-    assert data is not None
-    assert (data["prepared"], data["prepared_by"], data["envelope"]) == (True, "pack", _text(done))
+    done = _wire(await session.call_tool("prepare_context", {"message": MESSAGE}))
+    assert not done.get("isError")
+    text = done["content"][0]["text"]
+    assert text.startswith("[context_bundle]")
+    assert "(memory: global/grant-budget)" in text
+    data = done["structuredContent"]
+    assert (data["prepared"], data["prepared_by"], data["envelope"]) == (True, "pack", text)
     assert "250k EUR" in data["bundle"]["summary"]
 
-    cold = await session.call_tool("prepare_context", {"message": "hi", "design": "pack"})
-    assert cold.structuredContent is not None
-    assert cold.structuredContent["reason"] == "context_free_greeting"
-    bad = await session.call_tool("prepare_context", {"message": MESSAGE, "design": "warm"})
-    assert bad.isError
+    cold = _wire(await session.call_tool("prepare_context", {"message": "hi"}))
+    assert cold["structuredContent"]["reason"] == "context_free_greeting"
+    bad = _wire(await session.call_tool("prepare_context", {"message": MESSAGE, "design": "x"}))
+    assert bad["isError"]
 
-    hits = await session.call_tool("recall", {"query": "grant budget travel", "limit": 2})
-    assert hits.structuredContent is not None
-    assert hits.structuredContent["hits"][0]["key"] == "grant-budget"
+    hits = _wire(await session.call_tool("recall", {"query": "grant budget travel", "limit": 2}))
+    assert hits["structuredContent"]["hits"][0]["key"] == "grant-budget"
 
-    profile = (await session.read_resource("supercontext://profile")).contents[0]
-    assert isinstance(profile, TextResourceContents)
-    assert profile.text.startswith("# Dr. Ada Test")
-    templates = (await session.list_resource_templates()).resourceTemplates
-    assert [t.uriTemplate for t in templates] == ["supercontext://memory/{namespace}/{key}"]
-    note = (await session.read_resource("supercontext://memory/global/grant-budget")).contents[0]
-    assert isinstance(note, TextResourceContents)
-    assert "capped at 250k EUR" in note.text
+    profile = _wire(await session.read_resource("supercontext://profile"))["contents"][0]
+    assert profile["text"].startswith("# Dr. Ada Test")
+    templates = _wire(await session.list_resource_templates())["resourceTemplates"]
+    assert [t["uriTemplate"] for t in templates] == ["supercontext://memory/{namespace}/{key}"]
+    uri = "supercontext://memory/global/grant-budget"
+    note = _wire(await session.read_resource(uri))["contents"][0]
+    assert "capped at 250k EUR" in note["text"]
 
-    for uri, why in [
-        ("supercontext://memory/global/..%2Fsourdough", "not a memory namespace or key"),
-        ("supercontext://memory/..%2F..%2Foutside/secret", "not a memory namespace or key"),
-        ("supercontext://memory/global/leak", "outside the workspace"),
-        # The client's URL parser resolves a bare "..": what arrives is memory/outside/secret.
-        ("supercontext://memory/global/../../outside/secret", "no note memory/outside/secret"),
+    unknown = "Unknown resource"  # the SDK itself found no resource for the URI
+    for uri, why_1x, why_2x in [
+        # An encoded separator: 1.x hands it over and the server decodes and refuses it;
+        # 2.x's template matching refuses it first.
+        ("supercontext://memory/global/..%2Fsourdough", "not a memory namespace", unknown),
+        ("supercontext://memory/..%2F..%2Foutside/secret", "not a memory namespace", unknown),
+        ("supercontext://memory/global/leak", "outside the workspace", "outside the workspace"),
+        # 1.x's client resolves a bare "..": what arrives is memory/outside/secret.
+        ("supercontext://memory/global/../../outside/secret", "no note memory/outside", unknown),
     ]:
-        with pytest.raises(McpError, match=why):
-            await session.read_resource(uri)  # type: ignore[arg-type]
+        with pytest.raises(ProtocolError, match=why_1x if MCP_MAJOR < 2 else why_2x):
+            await session.read_resource(uri)
 
-    prompt = await session.get_prompt("first_turn", {"message": MESSAGE})
-    sent = prompt.messages[0].content
-    assert isinstance(sent, TextContent)
-    assert sent.text.startswith(AGENT_CONTEXT_STATUS_HEADER)
-    assert sent.text.endswith("\n" + MESSAGE)
+    prompt = _wire(await session.get_prompt("first_turn", {"message": MESSAGE}))
+    sent = prompt["messages"][0]["content"]["text"]
+    assert sent.startswith(AGENT_CONTEXT_STATUS_HEADER)
+    assert sent.endswith("\n" + MESSAGE)
 
     started = time.perf_counter()
     big = await session.call_tool("prepare_context", {"message": BIG, "deadline_ms": 2000})
     assert time.perf_counter() - started < 20  # generous: the machine is shared
-    assert big.structuredContent is not None
-    assert big.structuredContent["read_chars"] == 8000
-    assert big.structuredContent["message_chars"] == len(BIG)
-    assert big.structuredContent["prepared"]
+    data = _wire(big)["structuredContent"]
+    assert (data["read_chars"], data["message_chars"]) == (8000, len(BIG))
+    assert data["prepared"]
 
     answers: dict[int, Any] = {}
 
     async def one(index: int) -> None:
-        answers[index] = await session.call_tool(
-            "prepare_context", {"message": f"{MESSAGE} (request {index})"}
+        answers[index] = _wire(
+            await session.call_tool("prepare_context", {"message": f"{MESSAGE} ({index})"})
         )
 
     async with anyio.create_task_group() as group:
@@ -149,8 +163,8 @@ async def _exercise(session: ClientSession) -> None:
             group.start_soon(one, index)
     assert sorted(answers) == list(range(8))
     for answer in answers.values():
-        assert not answer.isError
-        assert "(memory: global/grant-budget)" in _text(answer)
+        assert not answer.get("isError")
+        assert "(memory: global/grant-budget)" in answer["content"][0]["text"]
 
 
 def _run(client: Callable[[Path], Any], workspace: Path) -> None:
@@ -201,12 +215,13 @@ def test_over_streamable_http_on_loopback(workspace: Path) -> None:
     )
 
     async def call() -> Any:
-        async with (
-            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, _),
-            ClientSession(read, write) as session,
-        ):
+        # 1.x yields a third item (the session id), 2.x two streams.
+        async with AsyncExitStack() as stack:
+            url = f"http://127.0.0.1:{port}/mcp"
+            streams = await stack.enter_async_context(streamable_http_client(url))
+            session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
             await session.initialize()
-            return await session.call_tool("prepare_context", {"message": MESSAGE})
+            return _wire(await session.call_tool("prepare_context", {"message": MESSAGE}))
 
     try:
         _wait_for(port, server, 30.0)
@@ -214,4 +229,4 @@ def test_over_streamable_http_on_loopback(workspace: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
-    assert "(memory: global/grant-budget)" in _text(done)
+    assert "(memory: global/grant-budget)" in done["content"][0]["text"]
