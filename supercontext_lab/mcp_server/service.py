@@ -46,6 +46,7 @@ from ..sources.demo import open_workspace
 from ..sources.memory.files import MAX_FILE_BYTES, ROOT_NAMESPACE
 from ..sources.workspace import Workspace
 from ..tools import build_scout_registry
+from .opened import OpenedWorkspaces
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
@@ -157,14 +158,15 @@ class ContextService:
         definition: AgentDefinition | None = None,
     ) -> None:
         self.root: Path = open_workspace(root).root
+        self._opened = OpenedWorkspaces(self.root)
         self.definition = definition or default_agent_definition()
         self.design = design
         self.deadline_ms = deadline_ms
         self._thread(self.workspace(), design, deadline_ms)  # a bad [preflight] fails now
 
     def workspace(self) -> Workspace:
-        """The workspace, opened anew (see the module docstring)."""
-        return Workspace(self.root)
+        """The workspace as it is now, for this thread alone (see the module docstring)."""
+        return self._opened.get()
 
     def _thread(
         self, workspace: Workspace, design: str | None, deadline_ms: float | None
