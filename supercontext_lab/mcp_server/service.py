@@ -1,9 +1,9 @@
 """What the MCP server answers, with no MCP in it: the pre-flight, recall and the notes.
 
-:class:`ContextService` is bound to one workspace folder. Each request opens the folder
-anew, as a new thread does (a note written since the last request is seen, and no cached
-part of a workspace is shared between requests running at once), and goes through the
-harness's own pieces:
+:class:`ContextService` is bound to one workspace folder. Each request reads it as it is
+now (a note written since the last request is seen) through a workspace no request
+running at the same time uses (:class:`~.opened.OpenedWorkspaces`: one per worker thread,
+opened anew when the folder changed), and goes through the harness's own pieces:
 
 * :meth:`ContextService.prepare` is a thread's first turn without the orchestrator: the
   gate (:meth:`~supercontext_lab.harness.Thread.skip_reason`: the flag, then the message),
