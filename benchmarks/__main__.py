@@ -6,7 +6,8 @@
 designs end to end, and ``python -m benchmarks structures [--model ID] [--no-write]``, the
 shipped datasets and the structures set by layout on the offline scout, and ``python -m
 benchmarks semantic [--notes N]``, semantic recall's cost on a 3,000-note workspace (the
-``semantic`` extra).
+``semantic`` extra), and ``python -m benchmarks mcp [--repeats N]``, the MCP server's
+``prepare_context`` over stdio measured by the SDK's client (the ``mcp`` extra).
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
 
         with isolated_lab_home():
             return semantic.main(given[1:], log=lambda m: print(m, file=sys.stderr))
+    if given[:1] == ["mcp"]:
+        from . import mcp_server
+        from .runner import isolated_lab_home
+
+        with isolated_lab_home():
+            return mcp_server.main(given[1:], log=lambda m: print(m, file=sys.stderr))
     if given[:1] == ["realmodel"]:
         from . import realmodel
         from .runner import REPO_ROOT, isolated_lab_home

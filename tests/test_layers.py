@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine: scout", ("scout",)),
     ("engine: harness", ("harness",)),
     ("evaluation, test doubles", ("eval", "testing")),
+    ("integrations: MCP server", ("mcp_server",)),
     ("front ends: command line, lab", ("cli", "lab")),
     ("entry point", ("__main__",)),
 )

@@ -4,8 +4,8 @@
 Each command lives in a module of its own, which adds its parser (``add_<name>_parser``)
 and its handler: ``bundle check`` (:mod:`.bundle`), ``demo`` (:mod:`.demo`), ``scout``
 (:mod:`.scout`), ``config`` (:mod:`.config`), ``eval`` (:mod:`.eval`), ``memory``
-(:mod:`.memory`), ``workspace check`` (:mod:`.workspace`) and ``cache build``
-(:mod:`.preflight`).
+(:mod:`.memory`), ``workspace check`` (:mod:`.workspace`), ``cache build``
+(:mod:`.preflight`) and ``mcp`` (:mod:`.mcp`).
 
 Exit codes: 0 success, 1 the job ran but produced no valid result (for example a model
 output that would be rejected), 2 bad input (one line on stderr, nothing on stdout, no
@@ -40,6 +40,7 @@ def _build_parser() -> Parser:
 
     # Imported here so that importing this module stays light (the handler imports the rest).
     from .eval import add_eval_parser
+    from .mcp import add_mcp_parser
     from .memory import add_memory_parser
     from .preflight import add_cache_parser
     from .workspace import add_workspace_parser
@@ -48,6 +49,7 @@ def _build_parser() -> Parser:
     add_memory_parser(sub)
     add_workspace_parser(sub)
     add_cache_parser(sub)
+    add_mcp_parser(sub)
     return parser
 
 

@@ -33,7 +33,17 @@ def test_help_names_every_command_and_version_names_the_program() -> None:
     out = run_cli("--help")
     assert out.returncode == 0, out.stderr
     commands = out.stdout.split("{", 1)[1].split("}", 1)[0].split(",")
-    assert commands == ["bundle", "demo", "scout", "config", "eval", "memory", "workspace", "cache"]
+    assert commands == [
+        "bundle",
+        "demo",
+        "scout",
+        "config",
+        "eval",
+        "memory",
+        "workspace",
+        "cache",
+        "mcp",
+    ]
     version = run_cli("--version")
     assert version.returncode == 0
     assert version.stdout.startswith("supercontext-lab ")
