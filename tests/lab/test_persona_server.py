@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from supercontext_lab.conversations.formats.jupyter_chat import parse_jupyter_chat
+from supercontext_lab.conversations.reading import decode_export, load_json, read_bytes
 from supercontext_lab.models.routing import ORCHESTRATOR_HINT
 from supercontext_lab.routes import ModelRoute, set_model_route
 from supercontext_lab.testing import OpenAITestServer, ScriptedResponse
@@ -117,9 +119,13 @@ def chat(run: Run, jp_ws_fetch: Any) -> ChatClient:
     return client
 
 
-def test_the_first_message_gets_a_bundle_then_a_reply(run: Run, chat: ChatClient) -> None:
+def test_the_first_message_gets_a_bundle_then_a_reply(
+    run: Run, chat: ChatClient, workspace: Path
+) -> None:
     run(chat.send(FIRST))
     said = run(chat.until(2))
+    # The chat file is the archive: the persona's turn is not stored in the workspace too.
+    assert not (workspace / ".supercontext" / "conversations.sqlite3").exists()
     assert said[0].startswith("**Pre-flight**")
     assert "by the lab manager" in said[0] and "workspace workspace" in said[0]
     assert "offline orchestrator" in said[1]
@@ -127,13 +133,18 @@ def test_the_first_message_gets_a_bundle_then_a_reply(run: Run, chat: ChatClient
     assert any(status.startswith("is ") and status != "is typing..." for status in chat.writing)
 
 
-def test_a_second_message_gets_no_preflight(run: Run, chat: ChatClient) -> None:
+def test_a_second_message_gets_no_preflight(run: Run, chat: ChatClient, jp_root_dir: Path) -> None:
     run(chat.send(FIRST))
     run(chat.until(2))
     run(chat.send("And who reviews it?"))
     said = run(chat.until(3))
     assert not said[2].startswith("**Pre-flight**")
     assert sum(body.startswith("**Pre-flight**") for body in said) == 1
+    # The chat file, as the .chat import reads it: the persona speaks as the assistant.
+    path = jp_root_dir / "persona-test.chat"
+    data = load_json(decode_export(read_bytes(path)), str(path))
+    turns = parse_jupyter_chat(data, str(path), "persona-test").conversations[0].turns
+    assert [t.role for t in turns] == ["user", "assistant", "assistant", "user", "assistant"]
 
 
 def test_preflight_off_for_the_chat_answers_without_a_bundle(run: Run, chat: ChatClient) -> None:
