@@ -37,6 +37,7 @@ __all__ = [
     "failure_markdown",
     "history_of",
     "parse_command",
+    "plain_lines",
     "skip_note",
 ]
 
@@ -221,3 +222,9 @@ def failure_markdown(what: str, problem: str) -> str:
     """A failure as a chat message: ``what`` failed, ``problem`` (masked, one line)."""
     text = one_line(Secrets.in_use().masked(problem), 600)
     return f"**{md_inline(what)}**: {md_inline(text)}"
+
+
+def plain_lines(text: str) -> str:
+    """Plain text (the offline stand-in's reply) with its line breaks kept in Markdown:
+    each newline becomes a hard break. Works piece by piece on a stream."""
+    return text.replace("\n", "  \n")

@@ -42,6 +42,7 @@ from ..errors import SupercontextError
 from ..harness import Thread
 from ..harness.progress import Progress, RunProgress
 from ..harness.turn import TurnResult
+from ..models.offline import OfflineOrchestratorModel
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from .chat_turn import (
@@ -53,6 +54,7 @@ from .chat_turn import (
     failure_markdown,
     history_of,
     parse_command,
+    plain_lines,
     skip_note,
 )
 from .shown import workspace_name
@@ -241,9 +243,15 @@ class SupercontextPersona(BasePersona):  # type: ignore[misc]
             )
             with RunProgress(lambda progress: put("status", progress)) as progress:
                 progress.turn_of(thread, body)
+                try:
+                    # The offline stand-in writes plain lines; a model writes Markdown.
+                    plain = isinstance(thread.orchestrator_model, OfflineOrchestratorModel)
+                except SupercontextError:
+                    plain = False  # the turn reports the broken route itself
+                shown = plain_lines if plain else str
                 result = thread.send(
                     body,
-                    on_text=lambda text: put("text", text),
+                    on_text=lambda text: put("text", shown(text)),
                     on_step=progress.on_step,
                     on_prepared=lambda prepared: put("prepared", prepared),
                 )

@@ -27,6 +27,7 @@ from supercontext_lab.lab.chat_turn import (
     failure_markdown,
     history_of,
     parse_command,
+    plain_lines,
     skip_note,
 )
 from supercontext_lab.models.routing import ORCHESTRATOR_HINT
@@ -160,6 +161,12 @@ def test_untrusted_text_in_the_bundle_message_opens_nothing() -> None:
     # The text is still there, as text.
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "[click me](javascript:alert(1))" in html
+
+
+def test_the_offline_stand_ins_plain_lines_stay_lines_in_the_chat() -> None:
+    reply = "Goal: x\nWhat I already know:\n  • a fact"
+    assert _html(plain_lines(reply)).count("<br />") == 2
+    assert _html(reply).count("<br />") == 0
 
 
 def test_a_turn_without_a_bundle_has_no_bundle_message() -> None:
