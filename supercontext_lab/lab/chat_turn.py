@@ -14,7 +14,7 @@ before they are escaped, as everywhere a failure is shown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -154,7 +154,7 @@ def history_of(lines: Sequence[ChatLine]) -> ChatHistory:
     return history
 
 
-def _fact_lines(bundle: ContextBundle) -> tuple[list[str], str | None]:
+def _fact_lines(bundle: ContextBundle, esc: Callable[[str], str]) -> tuple[list[str], str | None]:
     facts: list[str] = []
     missing: str | None = None
     for line in bundle.summary_lines:
@@ -162,7 +162,7 @@ def _fact_lines(bundle: ContextBundle) -> tuple[list[str], str | None]:
         if not line.bullet and text.lower().startswith("missing:"):
             missing = text.split(":", 1)[1].strip().rstrip(".") or None
         elif text:
-            facts.append(f"- {md_inline(text)}")
+            facts.append(f"- {esc(text)}")
     return facts, missing
 
 
@@ -171,38 +171,46 @@ def bundle_markdown(result: TurnResult, workspace: str) -> str | None:
 
     Goal, the cited facts as a list, the recommended tools and skills, and whether the
     pre-flight found enough, with what is missing. ``workspace`` names the folder read.
+    A configured key quoted by a note is masked: the pack quotes notes without a model
+    boundary in between.
     """
     bundle = result.bundle
     if bundle is None:
         return None
+    secrets = Secrets.in_use()
+
+    def esc(text: str) -> str:
+        # Masked before it is escaped: escaping would hide the key from the mask.
+        return md_inline(secrets.masked(text))
+
     design = result.prepared_by or result.design
     # The turn's timings are written after the reply; the run's own time is known now.
     took = result.scout.elapsed_ms if result.scout is not None else None
-    header = f"**Pre-flight** ({md_inline(design)}"
+    header = f"**Pre-flight** ({esc(design)}"
     header += f", {took:.0f} ms)" if took is not None else ")"
-    out = [f"{header} · workspace {md_inline(workspace)}", ""]
-    goal = md_inline(bundle.proposed_goal) if bundle.proposed_goal else "*none*"
+    out = [f"{header} · workspace {esc(workspace)}", ""]
+    goal = esc(bundle.proposed_goal) if bundle.proposed_goal else "*none*"
     out += [f"**Goal:** {goal}", ""]
-    facts, missing = _fact_lines(bundle)
+    facts, missing = _fact_lines(bundle, esc)
     out += ["**Facts**", "", *(facts or ["*none*"]), ""]
     tools = [
-        f"- **{md_inline(call.tool)}**" + (f" — {md_inline(call.why)}" if call.why else "")
+        f"- **{esc(call.tool)}**" + (f" — {esc(call.why)}" if call.why else "")
         for call in bundle.recommended_tool_calls
     ]
     out += ["**Recommended tools**", "", *(tools or ["*none*"]), ""]
     skills = [
-        f"- **{md_inline(skill.skill)}** ({_INSTALLED[skill.installed]})"
-        + (f" — {md_inline(skill.why)}" if skill.why else "")
+        f"- **{esc(skill.skill)}** ({_INSTALLED[skill.installed]})"
+        + (f" — {esc(skill.why)}" if skill.why else "")
         for skill in bundle.recommended_skills
     ]
     out += ["**Recommended skills**", "", *(skills or ["*none*"]), ""]
     enough = {True: "yes", False: "no", None: "unknown"}[bundle.has_enough_context]
     line = f"**Enough context:** {enough}"
     if missing:
-        line += f" — missing: {md_inline(missing)}"
+        line += f" — missing: {esc(missing)}"
     out.append(line)
     if result.preflight_note:
-        out += ["", f"*{md_inline(result.preflight_note)}*"]
+        out += ["", f"*{esc(result.preflight_note)}*"]
     return "\n".join(out)
 
 

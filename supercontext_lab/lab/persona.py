@@ -101,6 +101,8 @@ class SupercontextPersona(BasePersona):  # type: ignore[misc]
         help="Run the pre-flight on a chat's first message (a chat's /preflight overrides).",
     )
 
+    _stop: asyncio.Event | None = None
+
     @property
     def defaults(self) -> PersonaDefaults:
         return PersonaDefaults(
@@ -112,6 +114,13 @@ class SupercontextPersona(BasePersona):  # type: ignore[misc]
             avatar_path=str(_AVATAR),
             system_prompt="unused: the lab's orchestrator prompt is used",
         )
+
+    async def cancel_response(self) -> None:
+        """The chat's stop button: the reply stops streaming at once. The model call
+        already under way ends in its worker, unread (a synchronous call cannot be
+        interrupted), so the persona is free for the next message."""
+        if self._stop is not None:
+            self._stop.set()
 
     async def prepare(self) -> None:
         self.report_slash_commands(
@@ -263,6 +272,7 @@ class SupercontextPersona(BasePersona):  # type: ignore[misc]
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[Event] = asyncio.Queue()
         streaming = False
+        stop = self._stop = asyncio.Event()
 
         def put(kind: str, value: Any) -> None:
             loop.call_soon_threadsafe(events.put_nowait, (kind, value))
@@ -271,7 +281,12 @@ class SupercontextPersona(BasePersona):  # type: ignore[misc]
             # Status updates come until the reply streams; stream_message owns the
             # indicator from then on.
             while True:
-                kind, value = await events.get()
+                if stop.is_set():
+                    return "stopped", None
+                try:
+                    kind, value = await asyncio.wait_for(events.get(), 0.2)
+                except asyncio.TimeoutError:
+                    continue
                 if kind != "status":
                     return kind, value
                 if not streaming and isinstance(value, Progress):
@@ -306,8 +321,11 @@ class SupercontextPersona(BasePersona):  # type: ignore[misc]
 
         streaming = True
         await self.stream_message(reply())
-        await worker
         kind, value = outcome[-1] if outcome else ("error", RuntimeError("no outcome"))
+        if kind == "stopped":
+            self.send_message("*Stopped.*")
+            return
+        await worker
         if kind == "error":
             what = (
                 "The lab's configuration stopped the turn"

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
 
+from supercontext_lab._markdown import md_inline
 from supercontext_lab.bundle import parse_context_bundle
 from supercontext_lab.gate import ColdStartReason
 from supercontext_lab.harness import Thread
@@ -30,6 +32,7 @@ from supercontext_lab.lab.chat_turn import (
     plain_lines,
     skip_note,
 )
+from supercontext_lab.models.boundary import SECRET_MARKER
 from supercontext_lab.models.routing import ORCHESTRATOR_HINT
 from supercontext_lab.routes import ModelRoute, set_model_route
 
@@ -201,6 +204,11 @@ def test_a_failure_message_masks_the_configured_key(monkeypatch: pytest.MonkeyPa
     shown = failure_markdown("The model route failed", f"401: bad key {key} <b>x</b>")
     assert key not in shown
     assert "<b>" not in _html(shown)
+    # A note that quotes the key: the pack has no model boundary to remove it.
+    quoted = HOSTILE.replace("really", key)
+    bundle = bundle_markdown(_result(quoted), "ws")
+    assert bundle is not None and md_inline(SECRET_MARKER) in bundle
+    assert key not in bundle and md_inline(key) not in bundle
 
 
 def test_the_thread_hands_the_prepared_turn_over_before_the_orchestrator(tmp_path: Path) -> None:
@@ -311,3 +319,34 @@ def test_the_workspace_is_the_setting_else_the_chats_when_it_holds_one(tmp_path:
     assert Here(chat=YChat()).resolve_workspace().root.name == "demo-workspace"
     (chat_root / "PROFILE.md").write_text("# Profile\n", "utf-8")
     assert Here(chat=YChat()).resolve_workspace().root == chat_root
+
+
+@pytest.mark.usefixtures("jupyter_ai")
+def test_the_stop_button_ends_a_slow_reply_at_once(tmp_path: Path) -> None:
+    from jupyterlab_chat.models import NewMessage
+    from jupyterlab_chat.ychat import YChat
+
+    from supercontext_lab.testing import OpenAITestServer, ScriptedResponse
+
+    chat = YChat()
+    persona = _persona(chat, workspace=str(persona_workspace(tmp_path / "ws")))
+    with OpenAITestServer([ScriptedResponse.reply("too late", delay_s=4)]) as server:
+        set_model_route(
+            ORCHESTRATOR_HINT, ModelRoute(kind="openai", base_url=server.base_url, model="m")
+        )
+
+        async def scenario() -> float:
+            message_id = chat.add_message(NewMessage(body=FIRST, sender="someone"))
+            turn = asyncio.create_task(persona.process_message(chat.get_message(message_id)))
+            while not bodies(chat.get_messages(), PERSONA_ID):
+                await asyncio.sleep(0.05)
+            stopped = time.perf_counter()
+            await persona.cancel_response()
+            await turn
+            return time.perf_counter() - stopped
+
+        took = asyncio.run(scenario())
+    said = bodies(chat.get_messages(), PERSONA_ID)
+    assert said[0].startswith("**Pre-flight**")
+    assert said[-1] == "*Stopped.*" and "too late" not in "".join(said)
+    assert took < 2.0
