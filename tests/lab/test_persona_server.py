@@ -43,6 +43,8 @@ def jp_server_config(workspace: Path) -> dict[str, Any]:
                 "jupyterlab_chat": True,
                 "jupyter_ai_router": True,
                 "jupyter_ai_persona_manager": True,
+                # Its HTTP server would take port 3001, shared by every test server.
+                "jupyter_server_mcp": False,
             }
         },
         # Only the persona under test answers; jupyter-ai's own default is not installed.
