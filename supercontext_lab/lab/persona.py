@@ -26,6 +26,7 @@ queue, the only place the chat is touched. Every failure ends in a chat message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -275,7 +276,9 @@ class SupercontextPersona(BasePersona):  # type: ignore[misc]
         stop = self._stop = asyncio.Event()
 
         def put(kind: str, value: Any) -> None:
-            loop.call_soon_threadsafe(events.put_nowait, (kind, value))
+            # A closed loop: a stopped turn's worker has no one left to tell.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(events.put_nowait, (kind, value))
 
         async def next_event() -> Event:
             # Status updates come until the reply streams; stream_message owns the

@@ -296,8 +296,36 @@ def test_an_unreadable_history_is_read_from_the_chat_file_else_said(tmp_path: Pa
     chat_file.write_text("{not json", "utf-8")
     history = persona.read_history(current)
     assert history.transcript == [] and history.unreadable == "KeyError: \"'sender'\""
-    # Whether the chat is new is unknown then: no pre-flight, and the chat is told why.
-    assert persona.preflight_enabled(history) is None
+
+
+@pytest.mark.usefixtures("jupyter_ai")
+def test_a_chat_whose_history_cannot_be_read_is_answered_without_a_preflight(
+    tmp_path: Path,
+) -> None:
+    from jupyterlab_chat.ychat import YChat
+
+    from supercontext_lab.lab.persona import SupercontextPersona
+
+    class Unreadable(YChat):  # type: ignore[misc]
+        broken = True
+
+        def get_messages(self) -> Any:
+            if self.broken:
+                raise KeyError("'sender'")
+            return super().get_messages()
+
+    class NoFile(SupercontextPersona):
+        def get_chat_path(self, relative: bool = False) -> str:
+            return str(tmp_path / "missing.chat")
+
+    chat = Unreadable()
+    persona = NoFile(chat=chat, workspace=str(persona_workspace(tmp_path / "ws")))
+    _send(chat, persona, FIRST)
+    chat.broken = False
+    said = bodies(chat.get_messages(), persona.id)
+    assert said[0].startswith("**The chat") and "KeyError" in said[0]
+    # Whether the chat is new is unknown, so no bundle: the reply comes straight away.
+    assert len(said) == 2 and "offline orchestrator" in said[1]
 
 
 @pytest.mark.usefixtures("jupyter_ai")
