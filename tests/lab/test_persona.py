@@ -378,3 +378,29 @@ def test_the_stop_button_ends_a_slow_reply_at_once(tmp_path: Path) -> None:
     assert said[0].startswith("**Pre-flight**")
     assert said[-1] == "*Stopped.*" and "too late" not in "".join(said)
     assert took < 2.0
+
+
+@pytest.mark.usefixtures("jupyter_ai")
+def test_a_later_message_reaches_the_route_with_the_chats_history(tmp_path: Path) -> None:
+    from jupyterlab_chat.ychat import YChat
+
+    from supercontext_lab.models.offline import OfflineOrchestratorModel
+    from supercontext_lab.testing import OpenAITestServer
+
+    chat = YChat()
+    persona = _persona(chat, workspace=str(persona_workspace(tmp_path / "ws")))
+    with OpenAITestServer(model=OfflineOrchestratorModel()) as server:
+        set_model_route(
+            ORCHESTRATOR_HINT, ModelRoute(kind="openai", base_url=server.base_url, model="m")
+        )
+        _send(chat, persona, FIRST)
+        _send(chat, persona, "And who reviews it?")
+        sent = [r.json["messages"] for r in server.requests if r.path.endswith("/completions")]
+    first, second = sent[0], sent[-1]
+    assert [m["role"] for m in first] == ["system", "user"]
+    assert "## Prepared context (super context)" in first[-1]["content"]
+    roles = [m["role"] for m in second]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert second[1]["content"] == FIRST
+    assert second[2]["content"].startswith("**Pre-flight**")
+    assert second[3]["content"] == "And who reviews it?"
