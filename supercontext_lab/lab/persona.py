@@ -1,7 +1,8 @@
 """The pre-flight in Jupyter AI: a persona for jupyterlab-chat (the ``jupyter-ai`` extra).
 
-``@``-mention *SuperContext* in a chat and the first message of the chat is prepared the
-way :meth:`Thread.send <supercontext_lab.harness.Thread.send>` prepares a first turn (the
+Address *SuperContext* in a chat (jupyter-ai 3.2's persona picker under the input stamps
+``metadata.to_persona`` on the message) and the chat's first message is prepared the way
+:meth:`Thread.send <supercontext_lab.harness.Thread.send>` prepares a first turn (the
 same gate, designs, deadline and fallbacks; this module runs a :class:`Thread`, it writes
 no pre-flight of its own). The bundle is posted as one message, then the orchestrator's
 reply is streamed through the lab's configured route (offline unless config.toml names
