@@ -6,8 +6,10 @@
 designs end to end, and ``python -m benchmarks structures [--model ID] [--no-write]``, the
 shipped datasets and the structures set by layout on the offline scout, and ``python -m
 benchmarks semantic [--notes N]``, semantic recall's cost on a 3,000-note workspace (the
-``semantic`` extra), and ``python -m benchmarks mcp [--repeats N]``, the MCP server's
-``prepare_context`` over stdio measured by the SDK's client (the ``mcp`` extra).
+``semantic`` extra), ``python -m benchmarks mcp [--repeats N]``, the MCP server's
+``prepare_context`` over stdio measured by the SDK's client (the ``mcp`` extra), and
+``python -m benchmarks persona [--repeats N]``, what the Jupyter AI persona adds before its
+reply starts (the ``jupyter-ai`` extra).
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
 
         with isolated_lab_home():
             return mcp_server.main(given[1:], log=lambda m: print(m, file=sys.stderr))
+    if given[:1] == ["persona"]:
+        from . import persona
+        from .runner import isolated_lab_home
+
+        with isolated_lab_home():
+            return persona.main(given[1:], log=lambda m: print(m, file=sys.stderr))
     if given[:1] == ["realmodel"]:
         from . import realmodel
         from .runner import REPO_ROOT, isolated_lab_home

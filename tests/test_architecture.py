@@ -16,7 +16,16 @@ import pytest
 import supercontext_lab
 from supercontext_lab import errors
 
-JUPYTER_MODULES = ("IPython", "ipywidgets", "ipykernel", "jupyter_server", "tornado", "traitlets")
+JUPYTER_MODULES = (
+    "IPython",
+    "ipywidgets",
+    "ipykernel",
+    "jupyter_server",
+    "tornado",
+    "traitlets",
+    "jupyter_ai_persona_manager",
+    "jupyterlab_chat",
+)
 
 SPEC_NAMES = [
     "extract_context_bundle",

@@ -300,9 +300,16 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+BINDER_EXTRAS = ("jupyter-ai",)
+"""The extras Binder installs beside the runtime (the persona in the demo's chat panel)."""
+
+
 def _runtime_requirements() -> dict[str, Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    return {_canonical(req.name): req for req in map(Requirement, project["dependencies"])}
+    texts = list(project["dependencies"])
+    for extra in BINDER_EXTRAS:
+        texts += project["optional-dependencies"][extra]
+    return {_canonical(req.name): req for req in map(Requirement, texts)}
 
 
 def _binder_pins() -> dict[str, Requirement]:
@@ -350,7 +357,8 @@ def test_binder_post_build_installs_the_package() -> None:
         for line in (BINDER / "postBuild").read_text("utf-8").splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     ]
-    assert "pip install --no-cache-dir -e ." in commands
+    extras = ",".join(BINDER_EXTRAS)
+    assert f'pip install --no-cache-dir -e ".[{extras}]"' in commands
 
 
 def test_binder_start_ends_by_running_the_server() -> None:

@@ -251,8 +251,13 @@ class Thread:
         *,
         on_text: Callable[[str], None] | None = None,
         on_step: Callable[[TraceStep], None] | None = None,
+        on_prepared: Callable[[TurnResult], None] | None = None,
     ) -> TurnResult:
-        """Run one turn: prepare on a genuinely new first turn, then call the orchestrator."""
+        """Run one turn: prepare on a genuinely new first turn, then call the orchestrator.
+
+        ``on_prepared`` is handed the turn once its preparation is decided (the bundle, or
+        why there is none) and before the orchestrator is asked: a chat front end shows
+        the bundle there, ahead of the streamed reply."""
         started = time.perf_counter()
         # The first turn of this Thread object; a resumed transcript with an assistant
         # message is then reported as prior conversation by the gate.
@@ -267,6 +272,8 @@ class Thread:
         )
         self._prepare(message, first_turn, result, on_step)
         prepared_at = time.perf_counter()
+        if on_prepared is not None:
+            on_prepared(result)
         call_orchestrator(
             result,
             workspace=self.workspace,
