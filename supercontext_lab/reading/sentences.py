@@ -242,10 +242,12 @@ def _ends(chunks: list[str], index: int, core: str, before: int, dots: int, open
     kind = abbreviation_kind(stem)
     if _number_follows(chunks, index) and (
         kind is Kind.NUMBER
+        or kind is Kind.ENDING
         or (kind is None and stem.isalpha() and len(stem) <= _SHORT_ABBREVIATION)
     ):
         # A short word with a full stop before a number is an abbreviation the table may
-        # not know, a field's own: "Sect. 4.2", "Rm. 4", "Ref. No. 12", "Tues. 03/09".
+        # not know, a field's own: "Sect. 4.2", "Rm. 4", "Ref. No. 12", "Tues. 03/09"; and
+        # one that may close a sentence goes on before a number ("Dept. 14").
         return False
     if kind is None:
         if len(stem) != 1 or not stem.isupper():

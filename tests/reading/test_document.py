@@ -170,6 +170,8 @@ def test_an_identifier_finds_its_own_line_only() -> None:
         "See Ref. No. 12 for the full protocol.",
         "Compare the earlier result, cf. 3 weeks ago.",
         "The review is on Tues. 03/09 at noon.",
+        "The hearing is in Dept. 14, at 8:30.",
+        "Judge Castellanos sits in Dept. 14.",
     ],
 )
 def test_an_abbreviation_the_table_does_not_know_does_not_cut(sentence: str) -> None:
