@@ -7,7 +7,8 @@
 ``import`` stores each conversation of a chat export (id, title, date, turns) under the
 workspace's ``.supercontext/`` and indexes its turns in the memory tree's
 ``conversations`` namespace; the user's notes are never written. Importing the same file
-again changes nothing; a file that cannot be read is one line on stderr, exit 2, and
+again changes nothing; a conversation that takes the place of a different one stored
+under the same id is said on a ``replaced:`` line; a file that cannot be read is one line on stderr, exit 2, and
 nothing of it is imported. ``list --conversations`` lists them, newest first (``list``
 alone counts the memory's documents by namespace); ``forget`` removes one. Everything
 printed from a file goes through :func:`~.common.emit`, so control characters in a title
@@ -107,6 +108,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
         emit_json({"workspace": str(workspace.root), **report.to_dict()})
         return 0
     emit(f"imported: {report.summary()}")
+    for line in report.replacements:
+        emit(f"replaced: {line}")
     for line in report.skipped:
         emit(f"skipped: {line}")
     emit(f"workspace: {workspace.root}")

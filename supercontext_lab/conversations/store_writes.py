@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._erasure import truncate_log
+from .._text import one_line, visible
 from ..sources.memory import MemoryTree
 from .records import Conversation, Turn
 from .store_file import NAMESPACE, StoreFile, doc_prefix, turn_documents, turn_key
@@ -33,7 +34,12 @@ __all__ = ["ImportReport", "StoreWrites"]
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What one import did, counted in conversations (and turns indexed)."""
+    """What one import did, counted in conversations (and turns indexed).
+
+    ``updated`` conversations grew or changed after their opening; ``replaced`` ones
+    took the place of a different conversation stored under the same id (another
+    opening: another person's chat, or one whose first turn was edited), and
+    ``replacements`` says so, one line each, naming what was there before."""
 
     format: str
     added: tuple[str, ...] = ()
@@ -41,19 +47,23 @@ class ImportReport:
     unchanged: tuple[str, ...] = ()
     turns_indexed: int = 0
     skipped: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    replacements: tuple[str, ...] = ()
 
     @property
     def conversations(self) -> int:
-        return len(self.added) + len(self.updated) + len(self.unchanged)
+        return len(self.added) + len(self.updated) + len(self.replaced) + len(self.unchanged)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": self.format,
             "added": list(self.added),
             "updated": list(self.updated),
+            "replaced": list(self.replaced),
             "unchanged": list(self.unchanged),
             "turns_indexed": self.turns_indexed,
             "skipped": list(self.skipped),
+            "replacements": list(self.replacements),
         }
 
     def summary(self) -> str:
@@ -63,6 +73,7 @@ class ImportReport:
             for names, label in (
                 (self.added, "added"),
                 (self.updated, "updated"),
+                (self.replaced, "replaced"),
                 (self.unchanged, "unchanged"),
             )
             if names
@@ -98,6 +109,8 @@ class StoreWrites(StoreFile):
         """
         added: list[str] = []
         updated: list[str] = []
+        replaced: list[str] = []
+        replacements: list[str] = []
         unchanged: list[str] = []
         documents: list[dict[str, Any]] = []
         stale: list[tuple[str, str]] = []
@@ -113,10 +126,13 @@ class StoreWrites(StoreFile):
                     unchanged.append(conversation.id)
                     continue
                 doc = old[0] if old is not None else doc_prefix(conversation.id)
+                other = None if old is None else self._other(conn, conversation)
                 self._write(conn, doc, conversation, stamp)
                 documents.extend(turn_documents(doc, conversation))
+                if other is not None:
+                    replacements.append(other)
                 if old is not None:
-                    updated.append(conversation.id)
+                    (updated if other is None else replaced).append(conversation.id)
                     stale.extend(
                         (NAMESPACE, turn_key(doc, p))
                         for p in range(len(conversation.turns), old[2])
@@ -133,6 +149,26 @@ class StoreWrites(StoreFile):
             unchanged=tuple(unchanged),
             turns_indexed=len(documents),
             skipped=tuple(skipped),
+            replaced=tuple(replaced),
+            replacements=tuple(replacements),
+        )
+
+    @staticmethod
+    def _other(conn: sqlite3.Connection, conversation: Conversation) -> str | None:
+        """Why the stored conversation under ``conversation``'s id is another one (its
+        opening turn differs), in one line; ``None`` when the new one continues it."""
+        row = conn.execute(
+            "SELECT c.title, c.source, t.role, t.content FROM conversations c LEFT JOIN turns t "
+            "ON t.conversation = c.id AND t.position = 0 WHERE c.id = ?",
+            (conversation.id,),
+        ).fetchone()
+        first = conversation.turns[0] if conversation.turns else None
+        if row is None or (first is not None and (row[2], row[3]) == (first.role, first.content)):
+            return None
+        return (
+            f"{conversation.id} took the place of a different conversation stored under the "
+            f"same id ({row[1]}, {visible(one_line(str(row[0]), 60))!r}, which began "
+            "otherwise); that one is gone from this workspace"
         )
 
     @staticmethod

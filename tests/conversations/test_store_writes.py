@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from supercontext_lab.conversations import NAMESPACE, forget_conversation, open_store, store_for
+from supercontext_lab.conversations import (
+    NAMESPACE,
+    Conversation,
+    Turn,
+    forget_conversation,
+    open_store,
+    store_for,
+)
 from supercontext_lab.errors import MemoryIndexError
 from supercontext_lab.sources.memory import MemoryTree, rows
 from supercontext_lab.sources.memory import tree as tree_module
@@ -148,3 +155,28 @@ def test_forget_conversation_erases_the_lab_homes_cached_replies(
         assert forget_conversation("c1", ws) is True
         assert model.key_for(quoting) not in cache
         assert model.key_for(other) in cache
+
+
+# -- a different conversation under a stored id ------------------------------------------
+
+
+def test_a_different_conversation_under_a_stored_id_is_reported_as_replaced(
+    workspace: Path,
+) -> None:
+    ws = Workspace(workspace)
+    store = store_for(ws, create=True)
+    assert store is not None
+    store.import_conversations([poster_conversation("c1")], ws.memory)
+    grown = store.import_conversations(
+        [poster_conversation("c1", "And the frame?")], ws.memory, format="test"
+    )
+    assert grown.updated == ("c1",) and grown.replaced == () and grown.replacements == ()
+    other = Conversation("c1", "Boat", None, (Turn("user", "Is the boat free in May?"),), "test")
+    report = store.import_conversations([other], ws.memory, format="test")
+    assert report.replaced == ("c1",) and report.updated == ()
+    (line,) = report.replacements
+    assert line.startswith("c1 took the place of a different conversation")
+    assert "'Poster'" in line
+    assert report.summary() == "1 conversation from test (1 replaced), 1 turns indexed"
+    assert report.to_dict()["replaced"] == ["c1"]
+    assert [t.content for t in store.turns("c1")] == ["Is the boat free in May?"]
