@@ -129,3 +129,35 @@ def test_ids_are_kept_when_safe_and_rewritten_apart_when_not() -> None:
 )
 def test_times_are_read_as_iso_8601(value: object, expected: str | None) -> None:
     assert iso_time(value) == expected
+
+
+def test_json_values_are_split_where_each_closes() -> None:
+    from supercontext_lab.conversations.reading import json_values
+
+    pretty = '{\n "a": "}{"\n}\n\n[\n 1\n]\n{"b": "\\"]"}'
+    assert json_values(pretty, "f") == [
+        ("line 1", {"a": "}{"}),
+        ("line 5", [1]),
+        ("line 8", {"b": '"]'}),
+    ]
+    assert json_values('{"a": 1}\n{"b": 2}\n', "f") == [("line 1", {"a": 1}), ("line 2", {"b": 2})]
+    assert json_values('\n [1, {"x": 2}]\n', "f") == [("line 2", [1, {"x": 2}])]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1}\n{"b":\n', "f: line 2 is not valid JSON"),
+        ('{"a": 1}\n7\n', None),
+        ('{"a": "never closed', "f: the file is not valid JSON"),
+    ],
+)
+def test_json_values_name_the_value_that_is_wrong(text: str, message: str | None) -> None:
+    from supercontext_lab.conversations.reading import json_values
+    from supercontext_lab.errors import ConversationImportError
+
+    if message is None:
+        assert json_values(text, "f") == [("line 1", {"a": 1}), ("line 2", 7)]
+        return
+    with pytest.raises(ConversationImportError, match=message):
+        json_values(text, "f")
