@@ -76,8 +76,10 @@ def _indexed(root: Path) -> int:
 
 @pytest.mark.parametrize("kill_at", [1, 100, 2000])
 def test_a_killed_update_import_leaves_no_stale_turn(tmp_path: Path, kill_at: int) -> None:
-    """An update import from 3,000 turns to 10, killed with SIGKILL at the 1st, 100th or
-    2,000th index delete, then run again: the index holds the 10 turns, the store agrees"""
+    """An update import (3,000 turns to 10) killed mid-delete, then rerun: no stale turn
+
+    Killed with SIGKILL at the 1st, 100th or 2,000th delete of the index; the rerun leaves
+    the index holding the 10 turns the store holds, and the run after it is unchanged."""
     root = build_workspace(tmp_path / "ws", {"memory/global/note.md": "A note.\n"})
     export = write(tmp_path / "chat.jsonl", _conversation(3000, "old"))
     done = run_cli("memory", "import", str(export), "--workspace", str(root), timeout=300)
@@ -144,8 +146,10 @@ def _import(export: Path, root: Path) -> dict[str, object]:
 def test_another_persons_export_of_the_same_name_replaces_nothing(
     tmp_path: Path, layout: str
 ) -> None:
-    """Two people's conversations.json, their conversations carrying no id, imported one
-    after the other: both kept, nothing updated or replaced; the first again: unchanged"""
+    """Two people's conversations.json without conversation ids: both kept, none replaced
+
+    Imported one after the other into one workspace: nothing updated or replaced; the
+    first imported again is unchanged."""
     root = build_workspace(tmp_path / "ws", {"memory/global/note.md": "A note.\n"})
     exports = []
     for person in ("Alice", "Bob"):
@@ -169,8 +173,10 @@ def test_another_persons_export_of_the_same_name_replaces_nothing(
 
 
 def test_a_different_conversation_under_the_same_id_is_said_out_loud(tmp_path: Path) -> None:
-    """Bob's export holding a conversation under the id of Alice's: the import says on a
-    "replaced:" line, in the JSON and in the Python result, which one it replaced"""
+    """Another conversation under a stored id: said on a replaced: line and in the result
+
+    Bob's export holds a conversation under the id of Alice's; the grown original is an
+    update, not a replacement."""
     from supercontext_lab.conversations import import_conversations
 
     root = build_workspace(tmp_path / "ws", {"memory/global/note.md": "A note.\n"})
@@ -233,8 +239,9 @@ _LAYOUTS = {
 def test_openai_messages_in_any_json_layout_are_imported(
     tmp_path: Path, layout: str, fmt: str
 ) -> None:
-    """OpenAI messages one object each, spread over lines, on one line or in an array,
-    with --format auto and openai-jsonl: exit 0, conversation a with 2 turns, b with 1"""
+    """OpenAI messages over lines, on one line or in an array: imported and grouped
+
+    With --format auto and openai-jsonl: exit 0, conversation a with 2 turns, b with 1."""
     root = build_workspace(tmp_path / "ws", {"memory/global/note.md": "A note.\n"})
     export = write(tmp_path / "chats.json", _LAYOUTS[layout])
     done = run_cli(
@@ -266,8 +273,9 @@ def test_openai_messages_in_any_json_layout_are_imported(
 def test_what_the_format_does_not_say_is_still_refused(
     tmp_path: Path, text: str, needle: str
 ) -> None:
-    """Objects joined by commas, a bare number, an unclosed object, an object that is no
-    message: exit 2, one line naming where, nothing imported"""
+    """Comma-joined objects, a bare number, an unclosed object, no role: still refused
+
+    Exit 2 with one line naming where, and nothing imported."""
     root = build_workspace(tmp_path / "ws", {"memory/global/note.md": "A note.\n"})
     export = write(tmp_path / "chats.json", text)
     for fmt in ("auto", "openai-jsonl"):
@@ -278,8 +286,7 @@ def test_what_the_format_does_not_say_is_still_refused(
 
 
 def test_splitting_objects_stays_linear(tmp_path: Path) -> None:
-    """50,000 pretty-printed messages, and an unclosed string of 400,000 escaped quotes
-    after an object: read (or refused) within seconds"""
+    """50,000 pretty-printed messages; 400,000 escaped quotes unclosed: split linearly"""
     from supercontext_lab.conversations import parse_export
     from supercontext_lab.errors import ConversationImportError
 

@@ -76,9 +76,10 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("session", ["closed", "open"])
 def test_forget_leaves_no_byte_of_the_conversation(tmp_path: Path, session: str) -> None:
-    """A password said in a chat, recalled by an evaluation, then forgotten (no session
-    open, or one holding the index and the store open): in no file of .supercontext/ or
-    the lab home"""
+    """A password in a chat, cached by an eval, forgotten (a session open or not): in no file
+
+    No file of .supercontext/ or the lab home holds it, in any letter case; a session
+    holding the index and the store open keeps both write-ahead logs in place."""
     root, home = _prepare(tmp_path)
     index = root / INDEX_DIR
     before = _holding(SECRET, index, home)
