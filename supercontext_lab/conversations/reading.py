@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -165,20 +165,30 @@ def load_json(text: str, source: str, what: str = "the file") -> Any:
         ) from None
 
 
-def json_values(text: str, source: str) -> list[tuple[str, Any]]:
+def json_values(text: str, source: str) -> Iterator[tuple[str, Any]]:
     """Every JSON value of ``text`` in order, each with where it starts (``line 3``): one
     document, one object a line (JSON Lines), or objects written one after another over
-    as many lines as they like (pretty-printed). Each is parsed bounded (:func:`load_json`).
+    as many lines as they like (pretty-printed). Each is parsed bounded (:func:`load_json`)
+    when it is reached, so a caller that refuses one reads no further.
 
-    Parsed in one pass: the whole text when it is one document, each line when every line
-    is one object, otherwise split where each top-level value closes (:func:`_spans`)."""
+    Values after the first must be objects (only the OpenAI format is written so, one
+    object a message or a conversation); anything else is refused where it is. Parsed in
+    one pass: each line when every line is one object, otherwise split where each
+    top-level value closes (:func:`_spans`)."""
     lines = [(number, raw) for number, raw in enumerate(text.split("\n"), 1) if raw.strip()]
     if len(lines) > 1 and all(_one_object(raw) for _, raw in lines):
-        return [(f"line {n}", load_json(raw, source, f"line {n}")) for n, raw in lines]
-    spans = list(_spans(text))
-    if len(spans) == 1:
-        return [(spans[0][0], load_json(spans[0][1], source))]
-    return [(where, load_json(part, source, where)) for where, part in spans]
+        spans: Iterable[tuple[str, str]] = ((f"line {n}", raw) for n, raw in lines)
+    else:
+        spans = _spans(text)
+    first = ""  # where the first value is, while it is not an object
+    for count, (where, part) in enumerate(spans, 1):
+        value = load_json(part, source, where)
+        if count == 1 and not isinstance(value, dict):
+            first = where
+        elif count > 1 and (first or not isinstance(value, dict)):
+            shown = first or where
+            raise import_error(source, f"{shown}: must be a JSON object, one of several")
+        yield where, value
 
 
 def _one_object(line: str) -> bool:

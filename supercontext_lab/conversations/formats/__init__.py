@@ -15,6 +15,7 @@ they are (``conversation 3``, ``line 12``) and raise
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -90,13 +91,21 @@ def parse_export(
         return parse_openai_values(json_values(unmarked, source), source, name)
     try:
         data = load_json(stripped, source)
-    except ConversationImportError:
-        # Objects one after another (pretty-printed messages) are no one document, and
-        # only the OpenAI format is written that way.
-        values = json_values(unmarked, source) if format == "auto" else []
-        if len(values) < 2:
+    except ConversationImportError as exc:
+        if format != "auto":
             raise
-        return parse_openai_values(values, source, name)
+        # Objects one after another (pretty-printed messages) are no one document, and
+        # only the OpenAI format is written that way; a file whose first value does not
+        # parse either keeps the error of the whole.
+        values = json_values(unmarked, source)
+        try:
+            head = next(values)
+        except ConversationImportError:
+            raise exc from None
+        second = next(values, None)
+        if second is None:
+            raise
+        return parse_openai_values(itertools.chain((head, second), values), source, name)
     chosen = detect_format(data) if format == "auto" else format
     if chosen is None:
         raise import_error(

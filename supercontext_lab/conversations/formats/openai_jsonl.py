@@ -15,6 +15,7 @@ LongMemEval's sessions are lists of such messages, so its parser reads them with
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -120,9 +121,14 @@ def parse_openai(data: Any, source: str, name: str) -> ParsedExport:
     return _read_items(((f"item {i}", item) for i, item in enumerate(items, 1)), collector, name)
 
 
-def parse_openai_values(values: Sequence[tuple[str, Any]], source: str, name: str) -> ParsedExport:
-    """OpenAI chat messages as the JSON values of a file (:func:`~..reading.json_values`):
-    one document, read by :func:`parse_openai`, or objects one after another."""
-    if len(values) == 1 and not isinstance(values[0][1], Mapping):
-        return parse_openai(values[0][1], source, name)
-    return _read_items(values, Collector(source, "openai-jsonl"), name)
+def parse_openai_values(values: Iterable[tuple[str, Any]], source: str, name: str) -> ParsedExport:
+    """OpenAI chat messages as the JSON values of a file (:func:`~..reading.json_values`,
+    read as they come): one document, read by :func:`parse_openai`, or objects one after
+    another."""
+    found = iter(values)
+    head = next(found, None)
+    second = next(found, None)
+    if head is not None and second is None and not isinstance(head[1], Mapping):
+        return parse_openai(head[1], source, name)
+    items = itertools.chain([head] if head else [], [second] if second else [], found)
+    return _read_items(items, Collector(source, "openai-jsonl"), name)
