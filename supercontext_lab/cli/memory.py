@@ -7,9 +7,12 @@
 ``import`` stores each conversation of a chat export (id, title, date, turns) under the
 workspace's ``.supercontext/`` and indexes its turns in the memory tree's
 ``conversations`` namespace; the user's notes are never written. Importing the same file
-again changes nothing; a file that cannot be read is one line on stderr, exit 2, and
-nothing of it is imported. ``list --conversations`` lists them, newest first (``list``
-alone counts the memory's documents by namespace); ``forget`` removes one. Everything
+again changes nothing; a conversation that takes the place of a different one stored
+under the same id is said on a ``replaced:`` line; a file that cannot be read is one
+line on stderr, exit 2, and nothing of it is imported. ``list --conversations`` lists
+them, newest first (``list`` alone counts the memory's documents by namespace);
+``forget`` erases one (see :func:`~supercontext_lab.conversations.forget_conversation`).
+Everything
 printed from a file goes through :func:`~.common.emit`, so control characters in a title
 never reach the terminal.
 """
@@ -43,9 +46,11 @@ def add_memory_parser(sub: Any) -> argparse.ArgumentParser:
         "one is stored under .supercontext/ (id, title, date, turns) and its turns indexed "
         "in the memory's 'conversations' namespace, where the scout recalls them and a "
         "bundle cites them as (transcript: <id>). Formats: ChatGPT's conversations.json, a "
-        "jupyterlab-chat .chat file, OpenAI chat messages (JSONL: one conversation or one "
-        "message with a conversation_id a line), LongMemEval's JSON, a thread saved by the "
-        "lab. Importing the same file again changes nothing. Exit 0 when imported, 2 for "
+        "jupyterlab-chat .chat file, OpenAI chat messages (one conversation, or one message "
+        "with a conversation_id, an object: a line each, spread over lines or in a list), "
+        "LongMemEval's JSON, a thread saved by the lab. Importing the same file again "
+        "changes nothing; a conversation replacing a different one under the same id is "
+        "said on a 'replaced:' line. Exit 0 when imported, 2 for "
         "bad input (nothing is imported then).",
     )
     importer.add_argument("file", help="the export file")
@@ -74,9 +79,11 @@ def add_memory_parser(sub: Any) -> argparse.ArgumentParser:
     forget = inner.add_parser(
         "forget",
         help="remove one past conversation",
-        description="Remove the past conversation ID from the workspace: from the store "
-        "under .supercontext/ and from the memory index. Exit 0 when it was removed, 1 "
-        "when the workspace holds no conversation ID.",
+        description="Remove the past conversation ID from the workspace and erase it: "
+        "from the store under .supercontext/ and the memory index, with no byte of it left "
+        "in their files, and from the lab home's cached model replies and evaluation "
+        "results built from it. Exit 0 when it was removed, 1 when the workspace holds no "
+        "conversation ID (the caches are erased either way).",
     )
     forget.add_argument("--conversation", required=True, metavar="ID", help="its id")
     forget.add_argument("--workspace", help="a workspace folder (default: the shipped demo)")
@@ -107,6 +114,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
         emit_json({"workspace": str(workspace.root), **report.to_dict()})
         return 0
     emit(f"imported: {report.summary()}")
+    for line in report.replacements:
+        emit(f"replaced: {line}")
     for line in report.skipped:
         emit(f"skipped: {line}")
     emit(f"workspace: {workspace.root}")

@@ -22,8 +22,12 @@ Nothing here imports Jupyter.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from importlib import resources
 
+from .._erasure import conversation_tag
+from .._sqlite import erase_tagged
+from ..models.cache import default_cache_path
 from ..sources.workspace import Workspace
 from .archive import ARCHIVE_SETTING, archive_enabled, archive_turn
 from .formats import parse_export, read_export
@@ -62,6 +66,7 @@ __all__ = [
     "archive_turn",
     "conversation_id",
     "demo_chat_export_path",
+    "erase_cached",
     "forget_conversation",
     "import_conversations",
     "list_conversations",
@@ -117,8 +122,25 @@ def list_conversations(workspace: Workspace | str | os.PathLike[str]) -> list[Co
 
 
 def forget_conversation(conversation: str, workspace: Workspace | str | os.PathLike[str]) -> bool:
-    """Remove the past conversation ``conversation`` (its id) from ``workspace``: from the
-    store and from the memory index. Whether it was there."""
+    """Remove the past conversation ``conversation`` (its id) from ``workspace`` and erase
+    it: from the store and the memory index, with no byte of it left in their files, and
+    from the caches of the lab home (the model replies and evaluation results built from
+    it). Whether the workspace held it.
+
+    The caches are erased even when it did not, so that forgetting again finishes what an
+    interrupted forget left. Raises :class:`~supercontext_lab.errors.CacheError` when a
+    cache cannot be written (the workspace's copy is gone then; run it again)."""
     target = _workspace(workspace)
     store = store_for(target)
-    return store is not None and store.forget(conversation, target.memory)
+    removed = store is not None and store.forget(conversation, target.memory)
+    erase_cached([conversation_tag(conversation)])
+    return removed
+
+
+def erase_cached(tags: Sequence[str]) -> int:
+    """Erase what the caches of the lab home (every store file in the response cache's
+    folder) hold of the conversations ``tags``; returns how many entries went."""
+    folder = default_cache_path().parent
+    if not folder.is_dir() or folder.is_symlink():
+        return 0
+    return sum(erase_tagged(path, tags) for path in sorted(folder.glob("*.sqlite3")))

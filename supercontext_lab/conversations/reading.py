@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -40,6 +41,7 @@ __all__ = [
     "decode_export",
     "detect_format",
     "import_error",
+    "json_values",
     "load_json",
     "looks_jsonl",
     "read_bytes",
@@ -161,6 +163,67 @@ def load_json(text: str, source: str, what: str = "the file") -> Any:
         raise import_error(
             source, f"{what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         ) from None
+
+
+def json_values(text: str, source: str) -> Iterator[tuple[str, Any]]:
+    """Every JSON value of ``text`` in order, each with where it starts (``line 3``): one
+    document, one object a line (JSON Lines), or objects written one after another over
+    as many lines as they like (pretty-printed). Each is parsed bounded (:func:`load_json`)
+    when it is reached, so a caller that refuses one reads no further.
+
+    Values after the first must be objects (only the OpenAI format is written so, one
+    object a message or a conversation); anything else is refused where it is. Parsed in
+    one pass: each line when every line is one object, otherwise split where each
+    top-level value closes (:func:`_spans`)."""
+    lines = [(number, raw) for number, raw in enumerate(text.split("\n"), 1) if raw.strip()]
+    if len(lines) > 1 and all(_one_object(raw) for _, raw in lines):
+        spans: Iterable[tuple[str, str]] = ((f"line {n}", raw) for n, raw in lines)
+    else:
+        spans = _spans(text)
+    first = ""  # where the first value is, while it is not an object
+    for count, (where, part) in enumerate(spans, 1):
+        value = load_json(part, source, where)
+        if count == 1 and not isinstance(value, dict):
+            first = where
+        elif count > 1 and (first or not isinstance(value, dict)):
+            shown = first or where
+            raise import_error(source, f"{shown}: must be a JSON object, one of several")
+        yield where, value
+
+
+def _one_object(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith("{") and stripped.endswith("}")
+
+
+# A string (its closing quote optional, so that an unclosed one never makes the pattern
+# backtrack), a bracket, or a run of anything else (numbers, literals, commas, colons).
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\]]|[^\s"{}\[\]]+')
+
+
+def _spans(text: str) -> Iterator[tuple[str, str]]:
+    """``(where, text)`` of each top-level value of ``text``: from where it starts to the
+    bracket that closes it (to the end of the text when none does, which the JSON parser
+    then names). Linear: each character is read by one token."""
+    depth = 0
+    start = 0
+    line = 1
+    counted = 0
+    for token in _TOKEN.finditer(text):
+        first = token.group()[0]
+        if depth == 0:
+            start = token.start()
+            line += text.count("\n", counted, start)
+            counted = start
+        if first in "{[":
+            depth += 1
+        elif first in "}]":
+            depth -= 1
+        if depth <= 0:
+            depth = 0
+            yield f"line {line}", text[start : token.end()]
+    if depth > 0:
+        yield f"line {line}", text[start:]
 
 
 def looks_jsonl(text: str) -> bool:

@@ -191,6 +191,11 @@ def resolve_hits(
             continue
         position = where[1]
         found = stored.get((info.id, position))
+        if found is None and position >= info.turns:
+            # A turn the conversation no longer has (an update killed before it took
+            # the dropped turns out, by a version that did that after its commit).
+            gone.append(hit.key)
+            continue
         if found is None or found.content != hit.content:
             changed.add(info.id)
             continue

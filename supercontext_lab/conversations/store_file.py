@@ -23,13 +23,13 @@ and no read or write can reach the file without the lock.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .._erasure import SECURE_DELETE, conversation_tag
 from ..errors import ConversationStoreError
 from ..sources.memory import INDEX_DIR
 from .records import Conversation
@@ -78,7 +78,8 @@ _EXPECTED_OBJECTS = {
 def doc_prefix(conversation_id: str) -> str:
     """The key prefix of a conversation's turns in the memory index: one opaque word
     (``c`` and 12 hex digits), so that no search word matches it."""
-    return "c" + hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:12]
+    # The tag by which forgetting finds what was built from the conversation (_erasure).
+    return conversation_tag(conversation_id)
 
 
 def turn_key(doc: str, position: int) -> str:
@@ -169,6 +170,8 @@ class StoreFile:
             raise self._refuse(str(exc)) from exc
         try:
             conn.execute("PRAGMA trusted_schema=OFF")
+            # Deleted turns are overwritten, not left in free space (forgetting erases).
+            conn.execute(SECURE_DELETE)
             conn.execute("PRAGMA journal_mode=WAL").fetchone()
             conn.execute("PRAGMA synchronous=NORMAL")
             if fresh or self._empty(conn):

@@ -2,23 +2,29 @@
 forgetting a conversation, each with the turns' documents in the memory index.
 
 Writes are atomic: an import is one transaction of the store, committed only after the
-index took the turns (one transaction of the memory tree); when indexing fails the store
-is rolled back and nothing is imported. Re-importing a conversation whose content did not
-change writes nothing; a changed one replaces the old, turn for turn. Taking documents
-out of the index is the one step done after the commit, and done on a best-effort basis:
-recall serves no document the store does not hold.
+index took the turns (one transaction of the memory tree, which also takes out the turns
+a shorter conversation no longer has); when indexing fails, or the process is killed, the
+store is rolled back and nothing is imported. A kill between the two commits leaves the
+index ahead of the store, which the next import writes again (the store still holds the
+old digest) and recall never serves. Re-importing a conversation whose content did not
+change writes nothing; a changed one replaces the old, turn for turn.
+
+Forgetting erases: the turns leave the index with their search terms (see
+:meth:`~supercontext_lab.sources.memory.MemoryTree.erase`) before the store lets them go,
+the store's deleted rows are overwritten (``secure_delete``) and both files' write-ahead
+logs are truncated, so no byte of the conversation stays in either file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MemoryIndexError
+from .._erasure import truncate_log
+from .._text import one_line, visible
 from ..sources.memory import MemoryTree
 from .records import Conversation, Turn
 from .store_file import NAMESPACE, StoreFile, doc_prefix, turn_documents, turn_key
@@ -28,7 +34,12 @@ __all__ = ["ImportReport", "StoreWrites"]
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What one import did, counted in conversations (and turns indexed)."""
+    """What one import did, counted in conversations (and turns indexed).
+
+    ``updated`` conversations grew or changed after their opening; ``replaced`` ones
+    took the place of a different conversation stored under the same id (another
+    opening: another person's chat, or one whose first turn was edited), and
+    ``replacements`` says so, one line each, naming what was there before."""
 
     format: str
     added: tuple[str, ...] = ()
@@ -36,19 +47,23 @@ class ImportReport:
     unchanged: tuple[str, ...] = ()
     turns_indexed: int = 0
     skipped: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    replacements: tuple[str, ...] = ()
 
     @property
     def conversations(self) -> int:
-        return len(self.added) + len(self.updated) + len(self.unchanged)
+        return len(self.added) + len(self.updated) + len(self.replaced) + len(self.unchanged)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": self.format,
             "added": list(self.added),
             "updated": list(self.updated),
+            "replaced": list(self.replaced),
             "unchanged": list(self.unchanged),
             "turns_indexed": self.turns_indexed,
             "skipped": list(self.skipped),
+            "replacements": list(self.replacements),
         }
 
     def summary(self) -> str:
@@ -58,6 +73,7 @@ class ImportReport:
             for names, label in (
                 (self.added, "added"),
                 (self.updated, "updated"),
+                (self.replaced, "replaced"),
                 (self.unchanged, "unchanged"),
             )
             if names
@@ -93,9 +109,11 @@ class StoreWrites(StoreFile):
         """
         added: list[str] = []
         updated: list[str] = []
+        replaced: list[str] = []
+        replacements: list[str] = []
         unchanged: list[str] = []
         documents: list[dict[str, Any]] = []
-        stale: list[str] = []
+        stale: list[tuple[str, str]] = []
         with self._writing() as conn:
             known = {
                 row[0]: (row[1], row[2], row[3])
@@ -108,16 +126,22 @@ class StoreWrites(StoreFile):
                     unchanged.append(conversation.id)
                     continue
                 doc = old[0] if old is not None else doc_prefix(conversation.id)
+                other = None if old is None else self._other(conn, conversation)
                 self._write(conn, doc, conversation, stamp)
                 documents.extend(turn_documents(doc, conversation))
+                if other is not None:
+                    replacements.append(other)
                 if old is not None:
-                    updated.append(conversation.id)
-                    stale.extend(turn_key(doc, p) for p in range(len(conversation.turns), old[2]))
+                    (updated if other is None else replaced).append(conversation.id)
+                    stale.extend(
+                        (NAMESPACE, turn_key(doc, p))
+                        for p in range(len(conversation.turns), old[2])
+                    )
                 else:
                     added.append(conversation.id)
-            if documents:
-                memory.add_many(documents)
-        self._delete_documents(memory, stale)
+            # The turns a shorter conversation no longer has leave the index in the same
+            # transaction as the new ones come in: a kill cannot leave them behind.
+            memory.add_many(documents, remove=stale)
         return ImportReport(
             format=format,
             added=tuple(added),
@@ -125,6 +149,26 @@ class StoreWrites(StoreFile):
             unchanged=tuple(unchanged),
             turns_indexed=len(documents),
             skipped=tuple(skipped),
+            replaced=tuple(replaced),
+            replacements=tuple(replacements),
+        )
+
+    @staticmethod
+    def _other(conn: sqlite3.Connection, conversation: Conversation) -> str | None:
+        """Why the stored conversation under ``conversation``'s id is another one (its
+        opening turn differs), in one line; ``None`` when the new one continues it."""
+        row = conn.execute(
+            "SELECT c.title, c.source, t.role, t.content FROM conversations c LEFT JOIN turns t "
+            "ON t.conversation = c.id AND t.position = 0 WHERE c.id = ?",
+            (conversation.id,),
+        ).fetchone()
+        first = conversation.turns[0] if conversation.turns else None
+        if row is None or (first is not None and (row[2], row[3]) == (first.role, first.content)):
+            return None
+        return (
+            f"{conversation.id} took the place of a different conversation stored under the "
+            f"same id ({row[1]}, {visible(one_line(str(row[0]), 60))!r}, which began "
+            "otherwise); that one is gone from this workspace"
         )
 
     @staticmethod
@@ -215,8 +259,8 @@ class StoreWrites(StoreFile):
             yield Turn(role, content, time)
 
     def forget(self, conversation_id: str, memory: MemoryTree) -> bool:
-        """Remove the conversation and its turns from the store and the index; whether
-        it was there."""
+        """Remove the conversation and its turns from the store and the index, leaving no
+        byte of them in either file; whether it was there."""
         with self._writing() as conn:
             row = conn.execute(
                 "SELECT doc, turns FROM conversations WHERE id = ?", (conversation_id,)
@@ -225,13 +269,9 @@ class StoreWrites(StoreFile):
                 return False
             conn.execute("DELETE FROM turns WHERE conversation = ?", (conversation_id,))
             conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
-        self._delete_documents(memory, [turn_key(row[0], p) for p in range(row[1])])
+            # Inside the store's transaction: when erasing from the index fails (or the
+            # process is killed), the store keeps the conversation and forget can run again.
+            memory.erase(NAMESPACE, [turn_key(row[0], p) for p in range(row[1])])
+        with self._lock:
+            truncate_log(self._conn, self._path)
         return True
-
-    @staticmethod
-    def _delete_documents(memory: MemoryTree, keys: Sequence[str]) -> None:
-        # Best effort: a document left behind is never served (recall checks every hit
-        # against the store) and is removed when a search meets it.
-        for key in keys:
-            with contextlib.suppress(MemoryIndexError):
-                memory.delete(NAMESPACE, key)

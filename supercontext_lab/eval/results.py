@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._bounded import json_loads
+from .._erasure import tags_in
 from .._hashing import canonical_json
 from .._sqlite import SqliteStore
 from .._text import escape_undecodable
@@ -80,10 +81,15 @@ class ResultStore(SqliteStore):
 
     def put(self, key: str, record: Mapping[str, Any], *, label: str = "") -> None:
         """Store a case result (JSON-ready) under ``key``; ``label`` says what it is, for
-        anyone reading the file."""
-        self.write(
+        anyone reading the file. It is tagged with the past conversations it quotes (what
+        the run gathered holds their turns' keys), so forgetting one erases it."""
+        text = canonical_json(dict(record))
+        self.write_tagged(
             "INSERT OR REPLACE INTO case_results(key, label, result, created) VALUES (?, ?, ?, ?)",
-            (key, label, canonical_json(dict(record)), time.time()),
+            (key, label, text, time.time()),
+            table="case_results",
+            key=key,
+            tags=tags_in([text]),
         )
 
     def __len__(self) -> int:

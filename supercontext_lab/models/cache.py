@@ -26,11 +26,12 @@ import functools
 import inspect
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from .._bounded import json_loads
+from .._erasure import tags_in
 from .._hashing import canonical_json, digest_files, fingerprint, package_revision
 from .._sqlite import SqliteStore
 from .._text import strip_userinfo
@@ -178,12 +179,26 @@ class ResponseCache(SqliteStore):
         except ValueError as exc:
             raise self.damaged(key, exc) from exc
 
-    def put(self, key: str, reply: ModelReply, *, model: str, base_url: str) -> None:
-        """Store ``reply`` under ``key`` (replacing an older entry)."""
-        self.write(
+    def put(
+        self,
+        key: str,
+        reply: ModelReply,
+        *,
+        model: str,
+        base_url: str,
+        tags: Iterable[str] = (),
+    ) -> None:
+        """Store ``reply`` under ``key`` (replacing an older entry), tagged with the past
+        conversations it was built from (``tags``, see :mod:`supercontext_lab._erasure`)
+        besides those its own text quotes, so that forgetting one erases it."""
+        text = reply_to_json(reply)
+        self.write_tagged(
             "INSERT OR REPLACE INTO responses(key, model, base_url, reply, created) "
             "VALUES (?, ?, ?, ?, ?)",
-            (key, model, strip_userinfo(base_url), reply_to_json(reply), time.time()),
+            (key, model, strip_userinfo(base_url), text, time.time()),
+            table="responses",
+            key=key,
+            tags={*tags, *tags_in([text])},
         )
 
     def __len__(self) -> int:
@@ -354,7 +369,10 @@ class CachedModel:
                 f"{self.cache.path}; record it first with the cache in readwrite mode."
             )
         reply = ask()
-        self.cache.put(key, reply, model=self.inner.name, base_url=self.base_url)
+        # The reply was built from whatever the request quoted: a past conversation's
+        # turns among them, which forgetting that conversation must erase from here too.
+        quoted = tags_in(message.content for message in messages)
+        self.cache.put(key, reply, model=self.inner.name, base_url=self.base_url, tags=quoted)
         with self._count_lock:
             self.writes += 1
         return reply

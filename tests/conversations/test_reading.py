@@ -129,3 +129,56 @@ def test_ids_are_kept_when_safe_and_rewritten_apart_when_not() -> None:
 )
 def test_times_are_read_as_iso_8601(value: object, expected: str | None) -> None:
     assert iso_time(value) == expected
+
+
+def test_json_values_are_split_where_each_closes() -> None:
+    from supercontext_lab.conversations.reading import json_values
+
+    pretty = '{\n "a": "}{"\n}\n\n{\n "c": [1]\n}\n{"b": "\\"]"}'
+    assert list(json_values(pretty, "f")) == [
+        ("line 1", {"a": "}{"}),
+        ("line 5", {"c": [1]}),
+        ("line 8", {"b": '"]'}),
+    ]
+    lines = list(json_values('{"a": 1}\n{"b": 2}\n', "f"))
+    assert lines == [("line 1", {"a": 1}), ("line 2", {"b": 2})]
+    assert list(json_values('\n [1, {"x": 2}]\n', "f")) == [("line 2", [1, {"x": 2}])]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1}\n{"b":\n', "f: line 2 is not valid JSON"),
+        ('{"a": 1}\n7\n', "f: line 2: must be a JSON object"),
+        ("[1]\n{}", "f: line 1: must be a JSON object"),
+        ('{"a": "never closed', "f: line 1 is not valid JSON"),
+    ],
+    ids=["unclosed", "a number after an object", "a list before one", "an unclosed string"],
+)
+def test_json_values_name_the_value_that_is_wrong(text: str, message: str) -> None:
+    from supercontext_lab.conversations.reading import json_values
+    from supercontext_lab.errors import ConversationImportError
+
+    with pytest.raises(ConversationImportError, match=message):
+        list(json_values(text, "f"))
+
+
+def test_json_values_stop_at_the_first_value_refused() -> None:
+    """What follows a refused value is never parsed: a file of a million numbers costs
+    one error, not a million values."""
+    from supercontext_lab.conversations import reading as module
+    from supercontext_lab.errors import ConversationImportError
+
+    parsed: list[str] = []
+    real = module.load_json
+
+    def counting(text: str, source: str, what: str = "the file") -> object:
+        parsed.append(what)
+        return real(text, source, what)
+
+    values = module.json_values('{"a": 1}\n' + "7\n" * 1_000_000, "f")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "load_json", counting)
+        with pytest.raises(ConversationImportError, match="line 2: must be a JSON object"):
+            list(values)
+    assert parsed == ["line 1", "line 2"]

@@ -67,6 +67,21 @@ def test_a_hit_the_store_does_not_hold_is_never_served(workspace: Path) -> None:
     assert ws.memory.recall(NAMESPACE, "forever") == []
 
 
+def test_a_turn_past_the_end_of_its_conversation_is_taken_out_when_met(workspace: Path) -> None:
+    """What a killed update left behind (the turns a shorter conversation dropped) is
+    never served, and leaves the index the first time a search meets it."""
+    ws = Workspace(workspace)
+    store = store_for(ws, create=True)
+    assert store is not None
+    store.import_conversations([poster_conversation()], ws.memory)
+    stale = turn_key(doc_prefix("c1"), 7)
+    ws.memory.add(NAMESPACE, stale, "Jonas prints the orange poster twice.", "transcript")
+    assert ws.memory.count(NAMESPACE) == 3
+    assert all("orange" not in str(hit["content"]) for hit in _recall(ws, "orange poster twice"))
+    assert ws.memory.count(NAMESPACE) == 2
+    assert ws.memory.recall(NAMESPACE, "orange twice") == []
+
+
 def test_a_users_own_note_in_the_conversations_namespace_stays_a_note(workspace: Path) -> None:
     folder = workspace / "memory" / "conversations"
     folder.mkdir()

@@ -368,3 +368,25 @@ def test_processes_share_one_file(tmp_path: Path) -> None:
     with ResponseCache(path) as cache:
         assert len(cache) == 4 * 60
         assert cache.get("3-59") is not None
+
+
+def test_a_reply_built_from_a_past_conversation_is_erased_with_it(tmp_path: Path) -> None:
+    """The request quoted a turn (its key in a tool result): the reply is tagged with its
+    conversation and erased when that is forgotten; a reply quoting none stays."""
+    from supercontext_lab._erasure import conversation_tag
+    from supercontext_lab._sqlite import erase_tagged
+    from supercontext_lab.conversations.store_file import turn_key
+
+    tag = conversation_tag("vault-chat")
+    quoting = (
+        *MESSAGES,
+        Message(role="tool", content=f'{{"key": "{turn_key(tag, 1)}", "content": "hunter2"}}'),
+    )
+    cache = _cache(tmp_path)
+    model = CachedModel(ScriptedModel(["The password is hunter2.", "unrelated"]), cache=cache)
+    model.complete(quoting)
+    model.complete(MESSAGES)
+    assert len(cache) == 2
+    assert erase_tagged(cache.path, [tag]) == 1
+    assert model.key_for(quoting) not in cache
+    assert model.key_for(MESSAGES) in cache

@@ -501,3 +501,20 @@ def test_the_package_revision_changes_with_the_code(monkeypatch: pytest.MonkeyPa
     assert len(package_revision()) == 64
     monkeypatch.setattr("supercontext_lab.eval.keys.package_revision", lambda: "edited code")
     assert case_result_key(**BASE_KEY) != key
+
+
+def test_a_result_quoting_a_past_conversation_is_erased_with_it(tmp_path: Path) -> None:
+    """What the run gathered held a turn's key: the result is tagged with its
+    conversation, so forgetting it erases the result; another result stays."""
+    from supercontext_lab._erasure import conversation_tag
+    from supercontext_lab._sqlite import erase_tagged
+    from supercontext_lab.conversations.store_file import turn_key
+
+    tag = conversation_tag("vault-chat")
+    path = tmp_path / "responses.sqlite3"
+    with ResultStore(path) as store:
+        store.put("quoting", {"gathered": f'{{"key": "{turn_key(tag, 0)}"}}', "bundle": None})
+        store.put("other", {"gathered": "The budget is 40k.", "bundle": None})
+        assert erase_tagged(path, [tag]) == 1
+        assert store.get("quoting") is None
+        assert store.get("other") is not None

@@ -66,6 +66,13 @@ GROUPS = [
             "test_other_boundaries",
         ],
     ),
+    (
+        "9. Round 4",
+        [
+            "test_forgetting",
+            "test_conversation_imports",
+        ],
+    ),
 ]
 
 ELSEWHERE: dict[str, list[tuple[str, str, str]]] = {
@@ -178,7 +185,7 @@ def build_table() -> str:
             totals["examples" if row.unit == "examples" else "cases"] += row.count
             if title.startswith("1.") and row.name.startswith("test_turn_survives"):
                 totals["faults"] += row.count
-            if title.startswith(("2.", "5.", "6.", "7.", "8.")) and row.unit == "cases":
+            if title.startswith(("2.", "5.", "6.", "7.", "8.", "9.")) and row.unit == "cases":
                 totals["hostile"] += row.count
         for path, name, what in ELSEWHERE.get(title, []):
             state = "" if _exists(path, name) else " (missing)"
@@ -202,7 +209,8 @@ def build_table() -> str:
         f"input, check/open races, datasets naming other folders, linked and special "
         f"agent files, claims built to pass the grounding check, shipped and tampered "
         f"memory indexes, spreadsheet formulas, names forging report lines or hiding "
-        f"characters): "
+        f"characters, forgotten secrets, killed updates, exports of one name, JSON "
+        f"layouts): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

@@ -15,17 +15,20 @@ they are (``conversation 3``, ``line 12``) and raise
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ...errors import ConversationImportError
 from ..reading import (
     FORMATS,
     ParsedExport,
     decode_export,
     detect_format,
     import_error,
+    json_values,
     load_json,
     looks_jsonl,
     read_bytes,
@@ -33,17 +36,17 @@ from ..reading import (
 from .chatgpt import parse_chatgpt
 from .jupyter_chat import parse_jupyter_chat
 from .longmemeval import parse_longmemeval
-from .openai_jsonl import parse_jsonl_lines, parse_openai
+from .openai_jsonl import parse_openai, parse_openai_values
 from .saved_thread import parse_thread
 
 __all__ = [
     "PARSERS",
     "parse_chatgpt",
     "parse_export",
-    "parse_jsonl_lines",
     "parse_jupyter_chat",
     "parse_longmemeval",
     "parse_openai",
+    "parse_openai_values",
     "parse_thread",
     "read_export",
 ]
@@ -56,8 +59,8 @@ PARSERS: dict[str, Callable[[Any, str, str], ParsedExport]] = {
     "longmemeval": parse_longmemeval,
     "thread": parse_thread,
 }
-"""The parser of each format, for a parsed JSON document (JSONL is read line by line by
-:func:`parse_jsonl_lines`)."""
+"""The parser of each format, for a parsed JSON document (OpenAI messages written as
+several JSON values, JSONL among them, are read by :func:`parse_openai_values`)."""
 
 
 def read_export(path: str | os.PathLike[str], format: str = "auto") -> ParsedExport:
@@ -81,12 +84,28 @@ def parse_export(
             source, f"unknown format {format!r}; use auto or one of {', '.join(FORMATS)}"
         )
     stripped = text.lstrip("\ufeff \t\r\n")
+    unmarked = text.lstrip("\ufeff")  # lines keep their numbers
     if not stripped:
         raise import_error(source, "is empty; there is nothing to import")
-    lines = format == "openai-jsonl" or (format == "auto" and looks_jsonl(stripped))
-    if lines and not stripped.startswith("["):
-        return parse_jsonl_lines(text, source=source, name=name)
-    data = load_json(stripped, source)
+    if format == "openai-jsonl" or (format == "auto" and looks_jsonl(stripped)):
+        return parse_openai_values(json_values(unmarked, source), source, name)
+    try:
+        data = load_json(stripped, source)
+    except ConversationImportError as exc:
+        if format != "auto":
+            raise
+        # Objects one after another (pretty-printed messages) are no one document, and
+        # only the OpenAI format is written that way; a file whose first value does not
+        # parse either keeps the error of the whole.
+        values = json_values(unmarked, source)
+        try:
+            head = next(values)
+        except ConversationImportError:
+            raise exc from None
+        second = next(values, None)
+        if second is None:
+            raise
+        return parse_openai_values(itertools.chain((head, second), values), source, name)
     chosen = detect_format(data) if format == "auto" else format
     if chosen is None:
         raise import_error(

@@ -5,6 +5,11 @@ The collector holds the bounds of an import (turns in a conversation, conversati
 turns in a file), keeps ids unique in a file and names where a problem is
 (``conversation 3``, ``line 12``), so that every format refuses a file in the same words
 and no parser can forget a bound.
+
+A conversation without an id of its own is named after what it is, never after the file
+it came in: its format, its date and its opening (the first two turns), which a
+re-import of the same conversation, grown since, finds again, and which another
+person's export of the same name does not (see :meth:`Collector.add`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,15 @@ from ..records import (
 __all__ = ["Collector", "as_list", "kind_of", "short_digest", "text_of"]
 
 
+_ID_PREFIX: dict[FormatName, str] = {
+    "chatgpt": "chatgpt",
+    "jupyter-chat": "chat",
+    "openai-jsonl": "openai",
+    "longmemeval": "session",
+    "thread": "thread",
+}
+
+
 class Collector:
     """Conversations of one import, with its bounds and what was left out."""
 
@@ -46,16 +60,23 @@ class Collector:
     def error(self, where: str, problem: str) -> Exception:
         return import_error(self.source, f"{where}: {problem}" if where else problem)
 
-    def add(self, where: str, raw_id: str, title: object, turns: list[Turn], date: object) -> None:
+    def add(
+        self, where: str, raw_id: str | None, title: object, turns: list[Turn], date: object
+    ) -> None:
+        """Add one conversation; ``raw_id`` ``None`` when it carries no id of its own."""
         if not turns:
             self.skipped.append(f"{where}: no user or assistant message with text")
             return
         if len(turns) > MAX_TURNS:
             raise self.error(where, f"holds {len(turns):,} turns; at most {MAX_TURNS:,} are read")
-        try:
-            ident = conversation_id(raw_id)
-        except ValueError:
-            raise self.error(where, "has an empty id") from None
+        day = iso_time(date) or next((t.time for t in turns if t.time), None)
+        if raw_id is None:
+            ident = self._derived_id(turns, day)
+        else:
+            try:
+                ident = conversation_id(raw_id)
+            except ValueError:
+                raise self.error(where, "has an empty id") from None
         if ident in self.ids:
             raise self.error(
                 where, f"has the id {ident!r} of {self.ids[ident]}; ids must be unique in a file"
@@ -66,10 +87,20 @@ class Collector:
         if self.turns > MAX_TOTAL_TURNS:
             raise self.error("", f"holds more than {MAX_TOTAL_TURNS:,} turns; split it")
         self.ids[ident] = where
-        day = iso_time(date) or next((t.time for t in turns if t.time), None)
         self.conversations.append(
             Conversation(ident, clean_title(title, turns), day, tuple(turns), self.format)
         )
+
+    def _derived_id(self, turns: list[Turn], day: str | None) -> str:
+        """The id of a conversation that has none: its format, date and opening (two
+        conversations of one file with the same opening are told apart by their order)."""
+        opening = [f"{turn.role}:{turn.content}" for turn in turns[:2]]
+        base = f"{_ID_PREFIX[self.format]}-{short_digest(day or '', *opening)}"
+        ident, count = base, 1
+        while ident in self.ids:
+            count += 1
+            ident = f"{base}-{count}"
+        return ident
 
     def result(self) -> ParsedExport:
         if not self.conversations:

@@ -16,7 +16,7 @@ from typing import Any
 from ..._text import one_line
 from ..reading import ParsedExport
 from ..records import Turn, role_of, turn_from
-from .base import Collector, kind_of, short_digest, text_of
+from .base import Collector, kind_of, text_of
 
 __all__ = ["parse_chatgpt"]
 
@@ -98,7 +98,7 @@ def parse_chatgpt(data: Any, source: str, name: str) -> ParsedExport:
         title = item.get("title")
         raw_id = item.get("conversation_id") or item.get("id")
         if not isinstance(raw_id, str) or not raw_id.strip():
-            raw_id = f"chatgpt-{short_digest(title, item.get('create_time'))}"
+            raw_id = None  # named after what it is (see formats.base)
         shown = f"{where} ({one_line(title, 60)})" if isinstance(title, str) and title else where
         collector.add(shown, raw_id, title, turns, item.get("create_time"))
     return collector.result()

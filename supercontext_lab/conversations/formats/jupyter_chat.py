@@ -80,6 +80,6 @@ def parse_jupyter_chat(data: Any, source: str, name: str) -> ParsedExport:
         turns.append(turn_from(role, body, message.get("time")))
     raw_id = metadata.get("id")
     if not isinstance(raw_id, str) or not raw_id.strip():
-        raw_id = f"chat-{name}"
+        raw_id = None  # named after what it is, not the file (see formats.base)
     collector.add(f"the chat {name!r}", raw_id, metadata.get("title") or name, turns, None)
     return collector.result()

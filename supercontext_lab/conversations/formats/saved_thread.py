@@ -50,7 +50,7 @@ def parse_thread(data: Any, source: str, name: str) -> ParsedExport:
         turns.append(Turn(role, clean_text(text)))
     raw_id = data.get("thread_id")
     if not isinstance(raw_id, str) or not raw_id.strip():
-        raw_id = f"thread-{name}"
+        raw_id = None  # named after what it is, not the file (see formats.base)
     goal = data.get("goal")
     collector.add(f"the thread {name!r}", raw_id, goal, turns, data.get("created"))
     return collector.result()

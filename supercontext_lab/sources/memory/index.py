@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..._erasure import SECURE_DELETE
 from ..._text import visible
 from ...errors import MemoryIndexError
 from .schema import SCHEMA_VERSION, expected_schema, schema_of, schema_statements
@@ -46,6 +47,8 @@ def _connect(db_path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL").fetchone()
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA cache_size=-16000")
+        # Deleted documents are overwritten, not left in free space (forgetting erases).
+        conn.execute(SECURE_DELETE)
     except BaseException:
         conn.close()
         raise

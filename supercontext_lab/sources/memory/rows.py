@@ -29,9 +29,11 @@ from .seal import Seal
 __all__ = [
     "SEALED_COLUMNS",
     "DocRow",
+    "contents_of",
     "count_docs",
     "delete_doc",
     "doc_row",
+    "erase_docs",
     "namespace_names",
     "optimize_after_bulk",
     "sealed_rows",
@@ -163,6 +165,18 @@ def delete_doc(conn: sqlite3.Connection, namespace: str, key: str) -> bool:
     return cursor.rowcount > 0
 
 
+def erase_docs(conn: sqlite3.Connection, namespace: str, keys: Sequence[str]) -> int:
+    """Delete the documents ``keys`` of ``namespace`` and merge the search index's segments
+    (call inside a transaction); return how many existed.
+
+    An FTS5 delete only marks a document's terms gone, in a segment of its own; the old
+    segments keep them until merged, so the merge is what takes them out of the file (the
+    connection's ``secure_delete`` then zeroes the pages they were on)."""
+    gone = sum(delete_doc(conn, namespace, key) for key in keys)
+    conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+    return gone
+
+
 def optimize_after_bulk(conn: sqlite3.Connection, written: int, indexed: int | None = None) -> None:
     """After a bulk write of ``written`` documents, merge the FTS5 segments into one, which
     makes later searches faster: when the write was large and at least a quarter of the
@@ -193,3 +207,14 @@ def sealed_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[Any]:
     return conn.execute(
         f"SELECT id, {SEALED_COLUMNS}, digest FROM docs WHERE id IN ({marks})", list(ids)
     ).fetchall()
+
+
+def contents_of(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+    """The content of each row of ``ids`` that exists, by id (read 500 ids a query)."""
+    found: dict[int, str] = {}
+    for start in range(0, len(ids), 500):
+        part = list(ids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        query = f"SELECT id, content FROM docs WHERE id IN ({marks})"
+        found.update((int(i), str(c)) for i, c in conn.execute(query, part))
+    return found

@@ -39,6 +39,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..._erasure import truncate_log
 from ...errors import MemoryIndexError
 from ...reading.words import unique_terms
 from .embedder import Embedder
@@ -47,8 +48,10 @@ from .index import is_damage, open_index, transaction
 from .rank import Ranker
 from .records import api_row, checked_namespace, checked_text, record_rows
 from .rows import (
+    contents_of,
     count_docs,
     delete_doc,
+    erase_docs,
     namespace_names,
     optimize_after_bulk,
     upsert_doc,
@@ -231,19 +234,25 @@ class MemoryTree:
         row = api_row(namespace, key, content, category, seal=self._seal)
         self._run(lambda conn: upsert_doc(conn, row), write=True)
 
-    def add_many(self, records: Iterable[Mapping[str, Any]]) -> int:
+    def add_many(
+        self, records: Iterable[Mapping[str, Any]], *, remove: Sequence[tuple[str, str]] = ()
+    ) -> int:
         """Add many documents in one transaction; return how many were written.
 
         Each record is a mapping with ``namespace``, ``key`` and ``content`` and optionally
         ``category`` (default ``"note"``) and ``created``. A bad record raises
         :class:`ValueError` naming its index and the problem, and nothing is written.
+        The documents ``remove`` (``(namespace, key)`` pairs) go in the same transaction.
         """
         rows = record_rows(records, seal=self._seal)
-        if not rows:
+        gone = [(checked_namespace(ns), checked_text(key, "key")) for ns, key in remove]
+        if not rows and not gone:
             return 0
 
         def write(conn: sqlite3.Connection) -> None:
             before = count_docs(conn, None)
+            for pair in gone:
+                delete_doc(conn, *pair)
             upsert_docs(conn, rows)
             optimize_after_bulk(conn, len(rows), before)
 
@@ -251,13 +260,19 @@ class MemoryTree:
         return len(rows)
 
     def delete(self, namespace: str, key: str) -> bool:
-        """Delete one document; return whether it existed.
-
-        A document that came from a file comes back when that file changes.
-        """
-        namespace = checked_namespace(namespace)
-        key = checked_text(key, "key")
+        """Delete one document; return whether it existed (one from a file comes back
+        when that file changes)."""
+        namespace, key = checked_namespace(namespace), checked_text(key, "key")
         return self._run(lambda conn: delete_doc(conn, namespace, key), write=True)
+
+    def erase(self, namespace: str, keys: Sequence[str]) -> int:
+        """Delete the documents ``keys`` of ``namespace`` leaving no byte of them in the
+        index's files (see :func:`.rows.erase_docs`); return how many existed."""
+        namespace, wanted = checked_namespace(namespace), [checked_text(k, "key") for k in keys]
+        with self._lock:
+            gone = self._run(lambda conn: erase_docs(conn, namespace, wanted), write=True)
+            truncate_log(self._conn, self._db_path)
+        return gone
 
     # -- reading --------------------------------------------------------------------
 
@@ -357,16 +372,7 @@ class MemoryTree:
         )
 
     def _contents(self, ids: Sequence[int]) -> dict[int, str]:
-        def read(conn: sqlite3.Connection) -> dict[int, str]:
-            found: dict[int, str] = {}
-            for start in range(0, len(ids), 500):
-                part = list(ids[start : start + 500])
-                marks = ",".join("?" * len(part))
-                query = f"SELECT id, content FROM docs WHERE id IN ({marks})"
-                found.update((int(i), str(c)) for i, c in conn.execute(query, part))
-            return found
-
-        return self._run(read) if ids else {}
+        return self._run(lambda conn: contents_of(conn, ids)) if ids else {}
 
     def _by_meaning(
         self, embedder: Embedder, query: str, namespace: str | None

@@ -47,8 +47,15 @@ def test_one_conversation_a_line(write: Callable[[str, Any], Path]) -> None:
         ("user", "Book the boat for the October dives."),
         ("assistant", "Booked for 12 October."),
     ]
-    assert second.id == "chats-2"  # named after the file and its line
+    # Named after what it is (format and opening), never after the file or its line.
+    assert second.id.startswith("openai-") and "chats" not in second.id
     assert second.title == "Thanks!"
+    moved = read_export(write("other-name.jsonl", _lines({"messages": second_messages(text)})))
+    assert moved.conversations[0].id == second.id
+
+
+def second_messages(text: str) -> Any:
+    return json.loads(text.splitlines()[1])["messages"]
 
 
 def test_one_message_a_line_grouped_by_conversation_id() -> None:
@@ -73,10 +80,13 @@ def test_one_message_a_line_grouped_by_conversation_id() -> None:
 
 def test_a_json_document_of_messages_is_read_too() -> None:
     single = {"messages": [{"role": "user", "content": "Hi there, is the boat free?"}]}
-    assert parse_export(json.dumps(single), name="one").conversations[0].id == "one"
+    (one,) = parse_export(json.dumps(single), name="one").conversations
+    assert one.id.startswith("openai-")
+    assert parse_export(json.dumps(single), name="two").conversations[0].id == one.id
     listed = [{"role": "user", "content": "A"}, {"role": "assistant", "content": "B"}]
     (conversation,) = parse_export(json.dumps(listed), name="plain").conversations
-    assert conversation.id == "plain" and len(conversation.turns) == 2
+    assert conversation.id.startswith("openai-") and len(conversation.turns) == 2
+    assert conversation.id != one.id
 
 
 def test_bad_lines_name_the_line(
@@ -111,3 +121,26 @@ def test_bad_lines_name_the_line(
             "openai-jsonl",
         )
         assert_refused(ran, name, needle)
+
+
+def test_messages_spread_over_lines_or_in_a_list_are_grouped_by_conversation() -> None:
+    messages = [
+        {"conversation_id": "a", "role": "user", "content": "Freezer?"},
+        {"conversation_id": "b", "role": "user", "content": "Meeting?"},
+        {"conversation_id": "a", "role": "assistant", "content": "Minus eighty."},
+    ]
+    layouts = [
+        "\n".join(json.dumps(m, indent=2) for m in messages),
+        json.dumps(messages),
+        json.dumps(messages, indent=2),
+    ]
+    for text in layouts:
+        for fmt in ("auto", "openai-jsonl"):
+            parsed = parse_export(text, fmt, name="x")
+            assert [(c.id, len(c.turns)) for c in parsed.conversations] == [("a", 2), ("b", 1)]
+
+
+def test_a_pretty_printed_conversation_is_read_with_the_format_named() -> None:
+    single = {"id": "boat", "messages": [{"role": "user", "content": "Is the boat free?"}]}
+    (conversation,) = parse_export(json.dumps(single, indent=2), "openai-jsonl").conversations
+    assert conversation.id == "boat"

@@ -11,9 +11,11 @@ import pytest
 from supercontext_lab.sources.memory.bm25 import REPEAT_MARK, namespace_hash
 from supercontext_lab.sources.memory.index import open_index, transaction
 from supercontext_lab.sources.memory.rows import (
+    contents_of,
     count_docs,
     delete_doc,
     doc_row,
+    erase_docs,
     namespace_names,
     optimize_after_bulk,
     sealed_rows,
@@ -107,3 +109,38 @@ def test_only_a_large_bulk_write_merges_the_segments(
     optimize_after_bulk(conn, written, indexed)
     conn.set_trace_callback(None)
     assert any("'optimize'" in statement for statement in statements) is merged
+
+
+def test_erased_documents_leave_no_term_in_the_search_index(
+    conn: sqlite3.Connection, seal: Seal, tmp_path: Path
+) -> None:
+    """An FTS5 delete only marks the terms gone; erasing merges them out of every page."""
+    # Two transactions, two segments of the search index.
+    for key, text in (("a", "Portal password Qx7kestrel."), ("b", "The freezer holds soil cores.")):
+        with transaction(conn):
+            upsert_doc(conn, doc_row("chat", key, "t", text, None, None, seal=seal))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert b"qx7kestrel" in (tmp_path / ".supercontext" / "memory.sqlite3").read_bytes()
+    with transaction(conn):
+        assert erase_docs(conn, "chat", ["a", "missing"]) == 1
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = (tmp_path / ".supercontext" / "memory.sqlite3").read_bytes().lower()
+    assert b"qx7kestrel" not in data
+    assert b"freezer" in data
+    assert count_docs(conn, "chat") == 1
+    found = conn.execute("SELECT rowid FROM fts WHERE fts MATCH 'freezer'").fetchall()
+    assert len(found) == 1
+
+
+def test_contents_are_read_by_id_in_parts(conn: sqlite3.Connection, seal: Seal) -> None:
+    with transaction(conn):
+        upsert_docs(
+            conn,
+            [
+                doc_row("n", f"k{i}", "note", f"text {i}", None, None, seal=seal)
+                for i in range(1200)
+            ],
+        )
+    ids = [int(row[0]) for row in conn.execute("SELECT id FROM docs ORDER BY id")]
+    found = contents_of(conn, [*ids, 10**9])
+    assert len(found) == 1200 and found[ids[-1]] == "text 1199"

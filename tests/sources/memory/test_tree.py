@@ -352,3 +352,45 @@ def test_a_second_tree_sees_writes_of_the_first(tmp_path: Path) -> None:
         assert sorted(keys(first.recall("*", "alpha"))) == ["a", "b"]
         first.delete("global", "a")
         assert keys(second.recall("*", "alpha")) == ["b"]
+
+
+# -- erasing --------------------------------------------------------------------------
+
+
+def test_erase_leaves_no_byte_of_the_documents_in_the_files(tmp_path: Path) -> None:
+    """Erased documents' text is in neither the index file nor its log, even with another
+    connection holding the index open."""
+    root = tmp_path / "ws"
+    with MemoryTree(root) as tree, MemoryTree(root) as other:
+        tree.add_many(
+            [
+                {"namespace": "chat", "key": "a", "content": "The password is Qx7kestrel."},
+                {"namespace": "chat", "key": "b", "content": "The freezer holds soil cores."},
+            ]
+        )
+        assert keys(other.recall("chat", "password")) == ["a"]
+        assert tree.erase("chat", ["a", "gone"]) == 1
+        assert other.recall("chat", "password") == []
+        files = [p for p in (root / ".supercontext").iterdir() if p.is_file()]
+        assert any(p.name.endswith("-wal") for p in files)
+        for path in files:
+            assert b"qx7kestrel" not in path.read_bytes().lower(), path
+        assert keys(other.recall("chat", "freezer")) == ["b"]
+
+
+def test_add_many_removes_documents_in_the_same_transaction(tree: MemoryTree) -> None:
+    tree.add_many([{"namespace": "chat", "key": f"k{i}", "content": f"turn {i}"} for i in range(3)])
+    written = tree.add_many(
+        [{"namespace": "chat", "key": "k0", "content": "turn zero again"}],
+        remove=[("chat", "k1"), ("chat", "k2")],
+    )
+    assert written == 1 and tree.count("chat") == 1
+    assert tree.add_many([], remove=[("chat", "k0")]) == 0
+    assert tree.count("chat") == 0
+
+
+def test_a_failed_add_many_removes_nothing(tree: MemoryTree) -> None:
+    tree.add("chat", "k1", "turn one")
+    with pytest.raises(ValueError, match="key"):
+        tree.add_many([{"namespace": "chat", "key": "", "content": "x"}], remove=[("chat", "k1")])
+    assert tree.count("chat") == 1
