@@ -418,8 +418,18 @@ def longmemeval_metrics(
 
 def longmemeval_text(metrics: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
     """The per-type metrics as aligned plain text, one table per variant."""
-    columns = ("questions", "evidence_recall", "answer_in_bundle", "has_enough_accuracy")
-    counts = {"evidence_recall": "evidence_cases", "answer_in_bundle": "answer_cases"}
+    columns = (
+        "questions",
+        "evidence_recall",
+        "answer_in_bundle",
+        "answer_turn_in_bundle",
+        "has_enough_accuracy",
+    )
+    counts = {
+        "evidence_recall": "evidence_cases",
+        "answer_in_bundle": "answer_cases",
+        "answer_turn_in_bundle": "answer_turn_cases",
+    }
     blocks = []
     for variant, groups in metrics.items():
         rows: list[tuple[str, ...]] = [("type", *columns)]
