@@ -237,7 +237,7 @@ def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list
         unit = units[index]
         if not unit.settles:
             continue
-        terse = unit.kind in ("turn", "message") and len(words(unit.text)) <= SHORT_TURN_WORDS
+        terse = len(words(unit.text)) <= SHORT_TURN_WORDS
         if index not in best and not terse:
             continue
         before = [best[i] for i in timeline[max(0, at - SETTLE_REACH) : at] if i in best]

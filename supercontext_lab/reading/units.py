@@ -27,6 +27,7 @@ __all__ = [
     "Unit",
     "UnitKind",
     "UnitWriter",
+    "says_it_settles",
 ]
 
 UnitKind = Literal["sentence", "item", "row", "code", "quote", "message", "turn"]
@@ -50,6 +51,20 @@ SETTLING_WORDS = frozenset(
     """.split()
 )
 """Words by which a unit says it settles or corrects what came before it."""
+
+_NEGATIONS = frozenset("no not never nothing un".split())
+
+
+def says_it_settles(text: str) -> bool:
+    """Whether ``text`` says it settles what came before: a settling word
+    (:data:`SETTLING_WORDS`) not negated by the word before it ("OK, final: …" does,
+    "No decision." and "not confirmed yet" do not)."""
+    said = words(text[:200])
+    return any(
+        word in SETTLING_WORDS and (index == 0 or said[index - 1] not in _NEGATIONS)
+        for index, word in enumerate(said)
+    )
+
 
 _HEADING_JOIN = " › "
 
@@ -193,10 +208,9 @@ class UnitWriter:
                     lines,
                     len(self.units),
                     dated.group(0) if dated else "",
-                    # Only a thread settles: a turn, a message, a dated log line. In prose
-                    # and minutes "instead" is one more word.
-                    (kind in _THREADED or (kind == "item" and dated is not None))
-                    and not SETTLING_WORDS.isdisjoint(words(piece[:200])),
+                    # Only a thread settles: a turn, a message. In prose, minutes and logs
+                    # "correction" or "instead" is one more word.
+                    kind in _THREADED and says_it_settles(piece),
                     self.depth,
                 )
             )

@@ -124,6 +124,21 @@ def test_a_heading_alone_makes_no_unit_an_answer() -> None:
     assert passages(note, request_terms("What is the grant budget deadline?")) == []
 
 
+@pytest.mark.parametrize(
+    ("line", "settles"),
+    [
+        ("[10:25] sam: OK, final: 90k instead.", True),
+        ("[10:25] carla: the publisher asked about the Sunday slot. No decision.", False),
+        ("[10:25] sam: not confirmed yet, still waiting.", False),
+        ("- 05/16: correction run on the overtime story.", False),
+        ("The correction of May 14 still stings.", False),
+    ],
+)
+def test_only_a_turn_or_message_that_says_so_settles(line: str, settles: bool) -> None:
+    (unit,) = read_document(line).units
+    assert unit.settles is settles
+
+
 def test_turns_under_a_speaker_line() -> None:
     note = "**Priya**, 12:20\nThe venue is Hall B.\n\n**Sam**, 12:22\nBooked it.\n"
     units = read_document(note).units
