@@ -159,17 +159,6 @@ def test_a_cached_run_is_not_reused_once_the_sessions_change(tmp_path: Path) -> 
     assert workspace_fingerprint(folder) != after
 
 
-def test_a_turn_is_quoted_by_one_of_its_units_whole() -> None:
-    from supercontext_lab.eval.longmemeval import _quotes_a_turn
-
-    turn = "We moved on a Sunday. It took five hours in all, with two trips.\n- Van hired"
-    assert _quotes_a_turn([turn], "- user said: It took five hours in all, with two trips.")
-    # Part of a unit, or a unit under four words, is no quote of the turn.
-    assert not _quotes_a_turn([turn], "It took five hours (transcript: s-move)")
-    assert not _quotes_a_turn([turn], "- Van hired (transcript: s-move)")
-    assert _quotes_a_turn([], "anything") is None
-
-
 @pytest.mark.parametrize(
     ("answer", "text", "found"),
     [
