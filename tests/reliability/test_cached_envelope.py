@@ -77,6 +77,7 @@ def _assert_clean(sent: str) -> None:
 def test_an_envelope_planted_by_another_lab_is_rebuilt_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A forged figure, citation and send_email in a cached envelope copied from another lab: rebuilt, said."""
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / "their-lab"))
     theirs = _workspace(tmp_path / "theirs")
     build_cached(Workspace(theirs))
@@ -93,6 +94,7 @@ def test_an_envelope_planted_by_another_lab_is_rebuilt_and_said(
 def test_an_envelope_this_lab_built_then_edited_by_hand_is_rebuilt_and_said(
     tmp_path: Path,
 ) -> None:
+    """The same forgery edited by hand into this lab's own cached envelope: rebuilt, said."""
     root = _workspace(tmp_path / "ws")
     build_cached(Workspace(root))
     _forge(root)
@@ -102,6 +104,7 @@ def test_an_envelope_this_lab_built_then_edited_by_hand_is_rebuilt_and_said(
 
 
 def test_an_envelope_this_lab_built_for_another_folder_is_rebuilt(tmp_path: Path) -> None:
+    """A cached envelope this lab built, copied with its workspace to another folder: rebuilt."""
     first = _workspace(tmp_path / "first")
     build_cached(Workspace(first))
     moved = tmp_path / "moved"
@@ -113,6 +116,7 @@ def test_an_envelope_this_lab_built_for_another_folder_is_rebuilt(tmp_path: Path
 
 
 def test_a_same_size_same_time_edit_is_served_fresh(tmp_path: Path) -> None:
+    """A note edited from 40k to 90k keeping its size and time: 90k is sent."""
     root = _workspace(tmp_path / "ws")
     note = root / NOTE
     before = note.stat()

@@ -104,6 +104,7 @@ def _files(*folders: Path) -> dict[str, bytes]:
 def test_a_key_pasted_in_an_imported_chat_is_in_nothing_the_lab_sends_shows_or_keeps(
     tmp_path: Path, configured: None, design: str
 ) -> None:
+    """Keys pasted in an imported chat, by design (scout, pack, deadline, cached, extractive): in no output or file."""
     root = _workspace(tmp_path / "ws", tmp_path)
     thread = _thread(root, design)
     result = thread.send(MESSAGE)
@@ -132,6 +133,7 @@ def test_a_key_pasted_in_an_imported_chat_is_in_nothing_the_lab_sends_shows_or_k
 
 
 def test_the_masked_turns_are_still_recalled_and_cited(tmp_path: Path, configured: None) -> None:
+    """The masked turn is still recalled and cited, the marker standing for the key."""
     root = _workspace(tmp_path / "ws", tmp_path)
     result = _thread(root, "pack").send(MESSAGE)
     envelope = result.envelope or ""
