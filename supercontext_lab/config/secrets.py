@@ -4,7 +4,7 @@
 trace, a turn's record, a saved thread, an archived or imported conversation): the rule
 of :mod:`supercontext_lab._secrets` with the values of every ``api_key_env`` that
 ``config.toml``'s ``[models.*]`` tables name. The variable names are read from the file
-once per version of it (its size and time), the values from the environment on every
+once per version of it (its inode, size and time), the values from the environment on every
 call, so a key set after start-up is masked too.
 """
 
@@ -21,7 +21,7 @@ from .store import MODELS_TABLE, config_path, load_config
 __all__ = ["configured_secrets", "mask", "mask_data", "values_in_use"]
 
 _lock = threading.Lock()
-_names: dict[tuple[str, int, int], tuple[str, ...]] = {}
+_names: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
 
 
 def _key_variables() -> tuple[str, ...]:
@@ -29,7 +29,9 @@ def _key_variables() -> tuple[str, ...]:
     path = config_path()
     try:
         info = path.stat()
-        version = (str(path), info.st_mtime_ns, info.st_size)
+        # Every write replaces the file (a new inode), so an edit is seen even within
+        # one tick of the clock.
+        version = (str(path), info.st_ino, info.st_mtime_ns, info.st_size)
     except OSError:
         return ()
     with _lock:
