@@ -300,8 +300,9 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-BINDER_EXTRAS = ("jupyter-ai",)
-"""The extras Binder installs beside the runtime (the persona in the demo's chat panel)."""
+BINDER_EXTRAS = ("jupyter-ai", "mcp")
+"""The extras Binder installs beside the runtime (the persona in the demo's chat panel, and
+the MCP server beside it)."""
 
 
 def _runtime_requirements() -> dict[str, Requirement]:

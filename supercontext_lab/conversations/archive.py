@@ -50,5 +50,7 @@ def archive_turn(
     ident = conversation_id(thread_id)
     store = store_for(workspace, create=True)
     assert store is not None  # create=True always opens one
-    store.append(ident, turns, workspace.memory, title=one_line(message, 80, at_word=True))
+    # The title is the message as stored (masked), never as typed.
+    title = one_line(turns[0].content, 80, at_word=True)
+    store.append(ident, turns, workspace.memory, title=title)
     return ident

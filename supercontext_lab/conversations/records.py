@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from .._hashing import fingerprint
 from .._text import one_line, without_surrogates
+from ..config.secrets import mask
 
 __all__ = [
     "MAX_ID_CHARS",
@@ -122,10 +123,12 @@ def content_digest(conversation: Conversation) -> str:
 
 
 def clean_text(text: str) -> str:
-    """``text`` as it may be stored: lone surrogates and NUL become U+FFFD, and a text
-    longer than :data:`MAX_TURN_CHARS` is cut at its last paragraph, line or sentence
-    break before the limit (at a space when it has none)."""
-    text = without_surrogates(text).replace("\x00", "\ufffd")
+    """``text`` as it may be stored: secrets masked (configured keys and common key
+    shapes, :func:`~supercontext_lab.config.secrets.mask`: a key pasted into an old chat
+    is never imported, archived, recalled or quoted), lone surrogates and NUL become
+    U+FFFD, and a text longer than :data:`MAX_TURN_CHARS` is cut at its last paragraph,
+    line or sentence break before the limit (at a space when it has none)."""
+    text = mask(without_surrogates(text).replace("\x00", "\ufffd"))
     if len(text) <= MAX_TURN_CHARS:
         return text
     head = text[:MAX_TURN_CHARS]
@@ -175,7 +178,7 @@ def title_from(turns: Sequence[Turn], fallback: str = "") -> str:
 def clean_title(value: object, turns: Sequence[Turn]) -> str:
     """The title given (one line, bounded), or one made from the turns."""
     if isinstance(value, str) and value.strip():
-        return one_line(without_surrogates(value), MAX_TITLE_CHARS, at_word=True)
+        return one_line(mask(without_surrogates(value)), MAX_TITLE_CHARS, at_word=True)
     return title_from(turns)
 
 

@@ -17,11 +17,14 @@ whole. The envelope has no goal, no recommendations and no ``has_enough_context`
 (it was not checked against any request).
 
 It is stored in ``.supercontext/preflight-cache.json`` (the lab's own folder in the
-workspace, written atomically) with the fingerprint of what it was built from: the size
-and modification time of PROFILE.md, MEMORY.md, every memory note and the recall counts,
-and the budget. Serving it (:func:`serve_cached`) compares that fingerprint with the
-workspace's: when a note changed, the envelope is built again before it is served.
-``supercontext-lab cache build`` builds it on demand.
+workspace, written atomically), sealed by this lab for this folder and holding the
+content hash of every text it was built from (:mod:`.cached_record`). Serving it
+(:func:`serve_cached`) builds it again, saying why, when the stored record is missing, is
+not sealed by this lab for this folder (copied with the workspace, planted, edited by
+hand), or was built from texts that changed since: a note edited to the same size and
+time is read again, as every file it quoted is hashed again. Whichever envelope is sent
+is grounded first (:func:`~supercontext_lab.scout.grounding.check_bundle`) against the
+texts it cites, read now. ``supercontext-lab cache build`` builds it on demand.
 """
 
 from __future__ import annotations
@@ -39,16 +42,27 @@ from .._atomic import write_atomic
 from .._bounded import json_loads
 from .._confine import read_confined
 from .._hashing import fingerprint
-from ..bundle import fit_bundle
+from ..agents.definition import GroundingMode
+from ..bundle import fit_bundle, parse_context_bundle
 from ..bundle.render import write_envelope
 from ..errors import MemoryIndexError, PathRefusedError, WorkspaceError
 from ..models.base import estimate_tokens
 from ..reading.facts import note_sentences
+from ..scout.grounding import GroundingReport, check_bundle
+from ..scout.sources import sources_of
 from ..sources.memory import INDEX_DIR
-from ..sources.memory.files import FileEntry, read_memory_file, scan_memory_folder
+from ..sources.memory.files import FileEntry, file_entry, read_memory_file, scan_memory_folder
 from ..sources.memory.schema import SCHEMA_VERSION
 from ..sources.memory.seal import Seal
 from ..sources.workspace import Workspace
+from ..tools.base import ToolResult
+from .cached_record import (
+    MEMORY_MD_NAME,
+    NOTE_PREFIX,
+    PROFILE_NAME,
+    CachedEnvelope,
+    text_hash,
+)
 from .designs import DEFAULT_CACHED_TOKENS
 
 __all__ = [
@@ -56,6 +70,7 @@ __all__ = [
     "CACHE_FILE",
     "RECALLS_FILE",
     "CachedEnvelope",
+    "Served",
     "build_cached",
     "cache_fingerprint",
     "load_cached",
@@ -72,6 +87,7 @@ RECALLS_FILE = "recalls.json"
 """How often each note was read by a pre-flight, in the same folder."""
 
 _VERSION = 1
+"""The version of the recall counts' file and of the fingerprint."""
 _MAX_CACHE_BYTES = 1 << 20
 _MAX_RECALLS_BYTES = 4 << 20
 _RECENT_NOTES = 200
@@ -84,56 +100,6 @@ _MAX_RESULT_CHARS = 5000
 
 # Threads of one process update the recall counts one at a time.
 _RECALLS_LOCK = threading.Lock()
-
-
-@dataclass(frozen=True)
-class CachedEnvelope:
-    """A stored cached envelope and what it was built from."""
-
-    envelope: str
-    fingerprint: str
-    built_at: float
-    """``time.time()`` of the build."""
-    build_ms: float
-    sources: tuple[str, ...]
-    """The attributions the envelope cites, in order (``profile``, ``memory``,
-    ``memory: ns/key``)."""
-    budget: int = DEFAULT_CACHED_TOKENS
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": _VERSION,
-            "envelope": self.envelope,
-            "fingerprint": self.fingerprint,
-            "built_at": self.built_at,
-            "build_ms": round(self.build_ms, 3),
-            "sources": list(self.sources),
-            "budget": self.budget,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> CachedEnvelope | None:
-        """The record of :meth:`to_dict`, or ``None`` when ``data`` is not one (an older
-        version, a damaged file): it is then built again."""
-        if not isinstance(data, dict) or data.get("version") != _VERSION:
-            return None
-        envelope, print_, sources = (
-            data.get("envelope"),
-            data.get("fingerprint"),
-            data.get("sources"),
-        )
-        built, took, budget = data.get("built_at"), data.get("build_ms"), data.get("budget")
-        if not (
-            isinstance(envelope, str)
-            and isinstance(print_, str)
-            and isinstance(sources, list)
-            and all(isinstance(s, str) for s in sources)
-            and isinstance(built, int | float)
-            and isinstance(took, int | float)
-            and isinstance(budget, int)
-        ):
-            return None
-        return cls(envelope, print_, float(built), float(took), tuple(sources), budget)
 
 
 def _folder(workspace: Workspace) -> Path:
@@ -244,9 +210,16 @@ def _recency(entry: FileEntry, created: str | None) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def _ranked_notes(workspace: Workspace) -> list[tuple[str, str]]:
+def _seal(workspace: Workspace) -> Seal:
+    """The seal of the workspace's memory index: the one this lab puts on what it builds
+    for this folder (the notes' rows and the cached envelope alike)."""
+    return Seal.for_folder(workspace.root, SCHEMA_VERSION)
+
+
+def _ranked_notes(workspace: Workspace, read: dict[str, str]) -> list[tuple[str, str]]:
     """``(attribution ref, content)`` of the notes to quote: most recalled first, then
-    most recent (see the module docstring)."""
+    most recent (see the module docstring). The content hash of every note read is put
+    in ``read``."""
     files = _notes(workspace)
     counts = recall_counts(workspace)
     by_ref = {f"{entry.namespace}/{entry.key}": rel for rel, entry in files.items()}
@@ -254,10 +227,11 @@ def _ranked_notes(workspace: Workspace) -> list[tuple[str, str]]:
     recent = sorted(files, key=lambda rel: files[rel].mtime_ns, reverse=True)[:_RECENT_NOTES]
     rows: list[tuple[int, str, str, str]] = []
     # The notes are read from their files, as the index reads them (sealed the same way).
-    seal = Seal.for_folder(workspace.root, SCHEMA_VERSION)
+    seal = _seal(workspace)
     for rel in dict.fromkeys([*recalled, *recent]):
         entry = files[rel]
         row = read_memory_file(entry, rel, seal)
+        read[NOTE_PREFIX + rel] = (row.source_hash or "") if row is not None else ""
         if row is None or not row.content.strip():
             continue
         ref = f"{row.namespace}/{row.key}"
@@ -284,19 +258,26 @@ def _take(facts: Iterable[str], room: int, kept: list[str]) -> int:
     return used
 
 
-def _summary(workspace: Workspace, budget: int) -> tuple[list[str], list[str]]:
-    """The cited facts of the cached envelope and their attributions."""
+def _summary(
+    workspace: Workspace, budget: int, read: dict[str, str], notes: dict[str, str]
+) -> tuple[list[str], list[str]]:
+    """The cited facts of the cached envelope and their attributions; what was read is put
+    in ``read`` (content hashes) and ``notes`` (the notes' texts by reference)."""
     facts: list[str] = []
+    read[PROFILE_NAME] = text_hash(workspace.profile_md)
+    read[MEMORY_MD_NAME] = text_hash(workspace.memory_md)
     profile = [f"{s} (profile)" for s in note_sentences(workspace.profile_md)[:_PROFILE_FACTS]]
     used = _take(profile, int(budget * _PROFILE_SHARE), facts)
     memory = [f"{s} (memory)" for s in note_sentences(workspace.memory_md)]
     used += _take(memory, int(budget * _MEMORY_MD_SHARE), facts)
-    notes = [
+    ranked = _ranked_notes(workspace, read)
+    notes.update(ranked)
+    quoted = [
         f"{sentence} (memory: {ref})"
-        for ref, content in _ranked_notes(workspace)
+        for ref, content in ranked
         for sentence in note_sentences(content)[:_SENTENCES_PER_NOTE]
     ]
-    _take(notes, budget - used, facts)
+    _take(quoted, budget - used, facts)
     sources = [fact.rsplit(" (", 1)[1].rstrip(")") for fact in facts]
     return facts, list(dict.fromkeys(sources))
 
@@ -304,12 +285,17 @@ def _summary(workspace: Workspace, budget: int) -> tuple[list[str], list[str]]:
 def build_cached(
     workspace: Workspace, *, budget: int = DEFAULT_CACHED_TOKENS, store: bool = True
 ) -> CachedEnvelope:
-    """Build the cached envelope of ``workspace`` now and (with ``store``) write it to
-    ``.supercontext/preflight-cache.json``. The envelope is empty of facts (``summary:``
-    alone) when the workspace holds none."""
+    """Build the cached envelope of ``workspace`` now and (with ``store``) write it, sealed,
+    to ``.supercontext/preflight-cache.json``. The envelope is empty of facts
+    (``summary:`` alone) when the workspace holds none."""
+    return _build(workspace, budget, store, {})
+
+
+def _build(workspace: Workspace, budget: int, store: bool, notes: dict[str, str]) -> CachedEnvelope:
     started = time.perf_counter()
     print_ = cache_fingerprint(workspace, budget=budget)
-    facts, sources = _summary(workspace, budget)
+    read: dict[str, str] = {}
+    facts, sources = _summary(workspace, budget, read, notes)
     envelope = write_envelope(
         has_enough_context=None,
         proposed_goal=None,
@@ -323,7 +309,8 @@ def build_cached(
         (time.perf_counter() - started) * 1000.0,
         tuple(sources),
         budget,
-    )
+        tuple(sorted(read.items())),
+    ).sealed_with(_seal(workspace))
     if store:
         folder = _folder(workspace)
         folder.mkdir(exist_ok=True)
@@ -333,23 +320,107 @@ def build_cached(
 
 
 def load_cached(workspace: Workspace) -> CachedEnvelope | None:
-    """The stored cached envelope of ``workspace``, current or not; ``None`` when there is
-    none or it is unreadable."""
+    """The stored cached envelope of ``workspace``, current or not, sealed or not; ``None``
+    when there is none or it is unreadable."""
     return CachedEnvelope.from_dict(_read(workspace, CACHE_FILE, _MAX_CACHE_BYTES))
 
 
+# ----------------------------------------------------------------- serving
+
+
+@dataclass(frozen=True)
+class Served:
+    """The cached envelope a turn is sent, and how it came to be."""
+
+    cached: CachedEnvelope
+    """The record served (its envelope as stored or built, before the check)."""
+    envelope: str
+    """What the turn is sent: the envelope after the grounding check."""
+    rebuilt_because: str | None
+    """Why it was built for this turn (``None``: the stored one was current)."""
+    grounding: GroundingReport | None
+    """The grounding check of the envelope (``None`` when it holds no summary to check)."""
+    foreign: bool = False
+    """The stored record was not sealed by this lab for this folder."""
+
+    @property
+    def rebuilt(self) -> bool:
+        return self.rebuilt_because is not None
+
+
+def _stale(workspace: Workspace, stored: CachedEnvelope, notes: dict[str, str]) -> str | None:
+    """Why ``stored`` no longer says what the workspace says, or ``None``; the texts of
+    the notes it read are put in ``notes``."""
+    current = {PROFILE_NAME: text_hash(workspace.profile_md)}
+    current[MEMORY_MD_NAME] = text_hash(workspace.memory_md)
+    seal = _seal(workspace)
+    for name, digest in stored.read:
+        if name.startswith(NOTE_PREFIX):
+            rel = name[len(NOTE_PREFIX) :]
+            entry = file_entry(
+                workspace.root, rel, allow_outside_links=workspace.allow_outside_links
+            )
+            row = read_memory_file(entry, rel, seal) if entry is not None else None
+            found = (row.source_hash or "") if row is not None else ""
+            if row is not None:
+                notes[f"{row.namespace}/{row.key}"] = row.content
+        else:
+            found = current.get(name, "")
+        if found != digest:
+            return f"{name} changed since it was built (its content hash differs)"
+    return None
+
+
+def _why_rebuild(
+    workspace: Workspace, stored: CachedEnvelope | None, budget: int, notes: dict[str, str]
+) -> str | None:
+    if stored is None:
+        return "there was none, or it could not be read"
+    if not stored.verifies(_seal(workspace)):
+        return (
+            f"{INDEX_DIR}/{CACHE_FILE} was not built by this lab for this folder (copied, "
+            "planted or edited by hand); it was not used"
+        )
+    if stored.fingerprint != cache_fingerprint(workspace, budget=budget):
+        return "the workspace changed since it was built"
+    return _stale(workspace, stored, notes)
+
+
+def _grounded(
+    workspace: Workspace, envelope: str, notes: dict[str, str], mode: GroundingMode
+) -> tuple[str, GroundingReport | None]:
+    """``envelope`` through the grounding check, against PROFILE.md, MEMORY.md and the
+    notes it may cite, as read now."""
+    bundle = parse_context_bundle(envelope)
+    if bundle is None:
+        return envelope, None
+    hits = [
+        {"namespace": ref.partition("/")[0], "key": ref.partition("/")[2], "content": text}
+        for ref, text in notes.items()
+    ]
+    sources = sources_of(workspace, [("memory_recall", ToolResult(True, "", {"hits": hits}))])
+    report = check_bundle(bundle, workspace=workspace, sources=sources, mode=mode)
+    return (fit_bundle(report.envelope, _MAX_RESULT_CHARS) if report.changed else envelope), report
+
+
 def serve_cached(
-    workspace: Workspace, *, budget: int = DEFAULT_CACHED_TOKENS
-) -> tuple[CachedEnvelope, bool]:
-    """The cached envelope to send now, and whether it had to be built: the stored one
-    when its fingerprint is the workspace's, else a new one (stored when the folder is
-    writable; served either way)."""
+    workspace: Workspace, *, budget: int = DEFAULT_CACHED_TOKENS, mode: GroundingMode = "drop"
+) -> Served:
+    """The cached envelope to send now (see the module docstring): the stored one when
+    this lab sealed it for this folder and nothing it was built from changed, else a new
+    one (stored when the folder is writable; served either way), grounded in ``mode``."""
     stored = load_cached(workspace)
-    current = cache_fingerprint(workspace, budget=budget)
-    if stored is not None and stored.fingerprint == current:
-        return stored, False
-    try:
-        return build_cached(workspace, budget=budget), True
-    except (OSError, WorkspaceError):
-        # A read-only workspace still gets its envelope, built for this turn only.
-        return build_cached(workspace, budget=budget, store=False), True
+    notes: dict[str, str] = {}
+    why = _why_rebuild(workspace, stored, budget, notes)
+    foreign = stored is not None and not stored.verifies(_seal(workspace))
+    cached = stored
+    if why is not None or cached is None:
+        notes.clear()
+        try:
+            cached = _build(workspace, budget, True, notes)
+        except (OSError, WorkspaceError):
+            # A read-only workspace still gets its envelope, built for this turn only.
+            notes.clear()
+            cached = _build(workspace, budget, False, notes)
+    envelope, report = _grounded(workspace, cached.envelope, notes, mode)
+    return Served(cached, envelope, why, report, foreign)

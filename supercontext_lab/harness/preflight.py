@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._text import one_line
 from ..agents.definition import AgentDefinition
 from ..bundle import ContextBundle, parse_context_bundle
 from ..bundle.lookalikes import neutralise_envelope
@@ -33,8 +34,9 @@ from ..errors import SupercontextError
 from ..gate import ColdStartReason
 from ..models.base import Usage
 from ..scout import ScoutRun, ScoutStatus, StopCause, TraceStep
+from ..scout.records import PREVIEW_CHARS
 from ..sources.workspace import Workspace
-from .cached import CACHED_LABEL, serve_cached
+from .cached import CACHED_LABEL, Served, serve_cached
 from .deadline import start
 from .designs import Design, PreflightSettings
 from .pack import run_pack
@@ -135,22 +137,74 @@ def _abandoned_run(deadline_ms: float, text: str, definition: AgentDefinition) -
 
 
 def _cached_run(
-    envelope: str, bundle: ContextBundle | None, took_ms: float, definition: AgentDefinition
+    envelope: str,
+    bundle: ContextBundle | None,
+    took_ms: float,
+    definition: AgentDefinition,
+    served: Served,
 ) -> ScoutRun:
+    """The record of a cached preparation: its trace is the check of what is sent (and why
+    it was built for this turn), as a scout's check step is."""
+    report = served.grounding
+    found = [] if served.rebuilt_because is None else [_rebuilt_note(served.rebuilt_because)]
+    problems = [found[0]] if served.foreign else []
+    if report is not None:
+        found.append(report.badge)
+        found.extend(line.removeprefix("grounding: ") for line in report.problems())
+        problems.extend(report.problems())
+    step = TraceStep(
+        kind="check",
+        iteration=0,
+        started_ms=0.0,
+        duration_ms=report.elapsed_ms if report is not None else 0.0,
+        ok=report is None or not report.emptied,
+        result_preview=one_line("; ".join(found), PREVIEW_CHARS),
+    )
     return ScoutRun(
         status=ScoutStatus.COMPLETED,
         reason=None,
         output=envelope,
         envelope=envelope if bundle is not None else None,
         bundle=bundle,
-        problems=[],
-        trace=[],
+        problems=problems,
+        trace=[step],
         usage=Usage(),
         model_calls=0,
         elapsed_ms=took_ms,
         model_name=CACHED_LABEL,
         definition_hash=definition.definition_hash(),
+        grounding=report,
     )
+
+
+def _rebuilt_note(why: str) -> str:
+    return f"the cached envelope was built for this turn: {why}"
+
+
+def _serve_cached(
+    result: Preflight,
+    workspace: Workspace,
+    settings: PreflightSettings,
+    definition: AgentDefinition,
+    started: float,
+) -> None:
+    """Prepare the turn with the cached envelope, sealed, current and grounded."""
+    served = serve_cached(workspace, budget=settings.cached_tokens, mode=definition.grounding)
+    bundle = parse_context_bundle(served.envelope)
+    took = (time.perf_counter() - started) * 1000.0
+    if served.rebuilt_because is not None:
+        result.notes.append(_rebuilt_note(served.rebuilt_because))
+    sources = served.cached.sources
+    # An envelope the check emptied is no preparation: the turn goes on cold, ungrounded.
+    emptied = served.grounding is not None and served.grounding.emptied
+    usable = bundle if sources and not emptied else None
+    run = _cached_run(served.envelope, usable, took, definition, served)
+    if not sources:
+        result.run = run
+        result.reason = ColdStartReason.NO_CACHED_ENVELOPE
+        result.detail = "no profile, MEMORY.md or memory note to quote"
+    else:
+        _take(result, run, "cached")
 
 
 class _Gate:
@@ -275,21 +329,7 @@ def run_preflight(
         if design == "cold":
             result.reason = ColdStartReason.DESIGN_COLD
         elif design == "cached":
-            cached, rebuilt = serve_cached(workspace, budget=settings.cached_tokens)
-            bundle = parse_context_bundle(cached.envelope)
-            took = (time.perf_counter() - started) * 1000.0
-            if rebuilt:
-                result.notes.append(
-                    "the cached envelope was built for this turn (the workspace changed since "
-                    "the last build, or there was none)"
-                )
-            run = _cached_run(cached.envelope, bundle if cached.sources else None, took, definition)
-            if not cached.sources:
-                result.run = run
-                result.reason = ColdStartReason.NO_CACHED_ENVELOPE
-                result.detail = "no profile, MEMORY.md or memory note to quote"
-            else:
-                _take(result, run, "cached")
+            _serve_cached(result, workspace, settings, definition, started)
         elif design == "pack":
             _take(
                 result,

@@ -20,6 +20,7 @@ from .._bounded import json_loads
 from .._confine import read_limited
 from .._text import one_line
 from ..bundle.lookalikes import neutralise
+from ..config.secrets import mask, mask_data
 from ..errors import ModelError, PathRefusedError, WorkspaceError
 from ..models.base import Message
 from ..models.wire import messages_from_openai
@@ -44,14 +45,16 @@ def write_saved_thread(
 ) -> Path:
     """Write a thread's goal, transcript and markers to ``path`` as JSON."""
     target = Path(path)
+    # What was said is saved with secrets masked (a key the user typed, or one quoted from
+    # a note); the workspace's path is kept as it is, so the thread loads.
     data = {
         "thread_id": thread_id,
-        "goal": goal,
+        "goal": None if goal is None else mask(goal),
         "super_context_enabled": super_context_enabled,
         "workspace": str(workspace),
         "turns": turns,
-        "prepared_markers": prepared_markers,
-        "transcript": [m.to_openai() for m in transcript],
+        "prepared_markers": mask_data(prepared_markers),
+        "transcript": mask_data([m.to_openai() for m in transcript]),
     }
     # A unique temporary file, fsynced, mode kept: two saves never collide and a crash
     # leaves the previous save whole.

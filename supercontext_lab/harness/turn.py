@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from ..bundle import ContextBundle
 from ..bundle.grammar import AGENT_CONTEXT_STATUS_HEADER, PREPARED_CONTEXT_HEADER, SEPARATOR
 from ..bundle.lookalikes import neutralise_envelope
 from ..bundle.render import write_envelope
+from ..config.secrets import mask_data
 from ..gate import ColdStartReason
 from ..models.base import Message, Usage
 from ..scout import ScoutRun, StopCause, TraceStep
@@ -201,6 +202,12 @@ class TurnResult:
         return {"text/plain": self.describe(), "text/html": f"<pre>{body}</pre>"}
 
     def to_dict(self) -> dict[str, Any]:
+        """The turn as JSON-ready data, with secrets masked in every text
+        (:func:`~supercontext_lab.config.secrets.mask_data`): what is shown, exported or
+        kept of a turn never holds a key, whoever typed or quoted it."""
+        return cast(dict[str, Any], mask_data(self._fields()))
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "message": self.message,
             "sent_message": self.sent_message,

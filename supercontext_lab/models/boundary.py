@@ -12,8 +12,10 @@ The rules, each written once:
 * :class:`Secrets` holds the secret values in use for one call (the route's key and the
   values of every ``api_key_env`` that ``config.toml``'s ``[models.*]`` tables name, read
   from the environment at call time; values shorter than :data:`MIN_SECRET_CHARS` are
-  ignored, they would match ordinary words) and replaces each with
-  :data:`SECRET_MARKER`, counting how many it removed. Error messages quoting a server
+  ignored, they would match ordinary words) and replaces each, and every common key
+  shape, with :data:`SECRET_MARKER`, counting how many it removed: the lab's one rule
+  (:mod:`supercontext_lab._secrets`), which every writer of bundles, traces and archives
+  applies too (:func:`supercontext_lab.config.secrets.mask`). Error messages quoting a server
   (:func:`~supercontext_lab.models.wire.excerpt`) use the same rule.
 * :func:`encodable` joins surrogate pairs and replaces whatever surrogate remains with
   U+FFFD, so nothing downstream ever holds an unencodable string.
@@ -23,12 +25,11 @@ The rules, each written once:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from ..config.store import MODELS_TABLE, load_config
-from ..errors import ConfigError
+from .._secrets import MIN_SECRET_CHARS, SECRET_MARKER, held_back, mask_values, secret_values
+from ..config.secrets import configured_secrets
 from .base import Message, ModelReply, ToolCall
 
 __all__ = [
@@ -39,12 +40,6 @@ __all__ = [
     "configured_secrets",
     "encodable",
 ]
-
-SECRET_MARKER = "[secret removed]"
-"""What stands where a secret value was."""
-
-MIN_SECRET_CHARS = 8
-"""Shorter values are not treated as secrets: they would match ordinary text."""
 
 
 def _is_high_surrogate(char: str) -> bool:
@@ -64,21 +59,6 @@ def encodable(text: str) -> str:
     return text
 
 
-def configured_secrets() -> list[str]:
-    """The values, in the environment now, of every ``api_key_env`` that config.toml's
-    ``[models.*]`` tables name (a config file that cannot be read names none)."""
-    try:
-        tables = load_config().get(MODELS_TABLE, {})
-    except ConfigError:
-        return []
-    values = []
-    for table in tables.values() if isinstance(tables, dict) else ():
-        name = table.get("api_key_env") if isinstance(table, dict) else None
-        if isinstance(name, str) and name:
-            values.append(os.environ.get(name, "").strip())
-    return values
-
-
 class Secrets:
     """The secret values in use for one call, and the one rule that removes them.
 
@@ -86,10 +66,7 @@ class Secrets:
     """
 
     def __init__(self, values: Iterable[str] = ()) -> None:
-        kept = {value for value in values if len(value) >= MIN_SECRET_CHARS}
-        # Longest first: a key that contains another is removed whole.
-        self._values = tuple(sorted(kept, key=len, reverse=True))
-        self._longest = len(self._values[0]) if self._values else 0
+        self._values = secret_values(values)
 
     @classmethod
     def in_use(cls, *keys: str) -> Secrets:
@@ -103,14 +80,10 @@ class Secrets:
         return f"Secrets({len(self._values)} values)"
 
     def mask(self, text: str) -> tuple[str, int]:
-        """``text`` with every secret value replaced by :data:`SECRET_MARKER`, and how many
-        were replaced."""
-        count = 0
-        for value in self._values:
-            if value in text:
-                count += text.count(value)
-                text = text.replace(value, SECRET_MARKER)
-        return text, count
+        """``text`` with every secret value and key shape replaced by
+        :data:`SECRET_MARKER`, and how many were replaced (the lab's one rule,
+        :func:`supercontext_lab._secrets.mask_values`)."""
+        return mask_values(text, self._values)
 
     def masked(self, text: str) -> str:
         """:meth:`mask` without the count."""
@@ -120,16 +93,12 @@ class Secrets:
         """``exc`` to chain as a cause, or ``None`` when its message quotes a secret (a
         traceback prints the whole chain)."""
         message = str(exc)
-        return None if any(value in message for value in self._values) else exc
+        return None if self.mask(message)[1] else exc
 
     def partial_tail(self, text: str) -> int:
-        """The length of the longest end of ``text`` that begins a secret value: what a
-        stream must hold back until the next delta says whether the secret follows."""
-        for size in range(min(self._longest - 1, len(text)), 0, -1):
-            tail = text[-size:]
-            if any(value.startswith(tail) for value in self._values):
-                return size
-        return 0
+        """How much of the end of ``text`` a stream must hold back until the next delta
+        says whether a secret follows (:func:`supercontext_lab._secrets.held_back`)."""
+        return held_back(text, self._values)
 
     def reply(self, reply: ModelReply) -> ModelReply:
         """``reply`` with every secret removed from its text and tool calls (counted in
@@ -178,13 +147,16 @@ class TextStream:
 
     def feed(self, delta: str) -> None:
         """Pass on what of ``self._pending + delta`` is settled."""
-        text = self._secrets.masked(self._pending + delta)
+        # The end that may still grow into a secret is held back before anything is
+        # masked: a key shape matches a key's first part too, which would let the rest
+        # of the key through in the next delta.
+        text = self._pending + delta
         cut = len(text) - self._secrets.partial_tail(text)
         if cut > 0 and _is_high_surrogate(text[cut - 1]):
             cut -= 1
         self._pending = text[cut:]
         if cut > 0:
-            self._sink(encodable(text[:cut]))
+            self._sink(encodable(self._secrets.masked(text[:cut])))
 
     def flush(self) -> None:
         """Pass on whatever is still held back (the stream has ended)."""

@@ -37,6 +37,12 @@ class ChoiceFact:
     """The attribution's label, e.g. ``"memory: project-grant/budget"`` or ``"profile"``."""
 
     @property
+    def from_conversation(self) -> bool:
+        """Whether the fact quotes a past conversation (``transcript: <id>``), not the
+        user's own notes."""
+        return self.attribution.startswith("transcript:")
+
+    @property
     def cited(self) -> str:
         """The fact as a summary line writes it: an attribution inside the note's text is
         the note's words (written in square brackets), the one citation is its source."""

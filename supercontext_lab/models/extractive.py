@@ -91,7 +91,7 @@ def offered_facts(choices: BundleChoices) -> list[ChoiceFact]:
 def _skill_fit(query: set[str], skill: ChoiceSkill, notes: list[str]) -> int:
     """How well a skill fits the request (:func:`~supercontext_lab.reading.relevance.name_fit`
     over its id and description, as the offline scout rules; ``notes`` are the gathered
-    facts, which may name the skill)."""
+    facts the user's own notes gave, which may name the skill)."""
     named = named_in_notes(skill.id, query, notes)
     return name_fit(query, skill.id, skill.description, in_notes=named)
 
@@ -100,7 +100,9 @@ def offered_skills(choices: BundleChoices) -> list[ChoiceSkill]:
     """The skills offered to the model: those the request fits, best first (installed
     before registry hits at equal fit), at most :data:`OFFERED_NAMES`."""
     query = stems(keywords(choices.request))
-    notes = [fact.text for fact in choices.facts]
+    # Facts quoted from a past conversation never count as the user's notes naming a
+    # skill: what someone said to do then is no sign for this request.
+    notes = [fact.text for fact in choices.facts if not fact.from_conversation]
     ranked = []
     for index, skill in enumerate(choices.skills):
         fit = _skill_fit(query, skill, notes)

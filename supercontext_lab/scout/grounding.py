@@ -5,7 +5,8 @@ deterministic check (no model, a few milliseconds) compares it with the workspac
 with what the run actually read:
 
 * every recommended tool is in the orchestrator's catalogue, and every recommended skill
-  is installed or in the registry, its ``installed`` flag set from the workspace
+  is installed or in the registry, its ``installed`` flag set from the workspace; given
+  the request, a skill only a past conversation points at is no recommendation
   (:mod:`.grounding_names`);
 * every *claim* of the summary is supported by what the run read, sentence by sentence,
   by the rules of support of :mod:`.claims`; a line that only says what is missing is no
@@ -48,7 +49,13 @@ from .grounding_claims import (
     is_claim,
     support,
 )
-from .grounding_names import KnownNames, check_names, known_names, name_problems
+from .grounding_names import (
+    KnownNames,
+    check_names,
+    known_names,
+    name_problems,
+    steered_by_conversations,
+)
 from .grounding_report import ClaimCheck, Dropped, GroundingReport
 from .sources import RunSources
 
@@ -129,6 +136,8 @@ def check_bundle(
     why = goal_problem(goal, request, sources, cache) if goal and request is not None else None
     if goal and why is not None:
         dropped.append(Dropped("goal", goal, why))
+    if request is not None:
+        dropped.extend(steered_by_conversations(bundle, workspace, sources, request))
     integrations = integrations_of(workspace)
     checked = [
         check_claim(line, sources, cache, integrations)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .._text import one_line
 from ..bundle import ContextBundle
+from ..config.secrets import mask_data
 from ..errors import ModelError
 from ..models.base import Message, ModelReply, Usage
 from .grounding_report import GroundingReport
@@ -199,7 +200,11 @@ class ScoutRun:
         return [step for step in self.trace if step.kind == "tool" and step.refused]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape printed by ``supercontext-lab scout --json``."""
+        """The JSON shape printed by ``supercontext-lab scout --json``, with secrets
+        masked in every text (the request, arguments, previews)."""
+        return cast(dict[str, Any], mask_data(self._fields()))
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "envelope": self.envelope,
             "bundle": self.bundle.to_dict() if self.bundle is not None else None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._confine import confined_path, read_confined
+from ..config.secrets import mask
 from ..errors import PathRefusedError, WorkspaceError
 
 __all__ = ["MAX_DATA_BYTES", "MAX_TEXT_BYTES", "ConfinedFolder", "resolve_or_none"]
@@ -85,8 +86,13 @@ class ConfinedFolder:
         return None
 
     def _read_text(self, path: Path) -> str | None:
-        """A Markdown source, cut at its size limit; ``None`` when absent or refused."""
-        return self._decoded(path, self._read_bytes(path, MAX_TEXT_BYTES, cut=True))
+        """A Markdown source, cut at its size limit, with secrets masked; ``None`` when
+        absent or refused."""
+        text = self._decoded(path, self._read_bytes(path, MAX_TEXT_BYTES, cut=True))
+        # A key pasted into a note must not reach a prompt, a bundle or a trace: every
+        # Markdown source is masked as it is read, so what is quoted and what the
+        # grounding check compares it with are the same text.
+        return None if text is None else mask(text)
 
     def _read_data(self, path: Path) -> str | None:
         """A JSON or TOML source (refused past its size limit); ``None`` when absent or

@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._bounded import InputLimitError, json_loads
 from .._json import json_type_name
+from .._secrets import mask_values, masked_data
 from .._text import describe_validation_error, one_line
+from ..config.secrets import values_in_use
 from ..errors import SupercontextError, ToolError, ToolNotAllowedError
 from ..models.base import ToolSpec
 
@@ -33,6 +35,7 @@ __all__ = [
     "ToolResult",
     "clean_json_schema",
     "make_tool",
+    "masked_result",
     "to_json",
 ]
 
@@ -263,7 +266,20 @@ class ToolRegistry:
             return ToolResult.failure(
                 f"tool '{name}' failed: it returned {type(result).__name__}, not a ToolResult"
             )
-        return result
+        return masked_result(result)
+
+
+def masked_result(result: ToolResult) -> ToolResult:
+    """``result`` with secrets masked in what the model reads and in the structured data
+    the trace, the run's sources and every writer of bundles take: a key pasted into an
+    imported chat or a note is found by recall like any text."""
+    values = values_in_use()
+    data = masked_data(result.data, values)
+    if result.data is not None and result.content == to_json(result.data):
+        # Written again from the masked data: a cut private key block masked in the JSON
+        # text would take the closing quotes with it.
+        return ToolResult(ok=result.ok, content=to_json(data), data=data)
+    return ToolResult(ok=result.ok, content=mask_values(result.content, values)[0], data=data)
 
 
 def _parse_arguments(arguments: str | Mapping[str, Any]) -> dict[str, Any] | str:

@@ -1,4 +1,4 @@
-"""The unseen workspaces: four users' workspaces and questions, one with a ChatGPT export.
+"""The unseen workspaces: six users' workspaces and questions, one with a ChatGPT export.
 The set loads, every expectation points at text and documents that exist, and an
 evaluation reads the export as the workspace's past conversations."""
 
@@ -36,12 +36,19 @@ def _conversation_ids(workspace: Path) -> set[str]:
     }
 
 
-def test_four_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
+def test_six_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
     by_workspace: dict[str, list[EvalCase]] = {}
     for case in cases:
         assert case.workspace is not None and case.structure is not None
         by_workspace.setdefault(case.workspace.name, []).append(case)
-    assert sorted(by_workspace) == ["clinical", "family-law", "game-studio", "sre"]
+    assert sorted(by_workspace) == [
+        "clinical",
+        "construction",
+        "family-law",
+        "game-studio",
+        "newsroom",
+        "sre",
+    ]
     for mine in by_workspace.values():
         assert len(mine) >= 9
         assert [c.expect.has_enough_context for c in mine].count(False) == 1

@@ -205,10 +205,10 @@ def test_cached_is_served_on_a_greeting_but_not_on_a_later_turn(workspace: Works
 
 
 def test_cached_is_rebuilt_after_a_note_changes(workspace: Workspace) -> None:
-    first, built = serve_cached(workspace)
-    assert built
-    again, rebuilt = serve_cached(workspace)
-    assert not rebuilt and again.envelope == first.envelope
+    first = serve_cached(workspace)
+    assert first.rebuilt
+    again = serve_cached(workspace)
+    assert not again.rebuilt and again.envelope == first.envelope
     note = workspace.root / "memory" / "global" / "kernel.md"
     note.write_text(
         "---\ncreated: 2026-11-30\n---\nDecision: the lognormal kernel replaces the 2Dt kernel.\n",
@@ -216,8 +216,8 @@ def test_cached_is_rebuilt_after_a_note_changes(workspace: Workspace) -> None:
     )
     stamp = time.time() + 5
     os.utime(note, (stamp, stamp))
-    changed, rebuilt = serve_cached(workspace)
-    assert rebuilt
+    changed = serve_cached(workspace)
+    assert changed.rebuilt
     assert "lognormal kernel replaces" in changed.envelope
     assert "2Dt kernel is the primary" not in changed.envelope
     stored = load_cached(workspace)
@@ -226,8 +226,8 @@ def test_cached_is_rebuilt_after_a_note_changes(workspace: Workspace) -> None:
     (workspace.root / "memory" / "global" / "boat.md").write_text(
         "The research boat is booked through the field station.\n", encoding="utf-8"
     )
-    added, rebuilt = serve_cached(workspace)
-    assert rebuilt and "research boat" in added.envelope
+    added = serve_cached(workspace)
+    assert added.rebuilt and "research boat" in added.envelope
 
 
 def test_cached_ranks_the_notes_pre_flights_read_most(workspace: Workspace) -> None:
@@ -260,8 +260,8 @@ def test_cached_never_reads_or_writes_through_a_linked_index_folder(
         encoding="utf-8",
     )
     (workspace.root / ".supercontext").symlink_to(outside, target_is_directory=True)
-    served, built = serve_cached(workspace)
-    assert built and "FORGED" not in served.envelope and "2Dt kernel" in served.envelope
+    served = serve_cached(workspace)
+    assert served.rebuilt and "FORGED" not in served.envelope and "2Dt kernel" in served.envelope
     assert load_cached(workspace) is None
     assert sorted(p.name for p in outside.iterdir()) == [CACHE_FILE]
 

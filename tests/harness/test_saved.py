@@ -115,3 +115,27 @@ def test_the_markers_handed_back_are_copies(tmp_path: Path) -> None:
     markers = read.markers_within(1)
     markers[0]["turn"] = 9
     assert read.markers_within(1) == [{"turn": 0, "has_enough_context": True}]
+
+
+def test_secrets_are_saved_masked_and_the_workspace_path_kept(tmp_path: Path) -> None:
+    key = "sk-proj-Zx81Lq0P4eT7mN2vB6cR9"
+    saved = write_saved_thread(
+        tmp_path / "thread.json",
+        thread_id="abc123",
+        goal=f"Rotate {key}",
+        super_context_enabled=True,
+        workspace=tmp_path / "ws",
+        turns=1,
+        prepared_markers=[{"turn": 0, "has_enough_context": True}],
+        transcript=[
+            Message(role="user", content=f"My key is {key}"),
+            Message(role="assistant", content="Bearer 0123456789abcdefABCDEF was sent."),
+        ],
+    )
+    text = saved.read_text(encoding="utf-8")
+    assert key not in text and "0123456789abcdefABCDEF" not in text
+    options = read_saved_thread(saved).options
+    assert options["goal"] == "Rotate [secret removed]"
+    assert options["transcript"][0].content == "My key is [secret removed]"
+    assert options["transcript"][1].content == "Bearer [secret removed] was sent."
+    assert str(options["workspace"]) == str(tmp_path / "ws")

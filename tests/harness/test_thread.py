@@ -429,3 +429,14 @@ def test_a_bundle_the_grounding_check_empties_is_a_cold_start(workspace: Workspa
     assert result.scout is not None and result.scout.ungrounded
     assert "dropped tool 'seedscape-pipeline'" in (result.reason_detail or "")
     assert failure_reason(result.scout) is ColdStartReason.UNGROUNDED
+
+
+def test_to_dict_masks_a_key_whoever_typed_or_quoted_it(workspace: Workspace) -> None:
+    key = "AKIAIOSFODNN7EXAMPLE"
+    result = Thread(
+        workspace, orchestrator_model=_orchestrator(), super_context_enabled=False
+    ).send(f"Store {key} for the deploy")
+    assert key in result.message  # the turn itself keeps what was typed
+    data = result.to_dict()
+    assert data["message"] == "Store [secret removed] for the deploy"
+    assert key not in str(data)

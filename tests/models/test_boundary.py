@@ -96,6 +96,19 @@ def test_a_stream_shows_text_that_only_looks_like_the_start_of_a_key() -> None:
     assert "".join(shown) == "prefix sk-boundaries are fine"
 
 
+@pytest.mark.parametrize("cut", [3, 9, 20])
+def test_a_stream_holds_back_a_key_shape_split_across_deltas(cut: int) -> None:
+    # No key configured: the shape alone is masked, however the deltas cut it.
+    other = "sk-proj-Zx81Lq0P4eT7mN2vB6cR9"
+    shown: list[str] = []
+    stream = TextStream(Secrets(), shown.append)
+    for delta in ("Authorization: Bearer ", other[:cut], other[cut:], " was pasted."):
+        stream.feed(delta)
+        assert other[cut - 2 :] not in "".join(shown)
+    stream.flush()
+    assert "".join(shown) == f"Authorization: Bearer {SECRET_MARKER} was pasted."
+
+
 def test_a_stream_joins_a_surrogate_pair_split_across_deltas() -> None:
     shown: list[str] = []
     stream = TextStream(Secrets(), shown.append)

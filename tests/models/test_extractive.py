@@ -270,3 +270,19 @@ def test_an_attribution_inside_a_fact_is_the_notes_words_not_a_citation() -> Non
     assert bundle.summary.splitlines()[0] == (
         "- The budget note says [memory: project/secret]. (memory: g/budget)"
     )
+
+
+def test_a_fact_from_a_past_conversation_never_counts_as_the_user_naming_a_skill() -> None:
+    # One word of the request ("figures") fits the skill; a note of the user's naming it
+    # with the request's topic makes it offered, the same sentence said in a past chat not.
+    said = "Run figure-polish on the grant figures before the renewal deadline."
+    request = "Check the grant figures before the renewal deadline"
+    skill = ChoiceSkill("figure-polish", True, "Polish figures for a paper.")
+    chat = BundleChoices(
+        request=request, skills=(skill,), facts=(ChoiceFact(1, said, "transcript: c1"),)
+    )
+    assert chat.facts[0].from_conversation
+    assert offered_skills(chat) == []
+    own = replace(chat, facts=(ChoiceFact(1, said, "memory: global/figures"),))
+    assert not own.facts[0].from_conversation
+    assert [s.id for s in offered_skills(own)] == ["figure-polish"]

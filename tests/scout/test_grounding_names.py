@@ -7,10 +7,16 @@ from pathlib import Path
 import pytest
 
 from supercontext_lab.bundle import ContextBundle, parse_context_bundle
-from supercontext_lab.scout.grounding_names import check_names, known_names, name_problems
-from supercontext_lab.scout.sources import RunSources
+from supercontext_lab.scout.grounding_names import (
+    check_names,
+    known_names,
+    name_problems,
+    steered_by_conversations,
+)
+from supercontext_lab.scout.sources import RunSources, sources_of
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import build_workspace, envelope
+from supercontext_lab.tools.base import ToolResult
 
 
 @pytest.fixture
@@ -73,3 +79,62 @@ def test_check_names_against_a_workspace(workspace: Workspace) -> None:
         ],
     )
     assert [(d.kind, d.item) for d in check_names(bundle, workspace)] == [("skill", "ghost")]
+
+
+def _read(*hits: dict[str, str]) -> list[tuple[str, ToolResult]]:
+    return [("memory_recall", ToolResult.success({"hits": list(hits)}))]
+
+
+_CHAT = {
+    "namespace": "conversations",
+    "key": "c1-2",
+    "transcript": "c1",
+    "content": "Assistant: run figure-polisher on the shared drawings folder tonight.",
+}
+_OWN = {
+    "namespace": "global",
+    "key": "drawings",
+    "content": "Run figure-polisher on the shared drawings folder before each review.",
+}
+_STEERED = {
+    "summary": "- x (memory)",
+    "recommended_tool_calls": [
+        {"tool": "run_workflow", "args": '{"workflow": "figure-polisher"}', "why": "y"}
+    ],
+    "recommended_skills": [{"skill": "figure-polisher", "installed": True, "why": "y"}],
+}
+
+
+def test_a_skill_only_a_past_conversation_points_at_is_dropped(workspace: Workspace) -> None:
+    sources = sources_of(workspace, _read(_CHAT))
+    request = "Tidy the figures in the shared drawings folder"
+    dropped = steered_by_conversations(_bundle(**_STEERED), workspace, sources, request)
+    assert [(item.kind, item.item) for item in dropped] == [
+        ("skill", "figure-polisher"),
+        ("tool", "run_workflow"),
+    ]
+    assert all("only a past conversation points at" in item.why for item in dropped)
+
+
+def test_the_users_own_note_or_the_request_may_point_at_it(workspace: Workspace) -> None:
+    bundle = _bundle(**_STEERED)
+    own = sources_of(workspace, _read(_CHAT, _OWN))
+    assert (
+        steered_by_conversations(
+            bundle, workspace, own, "Tidy the figures in the shared drawings folder"
+        )
+        == []
+    )
+    chat = sources_of(workspace, _read(_CHAT))
+    # The request itself asks for it: two of its words name the skill.
+    asked = "Polish the figures in the drawings folder"
+    assert steered_by_conversations(bundle, workspace, chat, asked) == []
+
+
+def test_a_conversation_that_does_not_name_the_skill_changes_nothing(
+    workspace: Workspace,
+) -> None:
+    quiet = {**_CHAT, "content": "Assistant: the drawings folder is shared with the team."}
+    sources = sources_of(workspace, _read(quiet))
+    bundle = _bundle(**_STEERED)
+    assert steered_by_conversations(bundle, workspace, sources, "Tidy the drawings") == []

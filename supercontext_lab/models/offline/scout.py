@@ -176,13 +176,16 @@ class OfflineScoutModel(OfflineModel):
         self, context: RequestContext
     ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         query = context.query_stems
+        # The user's own notes may point at a skill; a past conversation may not: what
+        # someone said to do in an imported chat is what was said then, not a sign that
+        # this request wants it (SPEC §14).
         notes = [
             context.memory_md,
             *(
                 str(hit.get("content", ""))
                 for result in context.results.get("memory_recall", [])
                 for hit in result.get("hits", [])
-                if isinstance(hit, dict)
+                if isinstance(hit, dict) and not hit.get("transcript")
             ),
         ]
         installed: list[tuple[int, str, str, str]] = []

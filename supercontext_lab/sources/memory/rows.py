@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ...config.secrets import mask
 from ...reading.words import analyze
 from .bm25 import (
     BODY_WEIGHT,
@@ -104,7 +105,12 @@ def doc_row(
     source_hash: str | None = None,
 ) -> DocRow:
     """Analyse one document into the parameters of the upsert statement, sealed with
-    ``seal``; ``source_hash`` is the sha256 of the bytes of the file it was read from."""
+    ``seal``; ``source_hash`` is the sha256 of the bytes of the file it was read from.
+
+    The content is stored with secrets masked (:func:`~supercontext_lab.config.secrets.mask`):
+    a key pasted into a note, an imported chat or an archived turn is neither indexed
+    nor recalled, and the row's digest covers what is stored."""
+    content = mask(content)
     key_terms = analyze(key)
     body_terms = analyze(content)
     weighted: dict[str, float] = dict.fromkeys(key_terms, 0.0)

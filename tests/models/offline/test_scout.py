@@ -310,3 +310,28 @@ def test_one_shared_word_recommends_no_skill_and_no_workflow(kelp: Workspace) ->
     assert [(c.tool, c.args_json) for c in tidy.recommended_tool_calls] == [
         ("run_workflow", {"workflow": "dive-log-tidy"})
     ]
+
+
+def test_a_past_conversation_naming_a_skill_is_no_sign_for_it(tmp_path: Path) -> None:
+    from supercontext_lab.conversations import import_conversations
+
+    said = "Run figure-polish on the grant figures before the renewal deadline."
+    root = tmp_path / "ws"
+    (root / "skills" / "figure-polish").mkdir(parents=True)
+    (root / "skills" / "figure-polish" / "SKILL.md").write_text(
+        "---\nname: figure-polish\ndescription: Polish figures for a paper.\n---\nBody.\n"
+    )
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(
+        '{"id": "c1", "messages": [{"role": "user", "content": "What next?"}, '
+        f'{{"role": "assistant", "content": "{said}"}}]}}\n'
+    )
+    import_conversations(chat, root)
+    request = "Check the grant figures before the renewal deadline"
+    chatted = _bundle(_scout(Workspace(root), request))
+    assert "(transcript: c1)" in chatted.summary
+    assert [s.skill for s in chatted.recommended_skills] == []
+    (root / "memory" / "global").mkdir(parents=True)
+    (root / "memory" / "global" / "figures.md").write_text(said + "\n")
+    noted = _bundle(_scout(Workspace(root), request))
+    assert [s.skill for s in noted.recommended_skills] == ["figure-polish"]

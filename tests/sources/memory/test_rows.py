@@ -144,3 +144,13 @@ def test_contents_are_read_by_id_in_parts(conn: sqlite3.Connection, seal: Seal) 
     ids = [int(row[0]) for row in conn.execute("SELECT id FROM docs ORDER BY id")]
     found = contents_of(conn, [*ids, 10**9])
     assert len(found) == 1200 and found[ids[-1]] == "text 1199"
+
+
+def test_a_key_in_a_document_is_stored_masked_and_the_digest_covers_it(seal: Seal) -> None:
+    row = doc_row(
+        "global", "deploy", "note", "Deploy with AKIAIOSFODNN7EXAMPLE today.", None, None, seal=seal
+    )
+    assert row.content == "Deploy with [secret removed] today."
+    assert "akiaiosfodnn7example" not in row.body_terms.lower()
+    sealed = (row.namespace, row.key, row.category, row.content, row.created, row.path)
+    assert seal.verifies((*sealed, row.source_hash), row.digest)
