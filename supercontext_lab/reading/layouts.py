@@ -160,6 +160,8 @@ def _line_units(writer: UnitWriter, rows: list[str], first: int) -> bool:
     current: list[str] = []
     start = first
     for offset, row in enumerate(rows):
+        if writer.full:
+            return True
         match = stamped[offset] or named[offset]
         if match is not None or logged[offset]:
             if current:

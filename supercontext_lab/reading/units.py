@@ -172,6 +172,12 @@ class UnitWriter:
     """The e-mail subjects read so far (without "RE:", case folded): a reply's "RE: …"
     says nothing its thread's first message did not."""
 
+    @property
+    def full(self) -> bool:
+        """Whether the walk holds :data:`MAX_UNITS` units and blocks: the rest of the
+        note adds nothing, so it need not be read line by line."""
+        return len(self.units) >= MAX_UNITS and len(self.blocks) >= MAX_UNITS
+
     def heading(self) -> str:
         """The heading path above the walk, outermost first."""
         return _HEADING_JOIN.join(text for _, text in self.path)
