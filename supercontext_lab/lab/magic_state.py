@@ -205,11 +205,15 @@ class MagicState(magic.Magics):
         """A new thread with this kernel's defaults; the Super Context flag and the
         ``[preflight]`` settings are read now (``design`` and ``deadline_ms`` override
         them)."""
+        scout = self._model_id("scout")
         return Thread(
             workspace if isinstance(workspace, Workspace) else self._workspace(workspace),
             definition=self._definition(agent),
             scout_model=self._scout_model(progress),
-            orchestrator_model=self._role_model("orchestrator", progress),
+            # One model for both roles starts (at most) one server: said once.
+            orchestrator_model=self._role_model(
+                "orchestrator", progress if self._model_id("orchestrator") != scout else None
+            ),
             design=design,
             deadline_ms=deadline_ms,
         )
