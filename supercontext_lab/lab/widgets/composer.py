@@ -37,8 +37,8 @@ _PLACEHOLDER_LATER = "Message…  (continues this thread; only its first message
 _PLACEHOLDER_COLD = "Message…  (continues this thread; it started cold: {reason})"
 _PLACEHOLDER_RESUMED = "Message…  (continues this thread)"
 TOGGLE_CAPTION = (
-    "A thread reads this setting when it starts: a click saves it in the lab's config.toml "
-    "for every new thread, and this thread has no messages yet, so its first one uses it too."
+    "Saved in the lab's config.toml for every new thread when clicked (a thread reads it "
+    "when it starts); this thread has no messages yet, so its first one uses it too."
 )
 """What the line beside the toggle says before it is clicked."""
 

@@ -267,7 +267,8 @@ def test_while_a_message_is_sent_the_status_says_what_the_turn_is_doing() -> Non
 def test_the_toggle_says_where_it_is_clicked_that_it_is_saved_for_new_threads() -> None:
     composer = Composer(Thread)
     caption = composer.toggle_note.value
-    assert "a click saves it in the lab&#x27;s config.toml for every new thread" in caption
+    assert "Saved in the lab&#x27;s config.toml for every new thread when clicked" in caption
+    assert "(a thread reads it when it starts)" in caption
     assert "this thread has no messages yet, so its first one uses it too" in caption
     assert "reference system" not in caption
     assert composer.toggle_row.children == (composer.toggle, composer.toggle_note)
@@ -299,7 +300,7 @@ def test_new_thread_is_offered_once_the_thread_has_messages_and_brings_the_toggl
     assert composer.status.value == note(
         "New thread started; the earlier one stays as it was.", "info"
     )
-    assert "A thread reads this setting when it starts" in composer.toggle_note.value
+    assert "(a thread reads it when it starts)" in composer.toggle_note.value
     assert "prepared by the scout" in composer.message.placeholder
 
 
