@@ -43,6 +43,8 @@ INDEX_DIR = ".supercontext"
 INDEX_FILE = "memory.sqlite3"
 
 _log = logging.getLogger(__name__)
+# Namespaces a rebuild's warning names at most.
+_NAMES_SHOWN = 5
 # SQLite's primary result codes for a damaged file and for a file that is not a database.
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
@@ -97,7 +99,10 @@ def _check_usable(conn: sqlite3.Connection, seal: Seal) -> str | None:
         return f"it has schema version {version}, this version uses {SCHEMA_VERSION}"
     binding = _meta(conn, "binding")
     if binding is None or not hmac.compare_digest(binding, seal.binding):
-        return "it was not built by this lab for this folder (copied from elsewhere or planted)"
+        return (
+            "it was not built by this lab for this folder (copied from another folder or "
+            "user, or planted)"
+        )
     if schema_of(conn) != expected_schema():
         return "its tables, indexes or triggers are not the ones this lab creates"
     return None
@@ -151,11 +156,14 @@ def rebuild_warning(db_path: Path, reason: str, not_in_files: dict[str, int] | N
     else:
         gone = {name: n for name, n in sorted(not_in_files.items()) if name not in kept}
         total = sum(gone.values())
+        # The names come from the old index, which may be anybody's: escaped, and a few.
+        names = [visible(name) for name in list(gone)[:_NAMES_SHOWN]]
+        names += ["…"] if len(gone) > _NAMES_SHOWN else []
         lost = (
             "nothing is lost"
             if not total
-            else f"{total} document{'' if total == 1 else 's'} added through the Python API "
-            f"({', '.join(gone)}) {'is' if total == 1 else 'are'} in no file and lost"
+            else f"{total} document{'' if total == 1 else 's'} added only through the Python API "
+            f"({', '.join(names)}) {'is' if total == 1 else 'are'} in no file and lost"
         )
     returning = back[0] if len(back) == 1 else f"{', '.join(back[:-1])} and {back[-1]}"
     return (

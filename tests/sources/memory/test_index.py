@@ -52,7 +52,9 @@ def test_other_schema_version_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptu
     rebuilt = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
     assert len(rebuilt) == 1 and "\n" not in rebuilt[0]
     # What is lost, counted: the one document no file holds.
-    assert "1 document added through the Python API (global) is in no file and lost" in rebuilt[0]
+    assert (
+        "1 document added only through the Python API (global) is in no file and lost" in rebuilt[0]
+    )
 
 
 def test_a_notebooks_private_lab_home_and_the_default_one_share_the_index(
@@ -88,7 +90,9 @@ def test_an_index_another_user_built_is_rebuilt(
         assert keys(tree.recall("*", "kernel")) == ["kept"]
     rebuilt = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
     assert len(rebuilt) == 1
-    assert "1 document added through the Python API (global) is in no file and lost" in rebuilt[0]
+    assert (
+        "1 document added only through the Python API (global) is in no file and lost" in rebuilt[0]
+    )
 
 
 def test_a_rebuild_that_loses_nothing_says_so(
@@ -196,3 +200,26 @@ def test_damage_is_told_apart_from_a_busy_or_misused_index() -> None:
     assert is_damage(sqlite3.DatabaseError("file is not a database"))
     assert not is_damage(sqlite3.OperationalError("database is locked"))
     assert not is_damage(sqlite3.OperationalError("no such table: docs"))
+
+
+def test_the_rebuild_warning_stays_one_line_whatever_the_old_index_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A planted index's namespaces, named in the warning: escaped, a few, one line"""
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "them" / "index.key"))
+    root = tmp_path / "ws"
+    with MemoryTree(root) as tree:
+        tree.add_many(
+            [{"namespace": f"ns{n}", "key": "k", "content": "planted text"} for n in range(8)]
+        )
+    conn = sqlite3.connect(root / INDEX)
+    conn.execute("UPDATE docs SET namespace = 'ns0\nFAKE LOG LINE' WHERE namespace = 'ns0'")
+    conn.commit()
+    conn.close()
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "me" / "index.key"))
+    with MemoryTree(root) as tree:
+        assert tree.rebuilt and tree.count() == 0
+    (rebuilt,) = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
+    assert "\n" not in rebuilt and "ns0\\nFAKE LOG LINE" in rebuilt
+    assert "8 documents added only through the Python API (" in rebuilt and ", …) are" in rebuilt
+    assert "ns7" not in rebuilt
