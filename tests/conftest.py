@@ -19,6 +19,9 @@ _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_pr
 # builds would otherwise archive its turns into the user's demo workspace).
 _SESSION_HOME = tempfile.mkdtemp(prefix="scl-test-home-")
 os.environ["SUPERCONTEXT_LAB_HOME"] = _SESSION_HOME
+# The memory index key is the user's, kept outside every lab home by default: a test's
+# stays in its own folder (a test that plays another user points it elsewhere).
+os.environ["SUPERCONTEXT_INDEX_KEY"] = os.path.join(_SESSION_HOME, "index.key")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -35,6 +38,7 @@ def lab_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost,::1")
     home = tmp_path_factory.mktemp("labhome")
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
+    monkeypatch.setenv("SUPERCONTEXT_INDEX_KEY", str(home / "index.key"))
     return home
 
 

@@ -1,6 +1,10 @@
-"""``supercontext-lab demo``: one first turn on the demo workspace, offline.
+"""``supercontext-lab demo``: one first turn on the demo workspace, offline by default.
 
-    supercontext-lab demo [--message TEXT] [--workspace DIR] [--design NAME] [--deadline-ms MS]
+    supercontext-lab demo [--message TEXT] [--workspace DIR] [--model ID] [--design NAME]
+        [--deadline-ms MS]
+
+``--model`` runs the scout and the reply on one model for this run; without it both
+follow the lab's config (``supercontext-lab config model ID`` sets them; offline until then).
 
 Prints the turn in the order of the README's diagram: the message, the gate's decision,
 the scout's trace, the bundle, what the orchestrator receives, its reply, then the
@@ -11,7 +15,7 @@ status: 0 when the orchestrator replied, 1 when it failed, 2 for bad input.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Literal
 
 from .common import (
     NO_PROGRESS_HELP,
@@ -26,6 +30,8 @@ from .scout import describe_calls, print_trace
 
 __all__ = ["DEMO_MESSAGE", "add_demo_parser"]
 
+_ROLES: tuple[Literal["scout", "orchestrator"], ...] = ("scout", "orchestrator")
+
 DEMO_MESSAGE = "Help me finish the sensitivity analysis section for the grant renewal"
 """The first message the demo sends unless ``--message`` says otherwise."""
 
@@ -33,10 +39,15 @@ DEMO_MESSAGE = "Help me finish the sensitivity analysis section for the grant re
 def add_demo_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``demo`` command to the CLI's subparsers."""
     demo: argparse.ArgumentParser = sub.add_parser(
-        "demo", help="run one first turn on the demo workspace, offline"
+        "demo", help="run one first turn on the demo workspace (offline unless told otherwise)"
     )
     demo.add_argument("--message", default=DEMO_MESSAGE, help="the first message to send")
     demo.add_argument("--workspace", help="a workspace folder (default: the shipped demo)")
+    demo.add_argument(
+        "--model",
+        help="a model id for the scout and the reply, such as local:smollm2 (default: the "
+        "config's, offline unless `config model` set one)",
+    )
     demo.add_argument("--no-progress", action="store_true", help=NO_PROGRESS_HELP)
     add_preflight_arguments(demo)
     demo.set_defaults(handler=_cmd_demo)
@@ -52,7 +63,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     workspace = workspace_argument(args.workspace)
     # The demo shows one first turn, the same each time: it keeps no past conversation
     # that a later demo would recall.
-    thread = Thread(workspace, archive=False, design=args.design, deadline_ms=args.deadline_ms)
+    models: dict[str, Any] = {}
+    if args.model is not None:
+        from ..models.routing import model_for_route
+        from ..routes import parse_model_id
+
+        route = parse_model_id(text_argument(args.model, "--model"))
+        models = {role + "_model": model_for_route(route, role=role) for role in _ROLES}
+    thread = Thread(
+        workspace, archive=False, design=args.design, deadline_ms=args.deadline_ms, **models
+    )
     # The demo is a copy in the lab home: say where, so it can be opened (and copied to
     # make one's own; the copy itself is replaced when the shipped demo changes).
     where = " (the shipped demo, copied there)" if args.workspace is None else ""

@@ -123,6 +123,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    # Before the memory opens: importing the past conversations registers how a rebuilt
+    # index gets them back (conversations.recall), so the counts below include them.
     from ..conversations import list_conversations
 
     workspace = _workspace(args.workspace)

@@ -34,6 +34,7 @@ from ..reading.passages import passages, turn_extent
 from ..reading.relevance import request_terms
 from ..reading.transcripts import transcript_lines
 from ..sources.memory import INDEX_DIR, MemoryHit, MemoryTree
+from ..sources.memory.kept import Kept, keep_namespace
 from ..sources.workspace import Workspace
 from .store import ConversationStore
 from .store_file import CATEGORY, NAMESPACE, STORE_FILE, split_key
@@ -119,6 +120,20 @@ def open_store(root: str | os.PathLike[str], *, create: bool = True) -> Conversa
     if not create and not (folder / INDEX_DIR / STORE_FILE).is_file():
         return None
     return ConversationStore(folder)
+
+
+def _restore_conversations(memory: MemoryTree) -> int:
+    """Index the stored turns again in ``memory``, whose index was just rebuilt."""
+    store = open_store(memory.path, create=False)
+    if store is None:
+        return 0
+    with store:
+        return store.ensure_indexed(memory)
+
+
+# A rebuilt index gets the past conversations back at once, from the store that is their
+# truth: a listing or a search right after a rebuild finds them (see sources/memory/kept.py).
+keep_namespace(Kept(NAMESPACE, "the transcript store", _restore_conversations))
 
 
 def store_for(workspace: Workspace, *, create: bool = False) -> ConversationStore | None:

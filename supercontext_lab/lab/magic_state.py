@@ -4,7 +4,10 @@ them into a workspace, an agent definition, a scout model and a thread.
 The options are traitlets with ``config=True``, settable with ``%config``::
 
     %config SupercontextMagics.workspace = "~/my-workspace"
-    %config SupercontextMagics.model = "ollama:qwen2.5"
+    %config SupercontextMagics.model = "local:smollm2"     # the scout and the reply
+
+``model`` is the one switch for both of a thread's models; ``scout_model`` or
+``orchestrator_model``, when set, take that one role apart.
 
 A magic given no ``--workspace`` uses the kernel's current workspace: the current thread's
 (``%scout_thread new --workspace DIR`` makes it current), or the folder set with
@@ -30,6 +33,7 @@ from ..errors import ConfigError
 from ..harness import Thread
 from ..harness.progress import RunProgress, starts_a_server
 from ..models.base import ChatModel
+from ..models.routing import Role
 from ..routes import parse_model_id
 from ..scout import ScoutRun
 from ..sources.demo import open_workspace
@@ -42,6 +46,14 @@ WORKSPACE_HELP = (
     "SupercontextMagics.workspace, else the shipped demo)"
 )
 """The help of every magic's ``--workspace``: where a magic looks when none is given."""
+
+_OTHER: dict[Role, Role] = {"scout": "orchestrator", "orchestrator": "scout"}
+
+
+def _serverless(model_id: str) -> bool:
+    """Whether ``model_id`` names a model that needs no server address (offline, local,
+    a baseline)."""
+    return model_id.partition(":")[0].strip().lower() in ("offline", "local", "baseline")
 
 
 class MagicState(magic.Magics):
@@ -63,14 +75,26 @@ class MagicState(magic.Magics):
     model = Unicode(
         "",
         help=(
-            "Model id for the scout of runs and threads made here, such as 'ollama:qwen2.5', "
-            "'local:smollm2' (a llama.cpp server on this machine; the local extra) or "
-            "'offline'; empty: the 'burst' route of the lab's config."
+            "Model id for the scout and the reply of runs and threads made here, such as "
+            "'ollama:qwen2.5', 'local:smollm2' (a llama.cpp server on this machine; the local "
+            "extra) or 'offline'; empty: the lab's config ([models.burst] for the scout, "
+            "[models.agentic] for the reply; `supercontext-lab config model ID` sets both)."
         ),
+    ).tag(config=True)
+    scout_model = Unicode(
+        "",
+        help="Model id for the scout alone, in place of `model`; empty: `model`.",
+    ).tag(config=True)
+    orchestrator_model = Unicode(
+        "",
+        help="Model id for the reply (the orchestrator) alone, in place of `model`; empty: `model`.",
     ).tag(config=True)
     base_url = Unicode(
         "",
-        help="OpenAI-compatible base URL (with /v1) for the model; empty: the provider default.",
+        help=(
+            "OpenAI-compatible base URL (with /v1) for the models set here; empty: the "
+            "provider default."
+        ),
     ).tag(config=True)
     api_key_env = Unicode(
         "",
@@ -140,24 +164,35 @@ class MagicState(magic.Magics):
             raise UsageError(f"agent definition not found: {path}; pass the path of an agent.toml.")
         return load_agent_definition(file)
 
-    def _scout_model(self, progress: RunProgress | None = None) -> ChatModel | None:
-        """The scout model from the ``model`` option; ``None`` lets the thread use its route.
+    def _model_id(self, role: Role) -> str:
+        """The model id set for ``role``: its own option, else ``model``; ``""`` for none."""
+        own = self.scout_model if role == "scout" else self.orchestrator_model
+        return (own or self.model).strip()
+
+    def _role_model(self, role: Role, progress: RunProgress | None = None) -> ChatModel | None:
+        """The model of ``role`` from the options; ``None`` lets the thread use its route.
         A local model may start its server here, which ``progress`` is told first."""
         from ..models.routing import model_for_route
 
-        if not self.model:
-            if self.base_url or self.api_key_env:
+        model_id = self._model_id(role)
+        if not model_id:
+            if (self.base_url or self.api_key_env) and not self._model_id(_OTHER[role]):
                 raise ConfigError(
                     "SupercontextMagics.base_url and .api_key_env need a model: set "
                     "%config SupercontextMagics.model = 'ollama:qwen2.5' (or another model id)."
                 )
             return None
-        route = parse_model_id(
-            self.model, base_url=self.base_url or None, api_key_env=self.api_key_env or None
-        )
+        base_url, api_key_env = self.base_url or None, self.api_key_env or None
+        if _serverless(model_id) and not _serverless(self._model_id(_OTHER[role]) or "offline"):
+            base_url = api_key_env = None  # they are the other role's, which has a server
+        route = parse_model_id(model_id, base_url=base_url, api_key_env=api_key_env)
         if progress is not None and starts_a_server(route):
-            progress.starting_model(self.model.strip())
-        return model_for_route(route, role="scout")
+            progress.starting_model(model_id)
+        return model_for_route(route, role=role)
+
+    def _scout_model(self, progress: RunProgress | None = None) -> ChatModel | None:
+        """The scout's model from the options (``scout_model``, else ``model``)."""
+        return self._role_model("scout", progress)
 
     def _make_thread(
         self,
@@ -170,10 +205,15 @@ class MagicState(magic.Magics):
         """A new thread with this kernel's defaults; the Super Context flag and the
         ``[preflight]`` settings are read now (``design`` and ``deadline_ms`` override
         them)."""
+        scout = self._model_id("scout")
         return Thread(
             workspace if isinstance(workspace, Workspace) else self._workspace(workspace),
             definition=self._definition(agent),
             scout_model=self._scout_model(progress),
+            # One model for both roles starts (at most) one server: said once.
+            orchestrator_model=self._role_model(
+                "orchestrator", progress if self._model_id("orchestrator") != scout else None
+            ),
             design=design,
             deadline_ms=deadline_ms,
         )

@@ -130,7 +130,8 @@ class ThreadMagics(MagicState):
         The thread reads the workspace given with --workspace, else the current thread's,
         else the folder set with ``%config SupercontextMagics.workspace = "~/my-workspace"``,
         else the shipped demo; it becomes the workspace of the magics that follow. Its scout
-        uses ``SupercontextMagics.model`` when set (``%config SupercontextMagics`` lists
+        and its replies use ``SupercontextMagics.model`` when set (``scout_model`` and
+        ``orchestrator_model`` set one role apart; ``%config SupercontextMagics`` lists
         every option)."""
         from .widgets import Composer
 

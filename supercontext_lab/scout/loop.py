@@ -351,6 +351,7 @@ class _Run:
                     ok=result.ok,
                     refused=refused,
                     result_preview=one_line(result.content, PREVIEW_CHARS),
+                    result=result.content,
                     prefetched=prefetched,
                 )
             )

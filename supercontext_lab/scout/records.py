@@ -75,6 +75,9 @@ class TraceStep:
     ok: bool = True
     refused: bool = False
     result_preview: str = ""
+    result: str = field(default="", repr=False)
+    """A tool's whole result, as the model received it (``result_preview`` is its start,
+    on one line): what the Trace tab shows. Kept in memory only, not in :meth:`to_dict`."""
     prefetched: bool = False
     """A read the harness made before the first model call (``prefetch``), not the model."""
 

@@ -119,3 +119,28 @@ def test_demo_with_no_progress_keeps_stderr_empty() -> None:
     out = run_cli("demo", "--no-progress")
     assert out.returncode == 0
     assert out.stderr == ""
+
+
+def test_demo_runs_the_scout_and_the_reply_on_the_configured_model() -> None:
+    """config model ID --base-url URL, then demo: the scout and the reply come from it"""
+    from supercontext_lab.models.offline import OfflineScoutModel
+    from supercontext_lab.testing import OpenAITestServer
+
+    with OpenAITestServer(model=OfflineScoutModel(), model_name="served") as server:
+        saved = run_cli("config", "model", "qwen-test", "--base-url", server.base_url)
+        assert saved.returncode == 0, saved.stderr
+        done = run_cli("demo", "--no-progress")
+        requests = server.requests
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^== Scout \(openai:qwen-test, ", done.stdout, re.MULTILINE)
+    assert re.search(r"^== Orchestrator \(openai:qwen-test\): ", done.stdout, re.MULTILINE)
+    assert len(requests) >= 2
+
+
+def test_demo_model_sets_both_for_one_run() -> None:
+    done = run_cli("demo", "--no-progress", "--model", "baseline:rank")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^== Scout \(baseline:rank, ", done.stdout, re.MULTILINE)
+    # A baseline has no reply of its own: the offline orchestrator stands in for it.
+    assert re.search(r"^== Orchestrator \(offline:orchestrator\): ", done.stdout, re.MULTILINE)
+    assert run_cli("config", "model").stdout.startswith("scout: offline")  # nothing saved

@@ -3,7 +3,10 @@ from the store when it lost turns."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from supercontext_lab.conversations import (
     NAMESPACE,
@@ -13,11 +16,12 @@ from supercontext_lab.conversations import (
     store_for,
 )
 from supercontext_lab.conversations.store_file import doc_prefix, turn_key
+from supercontext_lab.sources.memory.seal import ENV_INDEX_KEY
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.tools.context import ToolContext
 from supercontext_lab.tools.memory import MemoryRecallArgs, memory_recall
 
-from .conftest import poster_conversation, stored
+from .conftest import Ran, poster_conversation, stored
 
 
 def _recall(workspace: Workspace, query: str, namespace: str = "*") -> list[dict[str, object]]:
@@ -38,8 +42,8 @@ def test_a_rebuilt_index_gets_every_turn_back_from_the_store(workspace: Path) ->
     ws.memory.close()
     for suffix in ("", "-wal", "-shm"):
         (workspace / ".supercontext" / f"memory.sqlite3{suffix}").unlink(missing_ok=True)
-    fresh = Workspace(workspace)  # the index is rebuilt from memory/: notes only
-    assert fresh.memory.count(NAMESPACE) == 0
+    fresh = Workspace(workspace)  # a new index: the notes, and the turns back from the store
+    assert fresh.memory.count(NAMESPACE) == 2
     hits = _recall(fresh, "palette Lund poster")
     assert [hit["transcript"] for hit in hits] == ["c1"]
     assert fresh.memory.count(NAMESPACE) == 2
@@ -116,3 +120,27 @@ def test_resolving_keeps_notes_in_place_and_drops_what_is_excluded(workspace: Pa
     resolved = resolve_hits(hits, stored(workspace), ws.memory, exclude=["c1"])
     shown = [getattr(hit, "conversation", None) or hit.key for hit in resolved]  # type: ignore[union-attr]
     assert "c1" not in shown and "c2" in shown and "freezer" in shown
+
+
+def test_a_rebuilt_index_has_the_conversations_at_once_and_says_nothing_is_lost(
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    cli: Callable[..., Ran],
+) -> None:
+    """A rebuild (another user's index here) gets the turns back before anything reads it"""
+    ws = Workspace(workspace)
+    store = store_for(ws, create=True)
+    assert store is not None
+    store.import_conversations([poster_conversation()], ws.memory)
+    ws.memory.close()
+    monkeypatch.setenv(ENV_INDEX_KEY, str(workspace.parent / "other-user" / "index.key"))
+    listed = cli("memory", "list", "--workspace", str(workspace))
+    assert listed.code == 0, listed.err
+    assert "conversations: 2 documents" in listed.out.splitlines()
+    rebuilt = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
+    assert len(rebuilt) == 1
+    assert "nothing is lost" in rebuilt[0]
+    assert "the conversations from the transcript store" in rebuilt[0]
+    with Workspace(workspace).memory as memory:  # no second rebuild, nothing to restore
+        assert not memory.rebuilt and memory.count(NAMESPACE) == 2

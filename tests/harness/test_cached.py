@@ -117,7 +117,9 @@ def test_a_record_of_another_lab_is_not_served(
     workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     build_cached(workspace)
+    # Another user's lab: its own home and its own index key.
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / "another-lab"))
+    monkeypatch.setenv("SUPERCONTEXT_INDEX_KEY", str(tmp_path / "another-lab" / "index.key"))
     served = serve_cached(workspace)
     assert served.foreign and served.rebuilt
 

@@ -297,3 +297,42 @@ def test_bad_model_id_is_a_usage_error(shell: InteractiveShell) -> None:
     error = error_of(shell, "%%scout\nhello")
     assert isinstance(error, UsageError)
     assert "no provider prefix" in str(error)
+
+
+def test_one_model_setting_runs_the_scout_and_the_reply(shell: InteractiveShell) -> None:
+    """%config SupercontextMagics.model = ID: the scout and the reply both come from ID"""
+    shell.run_line_magic("supercontext", "on")
+    with OpenAITestServer(model=OfflineScoutModel(), model_name="served") as server:
+        shell.run_line_magic("config", "SupercontextMagics.model = 'qwen-test'")
+        shell.run_line_magic("config", f"SupercontextMagics.base_url = {server.base_url!r}")
+        with capture_output():
+            shell.run_cell_magic("chat", "--new", GRANT)
+        requests = server.requests
+    turn = shell.magics_manager.registry["SupercontextMagics"].thread.turns[0]
+    assert turn.scout is not None and turn.scout.model_name == "openai:qwen-test"
+    assert turn.orchestrator_model == "openai:qwen-test"
+    assert turn.orchestrator_error is None
+    # Every model call of the turn went to the server: the scout's, then the reply's.
+    assert len(requests) == turn.scout.model_calls + 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "scout", "reply"),
+    [
+        ("scout_model", "baseline:rank", "baseline:rank", "openai:qwen-test"),
+        ("orchestrator_model", "offline", "openai:qwen-test", "offline:orchestrator"),
+    ],
+)
+def test_scout_model_or_orchestrator_model_sets_one_role_apart(
+    shell: InteractiveShell, option: str, value: str, scout: str, reply: str
+) -> None:
+    shell.run_line_magic("supercontext", "on")
+    with OpenAITestServer(model=OfflineScoutModel(), model_name="served") as server:
+        shell.run_line_magic("config", "SupercontextMagics.model = 'qwen-test'")
+        shell.run_line_magic("config", f"SupercontextMagics.base_url = {server.base_url!r}")
+        shell.run_line_magic("config", f"SupercontextMagics.{option} = {value!r}")
+        with capture_output():
+            shell.run_cell_magic("chat", "--new", GRANT)
+    turn = shell.magics_manager.registry["SupercontextMagics"].thread.turns[0]
+    assert turn.scout is not None and turn.scout.model_name == scout
+    assert turn.orchestrator_model == reply

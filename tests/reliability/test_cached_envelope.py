@@ -79,6 +79,7 @@ def test_an_envelope_planted_by_another_lab_is_rebuilt_and_said(
 ) -> None:
     """A forged figure, citation and send_email in a cached envelope copied from another lab: rebuilt, said."""
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / "their-lab"))
+    monkeypatch.setenv("SUPERCONTEXT_INDEX_KEY", str(tmp_path / "their-lab" / "index.key"))
     theirs = _workspace(tmp_path / "theirs")
     build_cached(Workspace(theirs))
     _forge(theirs)
@@ -86,6 +87,7 @@ def test_an_envelope_planted_by_another_lab_is_rebuilt_and_said(
     # As cp -a copies it: every file with its times.
     shutil.copytree(theirs, ours, symlinks=True, copy_function=shutil.copy2)
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / "our-lab"))
+    monkeypatch.setenv("SUPERCONTEXT_INDEX_KEY", str(tmp_path / "our-lab" / "index.key"))
     sent, trace = _first_turn(ours)
     _assert_clean(sent)
     assert "not built by this lab for this folder" in trace

@@ -37,7 +37,9 @@ def _workspace(root: Path, extra: dict[str, str] | None = None) -> Path:
 
 
 def _lab(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Act as the lab of a user of its own: its home and that user's index key."""
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
+    monkeypatch.setenv("SUPERCONTEXT_INDEX_KEY", str(home / "index.key"))
 
 
 def _contents(root: Path, query: str = "grant renewal budget") -> list[str]:

@@ -5,10 +5,16 @@ A message's ``sender`` names a user, and a user marked ``"bot": true`` (an AI pe
 speaks as the assistant. Deleted messages are left out; with more than one person in the
 chat each user turn starts with who wrote it, so a recalled turn says whose words it
 quotes.
+
+The title is the document's own (``metadata.title``), else the file's name, unless that
+is the name the chat got when it was made and never renamed (``untitled.chat``,
+``untitled1.chat``): every such chat would then read "untitled" on its chips, so its
+first message (one line, bounded) names it instead.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +24,9 @@ from ..records import Role, Turn, turn_from
 from .base import Collector, as_list, kind_of
 
 __all__ = ["parse_jupyter_chat"]
+
+# The names jupyterlab-chat gives a new chat ("untitled", "untitled1", …).
+_UNRENAMED = re.compile(r"untitled[-_ ]?\d*", re.IGNORECASE)
 
 
 def _sender_name(sender: Any) -> str:
@@ -58,6 +67,7 @@ def parse_jupyter_chat(data: Any, source: str, name: str) -> ParsedExport:
         if isinstance(m, Mapping) and not is_bot(_sender_name(m.get("sender")), m.get("sender"))
     }
     turns: list[Turn] = []
+    first = ""  # the first message's own words, before any "who: " prefix
     for index, message in enumerate(messages, start=1):
         if not isinstance(message, Mapping):
             raise collector.error(f"message {index}", f"must be an object, not {kind_of(message)}")
@@ -70,6 +80,7 @@ def parse_jupyter_chat(data: Any, source: str, name: str) -> ParsedExport:
             )
         if not body.strip():
             continue
+        first = first or body
         raw = message.get("sender")
         sender = _sender_name(raw)
         role: Role = "assistant" if is_bot(sender, raw) else "user"
@@ -81,5 +92,7 @@ def parse_jupyter_chat(data: Any, source: str, name: str) -> ParsedExport:
     raw_id = metadata.get("id")
     if not isinstance(raw_id, str) or not raw_id.strip():
         raw_id = None  # named after what it is, not the file (see formats.base)
-    collector.add(f"the chat {name!r}", raw_id, metadata.get("title") or name, turns, None)
+    named = name if not _UNRENAMED.fullmatch(name.strip()) else one_line(first, 80, at_word=True)
+    title = metadata.get("title") or named
+    collector.add(f"the chat {name!r}", raw_id, title or name, turns, None)
     return collector.result()

@@ -1,10 +1,13 @@
 """The composer: a message box, Send, and the Super Context toggle of a new thread.
 
 The toggle is shown only while the thread has no messages, because the flag is read when
-a thread is constructed (SPEC §3): flipping it persists the flag for *new* threads, as the
-reference system does, and the composer's own thread, still empty, is re-created so its
-first message uses it. The line beside the toggle says so before it is clicked. Once the
-thread has messages, *New thread* starts a fresh one, and the toggle is back. Messages
+a thread is constructed (SPEC §3): flipping it saves the flag for every *new* thread (a
+thread that has begun keeps what it started with), and the composer's own thread, still
+empty, is re-created so its first message uses it. The line beside the toggle says so
+before it is clicked, and after a click says what this thread and new threads use; it is
+the one place that states the flag (the status line never does, so the two cannot
+disagree). Once the thread has messages, *New thread* starts a fresh one, and the toggle
+is back. Messages
 sent to the same thread another way (``%%chat``) count too: :meth:`Composer.refresh`
 brings the composer up to date with its thread.
 """
@@ -34,8 +37,8 @@ _PLACEHOLDER_LATER = "Message…  (continues this thread; only its first message
 _PLACEHOLDER_COLD = "Message…  (continues this thread; it started cold: {reason})"
 _PLACEHOLDER_RESUMED = "Message…  (continues this thread)"
 TOGGLE_CAPTION = (
-    "Saved in the lab's config.toml for every new thread, as in the reference system; this "
-    "thread has no messages yet, so its first one uses it too."
+    "Saved in the lab's config.toml for every new thread when clicked (a thread reads it "
+    "when it starts); this thread has no messages yet, so its first one uses it too."
 )
 """What the line beside the toggle says before it is clicked."""
 
@@ -161,10 +164,11 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         return self._thread
 
     def _on_new(self, _button: Any = None) -> None:
-        thread = self.new_thread()
-        state = "on" if thread.enabled else "off"
+        self.new_thread()
+        # The flag is stated beside the toggle (its label and line), never here: a click on
+        # the toggle would leave this line saying the opposite.
         self.status.value = note(
-            f"New thread, with Super Context {state} (read now). The earlier one stays as it was.",
+            "New thread started; the earlier one stays as it was.",
             "info",
         )
 
@@ -227,16 +231,21 @@ class Composer(widgets.VBox):  # type: ignore[misc]
         if self._thread is not None and not self._has_messages():
             # The flag is read at construction: rebuild the empty thread so it applies.
             self._thread = self.thread_factory()
+        # The message box says what the next message gets: it follows the thread.
+        self.message.placeholder = _placeholder(self._thread, status.enabled)
         state = "on" if wanted else "off"
-        text = f"Super Context saved as {state}; it applies to new threads"
         thread = self._thread
         if thread is None or not self._has_messages():
-            text += " (including this one, which has no messages yet)."
+            text = (
+                f"Saved: Super Context {state}. It applies to new threads and to this one, "
+                "which has no messages yet."
+            )
         else:
             count = len(thread.turns)
-            text += (
-                f". This thread already has {count} turn{'' if count == 1 else 's'} and keeps "
-                f"Super Context {'on' if thread.enabled else 'off'}."
+            text = (
+                f"Saved: Super Context {state} applies to new threads. This thread already has "
+                f"{count} turn{'' if count == 1 else 's'} and keeps Super Context "
+                f"{'on' if thread.enabled else 'off'}."
             )
         if status.enabled != wanted:
             self.toggle_note.value = note(

@@ -125,10 +125,13 @@ class AgentFiles:
         )
 
     def save(self, target: Path, text: str, prompt: str, *, allowed: list[Path]) -> Outcome:
-        """Write ``text`` (and ``prompt`` when it differs from what the file would load)
-        to ``target``, which becomes the file being edited."""
-        # Write prompt.md only when it differs from what the saved TOML would load.
-        prompt_arg = None if prompt == prompt_for(target) else prompt
+        """Write ``text`` to ``target`` and ``prompt`` to the prompt.md beside it (unless
+        that already holds it); ``target`` becomes the file being edited."""
+        # Both files, always: an agent.toml saved alone would run with whatever prompt.md
+        # lies beside it later, or the shipped one, not the prompt the editor showed; and a
+        # copied definition is whole only with its prompt. A prompt.md that already holds
+        # this prompt is left as it is (no new .bak of an unchanged file).
+        prompt_arg = None if read_agent_file(target.with_name("prompt.md")) == prompt else prompt
         real = write_target(target, allowed=allowed)
         existed = real.exists()
         try:
@@ -150,7 +153,7 @@ class AgentFiles:
             )
         through = f" (through the link to {real})" if real != target else ""
         kept = f" (previous version kept in {backup_path(real).name})" if existed else ""
-        also = " and prompt.md" if prompt_arg is not None else ""
+        also = " and prompt.md" if prompt_arg is not None else " (prompt.md beside it unchanged)"
         return Outcome(f"Saved {target}{through}{also}{kept}.", "ok", written=True)
 
     def revert(self) -> tuple[str, str, Outcome, str]:

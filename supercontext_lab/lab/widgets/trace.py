@@ -1,20 +1,31 @@
 """A timeline of a scout run: one row per model call, tool call or grounding check, with a
 duration bar. Reads the harness made before the first model call (prefetch) say so; a
-model call that failed has an error badge, a red bar and the number of requests it tried."""
+model call that failed has an error badge, a red bar and the number of requests it tried.
+
+A tool call's arguments and result are shown whole (JSON indented), escaped, in a box that
+scrolls past a dozen lines: what the model was given is read in full, not guessed from a
+clipped line, and a long result keeps the table short."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Sequence
 
 import ipywidgets as widgets
 
-from ..._text import one_line
+from ..._bounded import json_loads
+from ...errors import SupercontextError
 from ...scout import TraceStep
 from .html import badge, escape, table
 
 __all__ = ["TraceTimeline", "render_trace_html"]
 
-_ARGS_CHARS = 240
+# The box of a tool's arguments or result: whole, scrolling past about a dozen lines.
+_BOX_STYLE = (
+    "max-height:14em; overflow:auto; white-space:pre-wrap; overflow-wrap:anywhere; "
+    "margin:2px 0; padding:2px 4px; background:#f5f5f5; border-radius:3px; font-size:11px;"
+)
 _BAR_COLOURS = {
     "model": "#5c6bc0",
     "tool": "#26a69a",
@@ -23,6 +34,14 @@ _BAR_COLOURS = {
     "failed": "#c62828",
     "error": "#ef6c00",
 }
+
+
+def _whole(text: str) -> str:
+    """``text`` in a scrolling box, escaped; JSON indented, so long objects read by line."""
+    # Not JSON (or too deep to parse): shown as it is.
+    with contextlib.suppress(SupercontextError, ValueError):
+        text = json.dumps(json_loads(text), indent=2, ensure_ascii=False)
+    return f'<pre class="scl-json" style="{_BOX_STYLE}">{escape(text)}</pre>'
 
 
 def _attempts(step: TraceStep) -> str:
@@ -85,10 +104,12 @@ def _tool_cells(step: TraceStep) -> list[str]:
         label += " " + badge("gathered before the model", "info")
     details = []
     if step.arguments:
-        details.append(f"args: <code>{escape(one_line(step.arguments, _ARGS_CHARS))}</code>")
-    if step.result_preview:
-        details.append(f'<span style="color:#616161;">{escape(step.result_preview)}</span>')
-    return [label, "<br>".join(details)]
+        details.append(f"args:{_whole(step.arguments)}")
+    # The whole result when the run kept it; a step read back from JSON has its start only.
+    result = step.result or step.result_preview
+    if result:
+        details.append(f"result:{_whole(result)}")
+    return [label, "".join(details)]
 
 
 def _check_cells(step: TraceStep) -> list[str]:

@@ -8,8 +8,8 @@ autocommit mode; writers open explicit ``BEGIN IMMEDIATE`` transactions through
 An existing index is used only when this lab built it for this folder (see
 :mod:`.seal`): its schema version, its binding and its whole schema (every table, index
 and trigger, compared with what :mod:`.schema` creates) must be this lab's, or it is
-rebuilt from ``memory/`` with one warning saying why. Its rows are checked when read
-(:mod:`.tree`).
+rebuilt from ``memory/`` with one warning saying why and what, if anything, is lost
+(:func:`rebuild_warning`). Its rows are checked when read (:mod:`.tree`).
 """
 
 from __future__ import annotations
@@ -25,15 +25,26 @@ from pathlib import Path
 from ..._erasure import SECURE_DELETE
 from ..._text import visible
 from ...errors import MemoryIndexError
+from .kept import kept_namespaces
 from .schema import SCHEMA_VERSION, expected_schema, schema_of, schema_statements
 from .seal import Seal
 
-__all__ = ["INDEX_DIR", "INDEX_FILE", "index_problem", "is_damage", "open_index", "transaction"]
+__all__ = [
+    "INDEX_DIR",
+    "INDEX_FILE",
+    "index_problem",
+    "is_damage",
+    "open_index",
+    "rebuild_warning",
+    "transaction",
+]
 
 INDEX_DIR = ".supercontext"
 INDEX_FILE = "memory.sqlite3"
 
 _log = logging.getLogger(__name__)
+# Namespaces a rebuild's warning names at most.
+_NAMES_SHOWN = 5
 # SQLite's primary result codes for a damaged file and for a file that is not a database.
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
@@ -88,7 +99,10 @@ def _check_usable(conn: sqlite3.Connection, seal: Seal) -> str | None:
         return f"it has schema version {version}, this version uses {SCHEMA_VERSION}"
     binding = _meta(conn, "binding")
     if binding is None or not hmac.compare_digest(binding, seal.binding):
-        return "it was not built by this lab for this folder (a copied or foreign index)"
+        return (
+            "it was not built by this lab for this folder (copied from another folder or "
+            "user, or planted)"
+        )
     if schema_of(conn) != expected_schema():
         return "its tables, indexes or triggers are not the ones this lab creates"
     return None
@@ -112,6 +126,50 @@ def index_problem(root: Path, seal: Seal) -> str | None:
         return f"it is not a readable SQLite database ({exc})"
     finally:
         conn.close()
+
+
+def _not_in_files(conn: sqlite3.Connection) -> dict[str, int] | None:
+    """How many documents of each namespace no file holds (added through the API), or
+    ``None`` when the file cannot say."""
+    try:
+        rows = conn.execute(
+            "SELECT namespace, count(*) FROM docs WHERE path IS NULL GROUP BY namespace"
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    return {str(namespace): int(count) for namespace, count in rows}
+
+
+def rebuild_warning(db_path: Path, reason: str, not_in_files: dict[str, int] | None) -> str:
+    """The one line a rebuild logs: why, and what is lost. Notes come back from
+    ``memory/`` and registered namespaces from their own source (:mod:`.kept`); only
+    documents added through the API to other namespaces are lost, and usually there are
+    none."""
+    kept = kept_namespaces()
+    back = ["the notes from memory/"] + [
+        f"the {name} from {k.source}"
+        for name, k in sorted(kept.items())
+        if not_in_files is None or not_in_files.get(name)
+    ]
+    if not_in_files is None:
+        lost = "documents added only through the Python API, if any, are lost"
+    else:
+        gone = {name: n for name, n in sorted(not_in_files.items()) if name not in kept}
+        total = sum(gone.values())
+        # The names come from the old index, which may be anybody's: escaped, and a few.
+        names = [visible(name) for name in list(gone)[:_NAMES_SHOWN]]
+        names += ["…"] if len(gone) > _NAMES_SHOWN else []
+        lost = (
+            "nothing is lost"
+            if not total
+            else f"{total} document{'' if total == 1 else 's'} added only through the Python API "
+            f"({', '.join(names)}) {'is' if total == 1 else 'are'} in no file and lost"
+        )
+    returning = back[0] if len(back) == 1 else f"{', '.join(back[:-1])} and {back[-1]}"
+    return (
+        f"Rebuilding the memory index {visible(str(db_path))} because {reason}; {lost} "
+        f"({returning} come back)."
+    )
 
 
 def is_damage(exc: sqlite3.Error) -> bool:
@@ -167,9 +225,10 @@ def open_index(
     discarded (``None`` when none was): a file from another schema version, one this lab
     did not build for this folder (``seal``), one whose tables or triggers were changed,
     a damaged file or a file that is not SQLite at all is deleted and recreated empty
-    (``damaged``, the reason, forces this); the caller then refills it from ``memory/``.
-    Documents that were added only through the Python API are lost in that case, since
-    no file holds them, and a warning says so. Raises :class:`MemoryIndexError` naming
+    (``damaged``, the reason, forces this); the caller then refills it from ``memory/``
+    and the registered namespaces (:mod:`.kept`). Documents that were added only through
+    the Python API to other namespaces are lost in that case, since no file holds them,
+    and the warning says how many (:func:`rebuild_warning`). Raises :class:`MemoryIndexError` naming
     the file when the index can neither be opened nor recreated.
     """
     folder = root / INDEX_DIR
@@ -190,6 +249,7 @@ def open_index(
             "make the workspace writable."
         ) from exc
     reason = damaged
+    not_in_files: dict[str, int] | None = None
     if reason is None and (db_path.exists() or db_path.is_symlink()):
         conn: sqlite3.Connection | None = None
         try:
@@ -200,14 +260,11 @@ def open_index(
         if reason is None and conn is not None:
             return conn, db_path, None
         if conn is not None:
+            # Counted only, never kept: the rows of an index being rebuilt are not trusted.
+            not_in_files = _not_in_files(conn)
             conn.close()
     if reason is not None:
-        _log.warning(
-            "Rebuilding the memory index %s from memory/ because %s; documents added only "
-            "through the Python API are not in any file and are lost.",
-            visible(str(db_path)),
-            reason,
-        )
+        _log.warning("%s", rebuild_warning(db_path, reason, not_in_files))
         _remove_index_files(db_path)
     try:
         return _create(db_path, seal), db_path, reason

@@ -10,14 +10,11 @@ A :class:`MemoryTree` wraps one folder. Its documents come from two places:
 
 Both land in one SQLite FTS5 index, ``.supercontext/memory.sqlite3`` inside the folder,
 which is the only thing ever written there. Opening a tree syncs ``memory/`` into the
-index incrementally (:mod:`.sync`). An index from another schema version, one this lab
-did not build for this folder (a copied workspace's, see :mod:`.seal`), one whose tables
-or triggers were changed, a damaged file or something that is not SQLite at all is
-rebuilt from ``memory/`` (:mod:`.index`); documents that were added only through the API
-are lost in that case (they are in no file), and a warning is logged on the
-``supercontext_lab.sources.memory.index`` logger (:attr:`MemoryTree.rebuilt_because` says
-why). Damage found later, by any call, is rebuilt the same way, once, and the call runs
-again.
+index incrementally (:mod:`.sync`). An index from another schema version, one this
+user's labs did not build for this folder (:mod:`.seal`), one whose tables or triggers
+changed, a damaged file or not SQLite at all is rebuilt from ``memory/`` and the
+namespaces kept elsewhere (:mod:`.kept`), with one warning saying why and what is lost
+(:attr:`MemoryTree.rebuilt_because`). Damage found later is rebuilt the same way, once.
 
 A search returns only hits that were checked (:mod:`.search`); a hit whose row does not
 verify makes the tree rebuild its index, and one whose file is gone or changed makes it
@@ -44,7 +41,8 @@ from ...errors import MemoryIndexError
 from ...reading.words import unique_terms
 from .embedder import Embedder
 from .files import DEFAULT_CATEGORY
-from .index import is_damage, open_index, transaction
+from .index import INDEX_DIR, INDEX_FILE, is_damage, open_index, transaction
+from .kept import restore_kept
 from .rank import Ranker
 from .records import api_row, checked_namespace, checked_text, record_rows
 from .rows import (
@@ -86,10 +84,9 @@ class MemoryTree:
 
     ``MemoryTree(path)`` accepts a workspace folder or any folder (created when absent)
     and opens, creating or rebuilding as needed, ``path/.supercontext/memory.sqlite3``;
-    when ``path/memory/`` exists it is synced into the index. The tree is a context
-    manager and is safe to share between threads. ``(namespace, key)`` is unique: adding
-    a document again replaces it. Raises :class:`MemoryIndexError` naming the file when
-    the index can neither be opened nor rebuilt (for instance in a read-only folder).
+    when ``path/memory/`` exists it is synced into the index. A context manager, safe to
+    share between threads; ``(namespace, key)`` is unique (adding again replaces). Raises
+    :class:`MemoryIndexError` naming the file when the index cannot be opened or rebuilt.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, allow_outside_links: bool = False) -> None:
@@ -114,10 +111,13 @@ class MemoryTree:
         self._writes = 0
         self._semantic: SemanticIndex | None = None
         self._seal = Seal.for_folder(root, SCHEMA_VERSION)
+        fresh = not (root / INDEX_DIR / INDEX_FILE).is_file()
         self._conn, self._db_path, self._rebuilt_because = open_index(root, self._seal)
         self._ranker = Ranker(self._conn)
         try:
             self.sync()
+            if fresh or self._rebuilt_because is not None:
+                restore_kept(self)  # a new index gets back what is kept outside memory/
         except BaseException:
             self.close()
             raise
@@ -220,12 +220,13 @@ class MemoryTree:
         self._rebuilt_because = reason
         self._ranker = Ranker(self._conn)
         self._writes += 1
-        if sync:
-            self._rebuilding = True
-            try:
+        self._rebuilding = True
+        try:
+            if sync:
                 self.sync()
-            finally:
-                self._rebuilding = False
+            restore_kept(self)
+        finally:
+            self._rebuilding = False
 
     # -- writing --------------------------------------------------------------------
 
@@ -403,8 +404,7 @@ class MemoryTree:
         )
 
     def _repair(self, wrong: set[str]) -> None:
-        """Rebuild an index holding a row the seal does not verify; otherwise forget the
-        rows of the files found gone or changed and sync, which reads those files again."""
+        """Rebuild an index holding a row that does not verify; else read again the files gone or changed."""
         with self._lock:
             if TAMPERED in wrong:
                 self._rebuild(

@@ -147,3 +147,22 @@ def test_bad_chat_files_are_one_line(
             "jupyter-chat",
         )
         assert_refused(ran, name, needle)
+
+
+def test_an_unrenamed_chat_is_titled_by_its_first_message_on_one_bounded_line(
+    write: Callable[[str, Any], Path],
+) -> None:
+    """untitled.chat, untitled1.chat: the first message names them, not "untitled" """
+    data = _chat()
+    data["messages"][0]["body"] = "Where do I test participants\nfor the pilot? " + "very " * 60
+    for name in ("untitled.chat", "Untitled1.chat"):
+        (conversation,) = read_export(write(name, data)).conversations
+        title = conversation.title
+        assert title.startswith("Where do I test participants for the pilot? very very")
+        assert "\n" not in title and len(title) <= 120 and "untitled" not in title.lower()
+    # A renamed chat keeps its name, and a title of its own wins over both.
+    assert read_export(write("pilot-planning.chat", data)).conversations[0].title == (
+        "pilot-planning"
+    )
+    titled = _chat(metadata={"id": "x1", "title": "Pilot rooms"})
+    assert read_export(write("untitled2.chat", titled)).conversations[0].title == "Pilot rooms"

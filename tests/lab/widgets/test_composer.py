@@ -10,6 +10,7 @@ import supercontext_lab
 from supercontext_lab.errors import WorkspaceError
 from supercontext_lab.harness import Thread, TurnResult
 from supercontext_lab.lab.widgets import BundlePanel, Composer
+from supercontext_lab.lab.widgets.html import note
 from supercontext_lab.testing import ScriptedModel
 
 BUDGET = "Help me prepare the grant renewal budget"
@@ -266,8 +267,10 @@ def test_while_a_message_is_sent_the_status_says_what_the_turn_is_doing() -> Non
 def test_the_toggle_says_where_it_is_clicked_that_it_is_saved_for_new_threads() -> None:
     composer = Composer(Thread)
     caption = composer.toggle_note.value
-    assert "Saved in the lab&#x27;s config.toml for every new thread" in caption
+    assert "Saved in the lab&#x27;s config.toml for every new thread when clicked" in caption
+    assert "(a thread reads it when it starts)" in caption
     assert "this thread has no messages yet, so its first one uses it too" in caption
+    assert "reference system" not in caption
     assert composer.toggle_row.children == (composer.toggle, composer.toggle_note)
 
 
@@ -294,5 +297,28 @@ def test_new_thread_is_offered_once_the_thread_has_messages_and_brings_the_toggl
     assert composer.toggle_row.layout.display is None
     assert composer.toggle.value is True
     assert composer.new_button.layout.display == "none"
-    assert "New thread, with Super Context on (read now)" in composer.status.value
+    assert composer.status.value == note(
+        "New thread started; the earlier one stays as it was.", "info"
+    )
+    assert "(a thread reads it when it starts)" in composer.toggle_note.value
     assert "prepared by the scout" in composer.message.placeholder
+
+
+def test_after_new_thread_and_the_toggle_every_line_says_what_the_thread_uses() -> None:
+    """New thread (flag on), then the toggle: the lines name one state, the thread's"""
+    supercontext_lab.set_super_context_enabled(True)
+    composer = Composer(Thread)
+    send(composer, BUDGET)
+    composer.new_button.click()
+    composer.toggle.value = False
+
+    assert composer.thread.enabled is False and not composer.thread.turns
+    shown = [composer.status.value, composer.toggle_note.value, composer.toggle.description]
+    assert not any("Super Context on" in line or "Super Context: on" in line for line in shown)
+    assert composer.toggle.description == "Super Context: off"
+    assert composer.toggle_note.value == note(
+        "Saved: Super Context off. It applies to new threads and to this one, which has no "
+        "messages yet.",
+        "info",
+    )
+    assert "Super Context is off for this thread" in composer.message.placeholder

@@ -265,7 +265,13 @@ def test_valid_save_is_atomic_with_a_backup(agent_file: Path) -> None:
     assert agent_file.read_text("utf-8") == editor.toml_text.value
     assert "temperature = 0.9" in agent_file.read_text("utf-8")
     assert backup_path(agent_file).read_text("utf-8") == original
-    assert sorted(p.name for p in agent_file.parent.iterdir()) == ["agent.toml", "agent.toml.bak"]
+    # The prompt the editor showed is saved beside it (new: no backup of its own).
+    assert sorted(p.name for p in agent_file.parent.iterdir()) == [
+        "agent.toml",
+        "agent.toml.bak",
+        "prompt.md",
+    ]
+    assert agent_file.with_name("prompt.md").read_text("utf-8") == default_prompt()
     assert "Saved" in editor.status.value
     assert load_agent_definition(agent_file).temperature == 0.9
 
@@ -424,7 +430,9 @@ def test_shipped_definition_is_read_only_until_a_path_is_given(tmp_path: Path) -
     editor.temperature.value = 0.4
     editor.save_button.click()
     assert load_agent_definition(copy).temperature == 0.4
-    assert not copy.with_name("prompt.md").exists()  # the shipped prompt is loaded anyway
+    # The copy is whole: agent.toml and the prompt the editor showed, side by side.
+    assert copy.with_name("prompt.md").read_text("utf-8") == default_prompt()
+    assert f"Saved {copy} and prompt.md." in editor.status.value
     assert editor.source_path == copy
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
 
-from supercontext_lab.agents import default_agent_toml, default_prompt
+from supercontext_lab.agents import backup_path, default_agent_toml, default_prompt
 from supercontext_lab.lab.widgets.editor_files import SHIPPED_DIR, AgentFiles, Outcome
 
 
@@ -58,9 +59,16 @@ def test_save_writes_keeps_a_backup_and_becomes_the_file_edited(tmp_path: Path) 
     target.parent.mkdir()
     first = files.save(target, default_agent_toml(), default_prompt(), allowed=[])
     assert first.written and first.kind == "ok" and "kept in" not in first.message
+    assert first.message == f"Saved {target} and prompt.md."
+    assert target.with_name("prompt.md").read_text("utf-8") == default_prompt()
     assert files.source_path == target
+    again = files.save(target, default_agent_toml(), default_prompt(), allowed=[])
+    assert again.message.startswith(f"Saved {target} (prompt.md beside it unchanged)")
+    assert not backup_path(target.with_name("prompt.md")).exists()
+    target.with_name("prompt.md").chmod(0o640)
     edited = default_agent_toml().replace("temperature = 0.3", "temperature = 0.5")
     second = files.save(target, edited, default_prompt() + "\nOne more rule.\n", allowed=[])
     assert "and prompt.md" in second.message
     assert "(previous version kept in agent.toml.bak)" in second.message
     assert target.read_text("utf-8") == edited
+    assert stat.S_IMODE(target.with_name("prompt.md").stat().st_mode) == 0o640  # mode kept

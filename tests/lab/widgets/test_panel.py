@@ -536,7 +536,7 @@ def test_trace_marks_refusals_grace_and_durations(tmp_path: Path) -> None:
     assert "REFUSED" in text
     assert "grace: final call without tools" in text
     assert "asked for: <code>shell</code>" in text
-    assert escape(json.dumps({"cmd": "rm -rf /"})) in text
+    assert escape(json.dumps({"cmd": "rm -rf /"}, indent=2)) in text  # whole, indented
     assert text.count('class="scl-bar"') == 4
     assert "width:100.0%" in text  # the longest step fills its bar
     assert "2 model call(s), 1 tool call(s)" in text

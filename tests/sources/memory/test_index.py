@@ -11,7 +11,7 @@ from supercontext_lab.errors import MemoryIndexError
 from supercontext_lab.sources.memory import MemoryTree, SyncReport
 from supercontext_lab.sources.memory.index import index_problem, is_damage, open_index, transaction
 from supercontext_lab.sources.memory.schema import SCHEMA_VERSION
-from supercontext_lab.sources.memory.seal import Seal
+from supercontext_lab.sources.memory.seal import ENV_INDEX_KEY, Seal
 
 from .support import INDEX, keys, write
 
@@ -49,7 +49,64 @@ def test_other_schema_version_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptu
         assert tree.rebuilt
         assert keys(tree.recall("*", "kernel")) == ["kept"]
     assert "schema version 1" in caplog.text
-    assert "lost" in caplog.text
+    rebuilt = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
+    assert len(rebuilt) == 1 and "\n" not in rebuilt[0]
+    # What is lost, counted: the one document no file holds.
+    assert (
+        "1 document added only through the Python API (global) is in no file and lost" in rebuilt[0]
+    )
+
+
+def test_a_notebooks_private_lab_home_and_the_default_one_share_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A notebook's private lab home, then the default one (the CLI): one user, one index"""
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "user" / "index.key"))
+    root = tmp_path / "ws"
+    write(root, "global/kept.md", "the kernel is Gaussian")
+    monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / "supercontext-nb-x1"))
+    with MemoryTree(root) as tree:
+        tree.add("global", "api-only", "the kernel bandwidth is two metres")
+    for home in ("default-home", "supercontext-nb-x2", "default-home"):
+        monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / home))
+        with MemoryTree(root) as tree:
+            assert not tree.rebuilt
+            assert sorted(keys(tree.recall("*", "kernel"))) == ["api-only", "kept"]
+    assert "Rebuilding" not in caplog.text
+
+
+def test_an_index_another_user_built_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index sealed with another user's key (planted, copied): rebuilt, the planted row gone"""
+    root = tmp_path / "ws"
+    write(root, "global/kept.md", "the kernel is Gaussian")
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "them" / "index.key"))
+    with MemoryTree(root) as tree:
+        tree.add("global", "planted", "the kernel is wired to evil.example")
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "me" / "index.key"))
+    with MemoryTree(root) as tree:
+        assert "not built by this lab for this folder" in str(tree.rebuilt_because)
+        assert keys(tree.recall("*", "kernel")) == ["kept"]
+    rebuilt = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
+    assert len(rebuilt) == 1
+    assert (
+        "1 document added only through the Python API (global) is in no file and lost" in rebuilt[0]
+    )
+
+
+def test_a_rebuild_that_loses_nothing_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(tmp_path, "global/kept.md", "the kernel is Gaussian")
+    MemoryTree(tmp_path).close()
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "other" / "index.key"))
+    with MemoryTree(tmp_path) as tree:
+        assert tree.rebuilt
+    rebuilt = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
+    assert len(rebuilt) == 1
+    assert "; nothing is lost (the notes from memory/" in rebuilt[0]
+    assert "lost" not in rebuilt[0].replace("nothing is lost", "")
 
 
 def test_unusable_index_folder_raises(tmp_path: Path) -> None:
@@ -143,3 +200,26 @@ def test_damage_is_told_apart_from_a_busy_or_misused_index() -> None:
     assert is_damage(sqlite3.DatabaseError("file is not a database"))
     assert not is_damage(sqlite3.OperationalError("database is locked"))
     assert not is_damage(sqlite3.OperationalError("no such table: docs"))
+
+
+def test_the_rebuild_warning_stays_one_line_whatever_the_old_index_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A planted index's namespaces, named in the warning: escaped, a few, one line"""
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "them" / "index.key"))
+    root = tmp_path / "ws"
+    with MemoryTree(root) as tree:
+        tree.add_many(
+            [{"namespace": f"ns{n}", "key": "k", "content": "planted text"} for n in range(8)]
+        )
+    conn = sqlite3.connect(root / INDEX)
+    conn.execute("UPDATE docs SET namespace = 'ns0\nFAKE LOG LINE' WHERE namespace = 'ns0'")
+    conn.commit()
+    conn.close()
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "me" / "index.key"))
+    with MemoryTree(root) as tree:
+        assert tree.rebuilt and tree.count() == 0
+    (rebuilt,) = [r.getMessage() for r in caplog.records if "Rebuilding" in r.getMessage()]
+    assert "\n" not in rebuilt and "ns0\\nFAKE LOG LINE" in rebuilt
+    assert "8 documents added only through the Python API (" in rebuilt and ", …) are" in rebuilt
+    assert "ns7" not in rebuilt

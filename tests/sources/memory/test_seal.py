@@ -11,15 +11,52 @@ import pytest
 from supercontext_lab.config import lab_home
 from supercontext_lab.sources.memory import MemoryTree
 from supercontext_lab.sources.memory.files import keys_left_out
-from supercontext_lab.sources.memory.seal import KEY_FILE, Seal, lab_key
+from supercontext_lab.sources.memory.seal import ENV_INDEX_KEY, KEY_FILE, Seal, lab_key
 
 
 def test_the_key_is_made_once_and_readable_by_the_user_only() -> None:
     key = lab_key()
-    path = lab_home() / KEY_FILE
+    path = lab_home() / KEY_FILE  # the test's user key (conftest), in its lab home
     assert path.read_bytes() == key and len(key) == 32
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert lab_key() == key
+
+
+def test_every_lab_home_of_the_user_shares_the_users_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_INDEX_KEY, str(tmp_path / "user" / KEY_FILE))
+    monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / "notebook-home"))
+    key = lab_key()
+    monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(tmp_path / "default-home"))
+    assert lab_key() == key == (tmp_path / "user" / KEY_FILE).read_bytes()
+    # No lab home holds a key of its own: the user's is the one.
+    assert not (tmp_path / "notebook-home" / KEY_FILE).exists()
+    assert not (tmp_path / "default-home" / KEY_FILE).exists()
+
+
+def test_a_user_key_others_can_read_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    shared = tmp_path / "user" / KEY_FILE
+    shared.parent.mkdir()
+    shared.write_bytes(b"k" * 32)
+    shared.chmod(0o644)
+    monkeypatch.setenv(ENV_INDEX_KEY, str(shared))
+    key = lab_key()
+    assert key != b"k" * 32
+    assert key == (lab_home() / KEY_FILE).read_bytes()  # the lab home's, made instead
+    assert "readable by others" in caplog.text
+
+
+def test_a_user_key_that_cannot_be_kept_falls_back_to_the_lab_homes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("a file where the folder should be")
+    monkeypatch.setenv(ENV_INDEX_KEY, str(blocked / KEY_FILE))
+    key = lab_key()
+    assert key == (lab_home() / KEY_FILE).read_bytes()
 
 
 def test_a_binding_names_the_folder_and_the_schema(tmp_path: Path) -> None:
@@ -41,6 +78,7 @@ def test_a_lab_home_that_cannot_hold_the_key_gives_a_key_for_this_process(
     home = tmp_path / "home"
     home.write_text("a file where the folder should be")
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
+    monkeypatch.setenv(ENV_INDEX_KEY, str(home / KEY_FILE))
     with caplog.at_level(logging.WARNING):
         key = lab_key()
     assert len(key) == 32 and lab_key() == key
@@ -57,6 +95,7 @@ def test_a_key_file_of_another_shape_is_not_used(
     (home / KEY_FILE).parent.mkdir(parents=True)
     (home / KEY_FILE).write_bytes(b"short")
     monkeypatch.setenv("SUPERCONTEXT_LAB_HOME", str(home))
+    monkeypatch.setenv(ENV_INDEX_KEY, str(home / KEY_FILE))
     assert lab_key() != b"short"
     assert "is not a key this lab wrote" in caplog.text
 
