@@ -114,6 +114,10 @@ def _variants() -> list[Any]:
     ]
 
 
+def _number(value: float | int | None) -> float:
+    return math.nan if value is None else float(value)
+
+
 def _rows(results: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
     from supercontext_lab.eval.metrics import aggregate
 
@@ -124,7 +128,8 @@ def _rows(results: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
         valid = int(metrics["valid_runs"])
         seconds = sum(r.elapsed_ms for r in done) / 1000.0
         rows[name] = {
-            **{key: float(metrics[key]) for key, _, _ in _COLUMNS},
+            # A rate of 0 of 0 (None) is not applicable: NaN, shown as "—".
+            **{key: _number(metrics[key]) for key, _, _ in _COLUMNS},
             "seconds_per_run": seconds / runs if runs else 0.0,
             "median_seconds": statistics.median(r.elapsed_ms for r in done) / 1000.0
             if done

@@ -172,8 +172,8 @@ def _longmemeval_row(row: Row, questions: Any, variant: str, results: Sequence[A
             sum(len(s["evidence_cited"]) for s in evidence),
             sum(int(s["evidence_expected"]) for s in evidence),
         ),
-        answer_rate=float(overall["answer_in_bundle"]),
-        evidence_rate=float(overall["evidence_recall"]),
+        answer_rate=overall["answer_in_bundle"],
+        evidence_rate=overall["evidence_recall"],
     )
 
 
@@ -235,7 +235,9 @@ def _rate(pair: tuple[int, int] | None, rate: float | None = None) -> str:
     if pair is None:
         return "—"
     found, total = pair
-    value = rate if rate is not None else (found / total if total else 1.0)
+    if rate is None and not total:
+        return "—"  # 0 of 0: not applicable, never a perfect 1.00
+    value = rate if rate is not None else found / total
     return f"{value:.2f} ({found} of {total})"
 
 

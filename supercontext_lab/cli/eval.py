@@ -241,7 +241,7 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "design": variant.design,
                 "model": variant.model,
                 "metrics": variant.metrics,
-                "intervals": {name: list(pair) for name, pair in variant.intervals.items()},
+                "intervals": variant.intervals_json(),
                 **({"spread": variant.spread} if variant.spread else {}),
                 "cache": {
                     "hits": variant.cache_hits,

@@ -14,14 +14,16 @@ What is measured, per variant (:func:`reply_metrics`):
   (case-insensitive), micro-averaged over the mentions;
 * ``reply_forbidden_rate``: the forbidden mentions found in the reply;
 * ``reply_lift``: ``reply_mention_rate`` minus the ``cold`` variant's, on the same cases
-  (and repeats): what the pre-flight added to the reply;
+  (and repeats): what the pre-flight added to the reply (not applicable, ``None``, for
+  ``cold`` itself and when no case sets mentions under both);
 * ``added_prompt_tokens``: the orchestrator's prompt tokens in the turn, minus those of
   the same case cold, averaged per turn;
 * ``time_to_reply_p50_ms`` (and p95): from the message to the reply, the pre-flight
   included.
 
 Rates come with their 95 % intervals (:mod:`.stats`): Wilson for the rates, a paired
-bootstrap for the lift.
+bootstrap for the lift. A rate with nothing to count (0/0) is ``None`` and has no
+interval (:func:`~.scores.ratio`).
 """
 
 from __future__ import annotations
@@ -172,10 +174,11 @@ def mention_counts(results: Sequence[CaseResult]) -> dict[str, CaseCounts]:
 
 
 def reply_metrics(
-    results: Sequence[CaseResult], cold: Sequence[CaseResult]
-) -> tuple[dict[str, float | int], dict[str, tuple[float, float]]]:
+    results: Sequence[CaseResult], cold: Sequence[CaseResult], *, is_cold: bool = False
+) -> tuple[dict[str, float | int | None], dict[str, tuple[float, float]]]:
     """The end-to-end metrics of one variant's ``results`` against the ``cold`` variant's
-    (see the module docstring), and their 95 % intervals."""
+    (see the module docstring), and the 95 % intervals of those that apply; ``is_cold``:
+    the results are cold's own, which has no lift over itself."""
     turns = [r for r in results if r.turn is not None]
     mentions = [c for r in turns if (c := _counts(r, "mentions")) is not None]
     forbidden = [c for r in turns if (c := _counts(r, "forbidden")) is not None]
@@ -183,7 +186,9 @@ def reply_metrics(
     bad, banned = sum(c.found for c in forbidden), sum(c.expected for c in forbidden)
     mine, theirs = mention_counts(turns), mention_counts(cold)
     shared = [key for key in mine if key in theirs]
-    lift, low, high = paired_bootstrap([mine[k] for k in shared], [theirs[k] for k in shared])
+    lift: float | None = None
+    if shared and not is_cold:
+        lift, low, high = paired_bootstrap([mine[k] for k in shared], [theirs[k] for k in shared])
     cold_tokens = {
         f"{r.id}#{r.repeat}": int((r.turn or {}).get("prompt_tokens", 0)) for r in cold if r.turn
     }
@@ -193,9 +198,9 @@ def reply_metrics(
         if (key := f"{r.id}#{r.repeat}") in cold_tokens
     ]
     times = [float((r.turn or {}).get("time_to_reply_ms", 0.0)) for r in turns]
-    metrics: dict[str, float | int] = {
+    metrics: dict[str, float | int | None] = {
         "reply_mention_rate": ratio(found, expected),
-        "reply_forbidden_rate": ratio(bad, banned, empty=0.0),
+        "reply_forbidden_rate": ratio(bad, banned),
         "reply_lift": lift,
         "added_prompt_tokens": sum(added) / len(added) if added else 0.0,
         "time_to_reply_p50_ms": percentile(times, 50),
@@ -203,10 +208,15 @@ def reply_metrics(
         "reply_cases": len(turns),
     }
     intervals = {
-        "reply_mention_rate": wilson(found, expected),
-        "reply_forbidden_rate": wilson(bad, banned),
-        "reply_lift": (low, high),
+        name: wilson(k, n)
+        for name, (k, n) in (
+            ("reply_mention_rate", (found, expected)),
+            ("reply_forbidden_rate", (bad, banned)),
+        )
+        if n
     }
+    if lift is not None:
+        intervals["reply_lift"] = (low, high)
     return metrics, intervals
 
 

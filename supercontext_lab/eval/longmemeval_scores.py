@@ -15,6 +15,7 @@ from ..bundle.records import find_attributions
 from ..reading.facts import note_sentences
 from .longmemeval_question import ABSTENTION, LongMemEvalQuestion, LongMemEvalSet
 from .metrics import RunMeasure, aggregate
+from .report_display import NOT_APPLICABLE
 from .scores import ratio
 
 if TYPE_CHECKING:
@@ -163,8 +164,9 @@ def longmemeval_text(metrics: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> 
                 value = values[column]
                 if column == "questions":
                     cells.append(str(value))
-                elif column in counts and values[counts[column]] == 0:
-                    cells.append("-")  # no question of this type is scored on it
+                elif value is None or (column in counts and values[counts[column]] == 0):
+                    # No question of this type is scored on it, or the rate is 0 of 0.
+                    cells.append(NOT_APPLICABLE)
                 else:
                     cells.append(f"{value:.3f}")
             rows.append(tuple(cells))

@@ -7,8 +7,8 @@ metrics of :data:`METRICS`:
   expectation;
 * precision and recall are micro-averaged over the items: precision = matched /
   recommended, recall = matched / expected, summed over the counted cases;
-* an empty ratio (0/0) counts as 1.0, except ``forbidden_mention_rate`` (0.0)
-  (:func:`~.scores.ratio`);
+* an empty ratio (0/0) is not applicable: ``None`` (:func:`~.scores.ratio`), shown as
+  "–", null in JSON, an empty CSV cell, and left out of the spread across repeats;
 * ``grounded_rate`` is supported bullets / bullets checked by the grounding check (SPEC
   §13), over the runs whose model wrote an envelope; ``invented_names`` sums the
   recommended tools and skills that exist nowhere; ``gathered_mention_rate`` is the share
@@ -152,7 +152,7 @@ def _sum(values: Iterable[int | None]) -> int:
     return sum(value for value in values if value is not None)
 
 
-def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
+def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int | None]:
     """The metrics of :data:`METRIC_NAMES` and the counts of :data:`COUNT_NAMES`."""
     scores = [run.scores for run in runs]
     skill = [s for s in scores if s.skills_expected is not None]
@@ -166,7 +166,7 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
     latencies = [run.elapsed_ms for run in runs]
     chars = [run.envelope_chars for run in runs if run.envelope_chars is not None]
     valid = sum(1 for s in scores if s.valid)
-    metrics: dict[str, float | int] = {
+    metrics: dict[str, float | int | None] = {
         "valid_rate": ratio(valid, len(scores)),
         "skill_precision": ratio(
             _sum(s.skills_matched for s in skill), _sum(s.skills_recommended for s in skill)
@@ -188,7 +188,6 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
         "forbidden_mention_rate": ratio(
             _sum(s.forbidden_found for s in forbidden),
             _sum(s.forbidden_expected for s in forbidden),
-            empty=0.0,
         ),
         "grounded_rate": ratio(
             _sum(s.bullets_supported for s in checked), _sum(s.bullets for s in checked)
@@ -272,14 +271,17 @@ def rate_counts(runs: Sequence[RunMeasure]) -> dict[str, tuple[int, int]]:
     }
 
 
-def spread(per_repeat: Sequence[Mapping[str, float | int]]) -> dict[str, dict[str, float]]:
-    """For each metric, the ``stdev`` (sample; 0.0 for one repeat), ``min`` and ``max``
-    across repeats."""
+def spread(
+    per_repeat: Sequence[Mapping[str, float | int | None]],
+) -> dict[str, dict[str, float]]:
+    """For each metric, the ``stdev`` (sample; 0.0 for one value), ``min`` and ``max``
+    across repeats; a repeat where the metric is not applicable (``None``) is left out,
+    and a metric applicable in no repeat has no entry."""
     out: dict[str, dict[str, float]] = {}
-    if not per_repeat:
-        return out
     for name in METRIC_NAMES:
-        values = [float(metrics[name]) for metrics in per_repeat]
+        values = [float(value) for metrics in per_repeat if (value := metrics[name]) is not None]
+        if not values:
+            continue
         out[name] = {
             "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
             "min": min(values),

@@ -35,6 +35,14 @@ if TYPE_CHECKING:
 
 __all__ = ["EvalReport", "VariantReport"]
 
+_RAN = {
+    "scout": "ran the scout",
+    "pack": "ran the pack",
+    "cached": "read the cached envelope",
+    "cold": "ran cold (no pre-flight)",
+}
+"""What a run of each pre-flight design did, for the footer (:meth:`EvalReport.ran`)."""
+
 
 @dataclass
 class EvalReport:
@@ -61,7 +69,7 @@ class EvalReport:
                 return variant
         raise KeyError(f"no variant {name!r}; the report has {', '.join(self.variant_names)}")
 
-    def metrics(self, variant: str) -> dict[str, float | int]:
+    def metrics(self, variant: str) -> dict[str, float | int | None]:
         """The metrics of one variant."""
         return self.variant(variant).metrics
 
@@ -92,7 +100,12 @@ class EvalReport:
         if described is None or described.better is None:
             return set()
         pick = max if described.better == "higher" else min
-        values = {v.name: float(v.metrics[metric]) for v in self.variants}
+        # A variant where the metric does not apply (None) is neither best nor worst.
+        values = {
+            v.name: float(value)
+            for v in self.variants
+            if (value := v.metrics.get(metric)) is not None
+        }
         if len(values) < 2 or len(set(values.values())) == 1:
             return set()
         target = pick(values.values())
@@ -202,10 +215,23 @@ class EvalReport:
         )
         return (
             f"{runs} runs in {self.wall_s:.2f} s ({self.settings.get('executor', '?')} "
-            f"executor{cache}): {runs - reused} ran the scout, {reused} reused from the "
+            f"executor{cache}): {self.ran()}, {reused} reused from the "
             f"cache; model replies: {self.replies_sent} from the model, {self.cache_hits} "
             "from the cache"
         )
+
+    def ran(self) -> str:
+        """What the runs that were not reused did, per design of the report's variants:
+        "28 ran the scout, 28 ran the pack, 28 read the cached envelope, 28 ran cold (no
+        pre-flight)". Only the ``scout`` design runs the scout; ``cached`` and ``cold`` run
+        none, and counting them as scout runs would mislead."""
+        design = {variant.name: variant.design for variant in self.variants}
+        counts = dict.fromkeys(design.values(), 0)
+        for result in self.results:
+            if not result.from_cache:
+                kind = design.get(result.variant, "scout")
+                counts[kind] = counts.get(kind, 0) + 1
+        return ", ".join(f"{counts[kind]} {what}" for kind, what in _RAN.items() if kind in counts)
 
     def to_html(self) -> str:
         """An HTML table, variants as columns, the best value of each metric highlighted."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .summary import VariantReport
 
 __all__ = [
+    "NOT_APPLICABLE",
     "format_value",
     "html_table",
     "intervals_table",
@@ -49,10 +50,15 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+NOT_APPLICABLE = "\u2013"
+"""How a value that is not applicable (``None``: a rate of 0/0) is shown: an en dash."""
+
+
 def format_value(value: float | int | None) -> str:
-    """Integers as they are, rates and means with three decimals, ``None`` as ``-``."""
+    """Integers as they are, rates and means with three decimals, ``None`` (not
+    applicable) as :data:`NOT_APPLICABLE`."""
     if value is None:
-        return "-"
+        return NOT_APPLICABLE
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -88,18 +94,22 @@ def latency_table(variants: Sequence[VariantReport], results: Sequence[CaseResul
     return text_table(rows)
 
 
+def _with_interval(variant: VariantReport, name: str) -> str:
+    """A rate and its interval; a rate that does not apply has neither (``–``)."""
+    text = format_value(variant.metrics.get(name))
+    if name in variant.intervals:
+        text += " " + format_interval(*variant.intervals[name])
+    return text
+
+
 def intervals_table(variants: Sequence[VariantReport]) -> str:
     """Every rate of every variant with its 95 % interval, one row per rate, and the
-    method under the table."""
-    names = [n for n in RATE_METRICS if any(n in v.intervals for v in variants)]
+    method under the table; "–" where a rate is not applicable (0/0)."""
+    names = [n for n in RATE_METRICS if any(n in v.metrics for v in variants)]
     rows = [["95 % interval", *(variant.name for variant in variants)]]
     for name in names:
-        cells = []
-        for variant in variants:
-            low, high = variant.intervals.get(name, (0.0, 1.0))
-            cells.append(f"{format_value(variant.metrics[name])} {format_interval(low, high)}")
-        rows.append([name, *cells])
-    return f"{text_table(rows)}\n({INTERVAL_METHOD})"
+        rows.append([name, *(_with_interval(variant, name) for variant in variants)])
+    return f"{text_table(rows)}\n({INTERVAL_METHOD}; {NOT_APPLICABLE}: not applicable, 0 of 0)"
 
 
 def replies_table(variants: Sequence[VariantReport], orchestrator: str) -> str:
@@ -107,14 +117,7 @@ def replies_table(variants: Sequence[VariantReport], orchestrator: str) -> str:
     a line naming the ``orchestrator`` that replied."""
     rows = [["end to end", *(variant.name for variant in variants)]]
     for name in REPLY_METRICS:
-        cells = []
-        for variant in variants:
-            value = variant.metrics.get(name)
-            text = format_value(value)
-            if name in variant.intervals:
-                text += " " + format_interval(*variant.intervals[name])
-            cells.append(text)
-        rows.append([name, *cells])
+        rows.append([name, *(_with_interval(variant, name) for variant in variants)])
     head = f"Orchestrator: {orchestrator}, temperature 0"
     return f"{head}\n{text_table(rows)}"
 

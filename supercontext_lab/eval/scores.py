@@ -17,7 +17,7 @@ are :mod:`.metrics`; the rules of one run are here:
 * the grounding check's counts (SPEC §13) are kept as they are, and the expected
   mentions are also looked for in what the model was given (its prompt and every tool
   result);
-* an empty ratio (0/0) counts as 1.0, except the forbidden mentions' (0.0).
+* an empty ratio (0/0) is not applicable, ``None`` (:func:`ratio`).
 """
 
 from __future__ import annotations
@@ -32,9 +32,16 @@ from .dataset import Expectations
 __all__ = ["CaseScores", "ratio", "score_case"]
 
 
-def ratio(numerator: int, denominator: int, *, empty: float = 1.0) -> float:
-    """``numerator / denominator``, or ``empty`` when the denominator is 0."""
-    return numerator / denominator if denominator else empty
+def ratio(numerator: int, denominator: int) -> float | None:
+    """``numerator / denominator``, or ``None`` ("not applicable") when the denominator is 0.
+
+    No empty set counts as perfect: a design that recommends no tool has no tool precision,
+    a run whose bundle has no bullets has no grounded rate, and a case that forbids nothing
+    has no forbidden-mention rate. Shown as 1.000 (or 0.000) they read as "all right";
+    reports show "–" instead and leave them out of every mean. What a silent variant
+    missed still shows, in recall and in the misses.
+    """
+    return numerator / denominator if denominator else None
 
 
 def _norm(items: Iterable[str]) -> list[str]:
@@ -90,7 +97,7 @@ class CaseScores:
     source."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Per-case rates (``None`` when not scored) followed by the raw counts and misses."""
+        """Per-case rates (``None`` when not scored or not applicable) followed by the raw counts and misses."""
         out: dict[str, Any] = {
             "valid": self.valid,
             "skill_precision": _opt_ratio(self.skills_matched, self.skills_recommended),
@@ -100,9 +107,7 @@ class CaseScores:
             "goal_correct": self.goal_correct,
             "has_enough_correct": self.has_enough_correct,
             "mention_rate": _opt_ratio(self.mentions_found, self.mentions_expected),
-            "forbidden_mention_rate": _opt_ratio(
-                self.forbidden_found, self.forbidden_expected, empty=0.0
-            ),
+            "forbidden_mention_rate": _opt_ratio(self.forbidden_found, self.forbidden_expected),
             "grounded_rate": _opt_ratio(self.bullets_supported, self.bullets),
             "gathered_mention_rate": _opt_ratio(self.gathered_found, self.mentions_expected),
             "bullet_precision": _opt_ratio(self.bullets_on_topic, self.summary_bullets),
@@ -124,12 +129,12 @@ class CaseScores:
         return cls(**values)
 
 
-def _opt_ratio(
-    numerator: int | None, denominator: int | None, *, empty: float = 1.0
-) -> float | None:
+def _opt_ratio(numerator: int | None, denominator: int | None) -> float | None:
+    """A per-case rate: ``None`` when the case does not set the expectation, or when the
+    ratio is empty (:func:`ratio`)."""
     if numerator is None or denominator is None:
         return None
-    return ratio(numerator, denominator, empty=empty)
+    return ratio(numerator, denominator)
 
 
 def _match(

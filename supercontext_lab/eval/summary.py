@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .end_to_end import COLD, paired_counts, reply_metrics
-from .metrics import aggregate, rate_counts, spread
+from .end_to_end import COLD, REPLY_RATES, paired_counts, reply_metrics
+from .metrics import RATE_METRICS, aggregate, rate_counts, spread
 from .results import CaseResult
 from .stats import CaseCounts, PairedComparison, compare_pair, wilson
 from .variants import Variant
@@ -32,9 +32,10 @@ class VariantReport:
     """
 
     name: str
-    metrics: dict[str, float | int]
+    metrics: dict[str, float | int | None]
+    """Every metric; a rate with nothing to count (0/0) is ``None``, not applicable."""
     spread: dict[str, dict[str, float]] = field(default_factory=dict)
-    per_repeat: list[dict[str, float | int]] = field(default_factory=list)
+    per_repeat: list[dict[str, float | int | None]] = field(default_factory=list)
     cache_hits: int = 0
     cache_misses: int = 0
     definition_hash: str = ""
@@ -42,8 +43,8 @@ class VariantReport:
     model: str = ""
     reused_runs: int = 0
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """The 95 % interval of each rate (:mod:`.stats`: Wilson; the lift's, a paired
-    bootstrap)."""
+    """The 95 % interval of each rate that applies (:mod:`.stats`: Wilson; the lift's, a
+    paired bootstrap); a rate that is ``None`` has none."""
     design: str = "scout"
     """The pre-flight design that prepared the variant's cases."""
 
@@ -60,14 +61,23 @@ class VariantReport:
             "source": self.source,
             "model": self.model,
             "design": self.design,
-            "intervals": {
-                name: [round(low, 6), round(high, 6)]
-                for name, (low, high) in self.intervals.items()
-            },
+            "intervals": self.intervals_json(),
         }
         if self.spread:
             out["spread"] = {name: dict(stats) for name, stats in self.spread.items()}
             out["per_repeat"] = [dict(metrics) for metrics in self.per_repeat]
+        return out
+
+    def intervals_json(self) -> dict[str, list[float] | None]:
+        """Each interval as ``[low, high]``, and ``None`` (JSON null) for a rate that is
+        not applicable, so a reader finds every rate under both ``metrics`` and
+        ``intervals``."""
+        out: dict[str, list[float] | None] = {
+            name: [round(low, 6), round(high, 6)] for name, (low, high) in self.intervals.items()
+        }
+        for name in (*RATE_METRICS, *REPLY_RATES, "reply_lift"):
+            if name in self.metrics and self.metrics[name] is None:
+                out[name] = None
         return out
 
 
@@ -79,7 +89,7 @@ def with_replies(
     out = []
     for report in reports:
         mine = [result for result in results if result.variant == report.name]
-        metrics, intervals = reply_metrics(mine, cold)
+        metrics, intervals = reply_metrics(mine, cold, is_cold=report.name == COLD)
         out.append(
             replace(
                 report,
@@ -139,7 +149,9 @@ def variant_report(variant: Variant, results: Sequence[CaseResult], repeats: int
         source=variant.definition.source,
         model=variant.model_label(),
         intervals={
-            name: wilson(k, n) for name, (k, n) in rate_counts([r.measure() for r in mine]).items()
+            name: wilson(k, n)
+            for name, (k, n) in rate_counts([r.measure() for r in mine]).items()
+            if n  # 0/0 is not applicable: no rate, so no interval
         },
         design=variant.design,
     )

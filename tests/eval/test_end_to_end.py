@@ -77,7 +77,10 @@ def test_end_to_end_scores_replies_against_cold(small_cases: list[EvalCase]) -> 
     )
     low, high = report.variant("pack").intervals["reply_lift"]
     assert low <= pack["reply_lift"] <= high
-    assert cold["reply_lift"] == 0.0 and cold["added_prompt_tokens"] == 0.0
+    # Cold has no lift over itself: not applicable, no interval, "–" in the table.
+    assert cold["reply_lift"] is None and cold["added_prompt_tokens"] == 0.0
+    assert "reply_lift" not in report.variant("cold").intervals
+    assert report.variant("cold").to_dict()["intervals"]["reply_lift"] is None
     assert pack["added_prompt_tokens"] > 0
     assert pack["time_to_reply_p50_ms"] > 0
     result = report.result("kernel-decision", "pack")

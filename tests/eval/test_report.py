@@ -12,6 +12,7 @@ from supercontext_lab.eval import EvalCase, EvalReport, Variant, baseline, evalu
 from supercontext_lab.eval.metrics import COUNT_NAMES, METRIC_NAMES, TIMING_METRICS
 from supercontext_lab.eval.report_display import format_value
 from supercontext_lab.eval.report_export import CASE_COLUMNS
+from supercontext_lab.eval.variants import design_variant
 
 
 @pytest.fixture
@@ -105,3 +106,58 @@ def test_lookups_and_misses(report: EvalReport) -> None:
         report.variant("other")
     misses = dict(report.misses("no_memory_recall"))
     assert "missing mention '2Dt'" in misses["kernel-decision"]
+
+
+def test_a_rate_of_nothing_is_not_applicable_in_every_format(
+    small_cases: list[EvalCase],
+) -> None:
+    """Cold recommends no tool and writes no bullet: its tool precision and grounded rate
+    are 0 of 0, shown as "–" with no interval, null in JSON, empty in CSV, never 1.000."""
+    report = evaluate(
+        small_cases, [design_variant("scout"), design_variant("cold")], progress=False
+    )
+    cold = report.variant("cold")
+    for name in ("tool_precision", "skill_precision", "grounded_rate", "bullet_precision"):
+        assert cold.metrics[name] is None, name
+        assert name not in cold.intervals, name
+    assert cold.metrics["tool_recall"] == 0.0  # it was asked for tools, and gave none
+    rows = {row[0]: row for row in report.metrics_table(timings=False)}
+    assert rows["tool_precision"][2] == "\u2013"
+    assert rows["tool_precision"][1] != "\u2013"
+    assert "\ntool_precision " in report.to_text()
+    interval_rows = {line.split()[0]: line for line in report.intervals_text().splitlines()[2:-1]}
+    assert interval_rows["tool_precision"].rstrip().endswith("\u2013")
+    assert interval_rows["tool_precision"].count("[") == 1  # the scout's interval only
+    assert "\u2013: not applicable" in report.intervals_text()
+    assert "<td>\u2013</td>" in report.to_html()
+    assert "| \u2013 |" in report.to_markdown()
+    # Not the best (or worst) of anything: best() compares the variants it applies to.
+    assert "cold" not in report.best("tool_precision")
+    data = json.loads(report.to_json())
+    cold_json = next(v for v in data["variants"] if v["name"] == "cold")
+    assert cold_json["metrics"]["tool_precision"] is None
+    assert cold_json["intervals"]["tool_precision"] is None
+    metrics_csv = {
+        r["variant"]: r for r in csv.DictReader(report.to_csv(table="metrics").splitlines())
+    }
+    assert metrics_csv["cold"]["tool_precision"] == ""
+    assert metrics_csv["scout"]["tool_precision"] != ""
+    cases_csv = list(csv.DictReader(report.to_csv().splitlines()))
+    cold_tools = next(
+        r for r in cases_csv if r["variant"] == "cold" and r["id"] == "pipeline-rerun"
+    )
+    assert cold_tools["tool_precision"] == "" and cold_tools["tool_recall"] == "0.0"
+
+
+def test_the_footer_counts_what_each_design_ran(small_cases: list[EvalCase]) -> None:
+    report = evaluate(
+        small_cases[:2],
+        [design_variant(d) for d in ("scout", "pack", "cached", "cold")],
+        progress=False,
+        cache=False,
+    )
+    assert report.ran() == (
+        "2 ran the scout, 2 ran the pack, 2 read the cached envelope, 2 ran cold (no pre-flight)"
+    )
+    assert ": 2 ran the scout, 2 ran the pack, " in report.footer()
+    assert "8 ran the scout" not in report.footer()

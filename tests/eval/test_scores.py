@@ -118,12 +118,13 @@ def test_a_bullet_citing_an_expected_source_is_on_topic_without_the_mention() ->
     assert scores.mentions_found == 0
 
 
-def test_bullet_precision_is_not_scored_without_mentions_and_empty_is_perfect() -> None:
+def test_bullet_precision_is_not_scored_without_mentions_and_empty_is_not_applicable() -> None:
     unset = _scored(Expectations(has_goal=False), envelope(summary=THREE_BULLETS))
     assert (unset.summary_bullets, unset.bullets_on_topic) == (None, None)
     assert unset.to_dict()["bullet_precision"] is None
-    # No envelope (or a summary without bullets): 0 of 0 bullets, which counts as 1.0.
+    # No envelope (or a summary without bullets): 0 of 0 bullets is not applicable, never
+    # a perfect 1.0; the counts still say what was there.
     for text in (None, envelope(summary="GBIF, said as prose.")):
         none = _scored(Expectations(mentions=("GBIF",)), text)
         assert (none.summary_bullets, none.bullets_on_topic) == (0, 0)
-        assert none.to_dict()["bullet_precision"] == 1.0
+        assert none.to_dict()["bullet_precision"] is None
