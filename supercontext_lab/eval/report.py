@@ -26,7 +26,7 @@ from .report_display import (
     text_table,
 )
 from .report_export import CASE_COLUMNS, case_row, csv_text, json_text
-from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison
+from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, few_cases_note
 from .summary import VariantReport
 
 if TYPE_CHECKING:
@@ -164,9 +164,17 @@ class EvalReport:
         """Rows of ``[metric, value per variant...]``, headed by the variant names."""
         return metrics_rows(self.variants, timings=timings)
 
+    def few_cases_note(self) -> str:
+        """Under 20 cases, the line every table of this report carries saying what its
+        intervals mean at that size (:func:`~.stats.few_cases_note`); else empty."""
+        return few_cases_note(len(self.cases))
+
     def to_text(self) -> str:
-        """A stable plain-text table (no timings, no cache counts)."""
-        return "\n".join([self.title(), text_table(self.metrics_table(timings=False))])
+        """A stable plain-text table (no timings, no cache counts), and under it the
+        :meth:`few_cases_note` when there are fewer than 20 cases."""
+        note = self.few_cases_note()
+        table = [self.title(), text_table(self.metrics_table(timings=False))]
+        return "\n".join([*table, note] if note else table)
 
     def latency_text(self) -> str:
         """The latency of one run, per variant: p50 and p95 in milliseconds (a result
@@ -235,12 +243,22 @@ class EvalReport:
 
     def to_html(self) -> str:
         """An HTML table, variants as columns, the best value of each metric highlighted."""
-        return html_table(self.title(), self.metrics_table(timings=True), self.best, self.footer())
+        return html_table(
+            self.title(),
+            self.metrics_table(timings=True),
+            self.best,
+            self.footer(),
+            self.few_cases_note(),
+        )
 
     def to_markdown(self) -> str:
         """A Markdown table with every metric (timings included)."""
         return markdown_table(
-            self.title(), self.metrics_table(timings=True), self.best, self.footer()
+            self.title(),
+            self.metrics_table(timings=True),
+            self.best,
+            self.footer(),
+            self.few_cases_note(),
         )
 
     def _repr_mimebundle_(

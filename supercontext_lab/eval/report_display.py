@@ -132,10 +132,15 @@ def paired_lines(paired: Sequence[PairedComparison]) -> str:
 
 
 def html_table(
-    title: str, rows: Sequence[Sequence[str]], best: Callable[[str], set[str]], footer: str
+    title: str,
+    rows: Sequence[Sequence[str]],
+    best: Callable[[str], set[str]],
+    footer: str,
+    note: str = "",
 ) -> str:
     """``rows`` (:func:`metrics_rows`) as an HTML table under ``title``, the cells of the
-    variants ``best`` names for a metric highlighted, ``footer`` below."""
+    variants ``best`` names for a metric highlighted, ``note`` (when given) and then
+    ``footer`` below."""
     esc = html.escape
     names = rows[0][1:]
     head = "".join(f"<th>{esc(name)}</th>" for name in names)
@@ -156,15 +161,21 @@ def html_table(
         f'<div class="scout-eval-report"><strong>{esc(title)}</strong>'
         f'<table class="scout-eval-metrics"><thead><tr><th>metric</th>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
-        f"<small>{esc(footer)}</small></div>"
+        + (f'<p class="scout-eval-note">{esc(note)}</p>' if note else "")
+        + f"<small>{esc(footer)}</small></div>"
     )
 
 
 def markdown_table(
-    title: str, rows: Sequence[Sequence[str]], best: Callable[[str], set[str]], footer: str
+    title: str,
+    rows: Sequence[Sequence[str]],
+    best: Callable[[str], set[str]],
+    footer: str,
+    note: str = "",
 ) -> str:
     """``rows`` (:func:`metrics_rows`) as a Markdown table under ``title`` in bold, the
-    values of the variants ``best`` names for a metric in bold, ``footer`` below."""
+    values of the variants ``best`` names for a metric in bold, ``note`` (when given) and
+    then ``footer`` below."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
@@ -180,5 +191,5 @@ def markdown_table(
             for variant, value in zip(names, row[1:], strict=True)
         ]
         lines.append(f"| {cell(row[0])} | " + " | ".join(shown) + " |")
-    lines += ["", footer]
+    lines += ["", *([note, ""] if note else []), footer]
     return "\n".join(lines)

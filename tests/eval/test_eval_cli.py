@@ -217,3 +217,17 @@ def test_importing_the_cli_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
+
+
+def test_text_output_under_twenty_cases_says_what_the_intervals_mean(
+    dataset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "--dataset", str(dataset), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    note = next(line for line in lines if line.startswith("Only 6 cases: "))
+    # Under the results table, before the intervals.
+    assert lines.index(note) < next(
+        i for i, line in enumerate(lines) if line.startswith("95 % interval")
+    )
+    assert "20 or more cases" in note

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,19 @@ def test_the_footer_counts_what_each_design_ran(small_cases: list[EvalCase]) -> 
     )
     assert ": 2 ran the scout, 2 ran the pack, " in report.footer()
     assert "8 ran the scout" not in report.footer()
+
+
+def test_a_table_of_few_cases_says_what_its_intervals_mean(
+    small_cases: list[EvalCase],
+) -> None:
+    report = evaluate(small_cases[:2], progress=False, cache=False)
+    note = report.few_cases_note()
+    assert note.startswith("Only 2 cases: ") and "[9%, 91%]" in note
+    assert report.to_text().splitlines()[-1] == note
+    assert f'<p class="scout-eval-note">{note}</p><small>' in report.to_html()
+    assert f"\n\n{note}\n\n{report.footer()}" in report.to_markdown()
+    # From 20 cases on, the tables carry no note.
+    many = [replace(small_cases[i % 6], id=f"case-{i}") for i in range(20)]
+    enough = evaluate(many, progress=False, cache=False)
+    assert enough.few_cases_note() == ""
+    assert "Only " not in enough.to_text() + enough.to_html() + enough.to_markdown()
