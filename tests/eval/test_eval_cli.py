@@ -168,7 +168,7 @@ def test_agent_options(option: str, expected: tuple[str, Path]) -> None:
         (["--dataset", "{ds}", "--repeats", "x"], "whole number"),
         (["--dataset", "{ds}", "--no-cache", "--replay"], "not allowed with"),
         (["--dataset", "{ds}", "--dask-address", "tcp://x:1"], "needs --executor dask"),
-        (["--dataset", "{bad}"], "line 1"),
+        (["--dataset", "{bad}"], 'bad.jsonl, line 1: "message" is missing'),
         (["--dataset", "{ds}", "--agent", "{broken}"], "unknown key"),
         (["--dataset", "{ds}", "--replay"], "No recorded response"),
         (["--dataset", "{ds}", "--model", "baseline:best"], "names no baseline"),
