@@ -172,8 +172,8 @@ def _longmemeval_row(row: Row, questions: Any, variant: str, results: Sequence[A
             sum(len(s["evidence_cited"]) for s in evidence),
             sum(int(s["evidence_expected"]) for s in evidence),
         ),
-        answer_rate=overall["answer_in_bundle"],
-        evidence_rate=overall["evidence_recall"],
+        answer_rate=float(overall["answer_in_bundle"]),
+        evidence_rate=float(overall["evidence_recall"]),
     )
 
 
@@ -232,11 +232,11 @@ def run(
 
 
 def _rate(pair: tuple[int, int] | None, rate: float | None = None) -> str:
-    if pair is None:
-        return "—"
+    from supercontext_lab.eval.scores import applicable
+
+    if pair is None or not applicable(pair):
+        return "—"  # no counts, or 0 of 0: the rate's SPEC value (1.0) is no measurement
     found, total = pair
-    if rate is None and not total:
-        return "—"  # 0 of 0: not applicable, never a perfect 1.00
     value = rate if rate is not None else found / total
     return f"{value:.2f} ({found} of {total})"
 

@@ -241,7 +241,9 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "design": variant.design,
                 "model": variant.model,
                 "metrics": variant.metrics,
-                "intervals": variant.intervals_json(),
+                "intervals": {name: list(pair) for name, pair in variant.intervals.items()},
+                # The counts behind each rate: 0 of 0 is SPEC's value, but not applicable.
+                "counts": {name: list(pair) for name, pair in variant.counts.items()},
                 **({"spread": variant.spread} if variant.spread else {}),
                 "cache": {
                     "hits": variant.cache_hits,

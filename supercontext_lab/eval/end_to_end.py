@@ -14,16 +14,20 @@ What is measured, per variant (:func:`reply_metrics`):
   (case-insensitive), micro-averaged over the mentions;
 * ``reply_forbidden_rate``: the forbidden mentions found in the reply;
 * ``reply_lift``: ``reply_mention_rate`` minus the ``cold`` variant's, on the same cases
-  (and repeats): what the pre-flight added to the reply (not applicable, ``None``, for
-  ``cold`` itself and when no case sets mentions under both);
+  (and repeats): what the pre-flight added to the reply (0.0 for ``cold`` itself, paired
+  against itself);
 * ``added_prompt_tokens``: the orchestrator's prompt tokens in the turn, minus those of
   the same case cold, averaged per turn;
 * ``time_to_reply_p50_ms`` (and p95): from the message to the reply, the pre-flight
   included.
 
 Rates come with their 95 % intervals (:mod:`.stats`): Wilson for the rates, a paired
-bootstrap for the lift. A rate with nothing to count (0/0) is ``None`` and has no
-interval (:func:`~.scores.ratio`).
+bootstrap for the lift. An empty rate (0/0) has SPEC §11's value (1.0; 0.0 for the
+forbidden mentions) and Wilson's interval of nothing measured, [0, 1];
+:func:`reply_rate_counts` gives each its counts, and renderers show one of 0 of 0 as "–"
+with no interval (:func:`~.scores.applicable`). The lift's counts are the variant's reply
+mentions on the cases paired with cold's; ``cold`` is not paired with itself, so its lift
+counts 0 of 0 and reads "–".
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "paired_counts",
     "reply_counts",
     "reply_metrics",
+    "reply_rate_counts",
     "turn_record",
 ]
 
@@ -174,21 +179,15 @@ def mention_counts(results: Sequence[CaseResult]) -> dict[str, CaseCounts]:
 
 
 def reply_metrics(
-    results: Sequence[CaseResult], cold: Sequence[CaseResult], *, is_cold: bool = False
-) -> tuple[dict[str, float | int | None], dict[str, tuple[float, float]]]:
+    results: Sequence[CaseResult], cold: Sequence[CaseResult]
+) -> tuple[dict[str, float | int], dict[str, tuple[float, float]]]:
     """The end-to-end metrics of one variant's ``results`` against the ``cold`` variant's
-    (see the module docstring), and the 95 % intervals of those that apply; ``is_cold``:
-    the results are cold's own, which has no lift over itself."""
+    (see the module docstring), and their 95 % intervals."""
     turns = [r for r in results if r.turn is not None]
-    mentions = [c for r in turns if (c := _counts(r, "mentions")) is not None]
-    forbidden = [c for r in turns if (c := _counts(r, "forbidden")) is not None]
-    found, expected = sum(c.found for c in mentions), sum(c.expected for c in mentions)
-    bad, banned = sum(c.found for c in forbidden), sum(c.expected for c in forbidden)
+    (found, expected), (bad, banned) = _reply_sums(turns)
     mine, theirs = mention_counts(turns), mention_counts(cold)
     shared = [key for key in mine if key in theirs]
-    lift: float | None = None
-    if shared and not is_cold:
-        lift, low, high = paired_bootstrap([mine[k] for k in shared], [theirs[k] for k in shared])
+    lift, low, high = paired_bootstrap([mine[k] for k in shared], [theirs[k] for k in shared])
     cold_tokens = {
         f"{r.id}#{r.repeat}": int((r.turn or {}).get("prompt_tokens", 0)) for r in cold if r.turn
     }
@@ -198,9 +197,9 @@ def reply_metrics(
         if (key := f"{r.id}#{r.repeat}") in cold_tokens
     ]
     times = [float((r.turn or {}).get("time_to_reply_ms", 0.0)) for r in turns]
-    metrics: dict[str, float | int | None] = {
+    metrics: dict[str, float | int] = {
         "reply_mention_rate": ratio(found, expected),
-        "reply_forbidden_rate": ratio(bad, banned),
+        "reply_forbidden_rate": ratio(bad, banned, empty=0.0),
         "reply_lift": lift,
         "added_prompt_tokens": sum(added) / len(added) if added else 0.0,
         "time_to_reply_p50_ms": percentile(times, 50),
@@ -208,16 +207,38 @@ def reply_metrics(
         "reply_cases": len(turns),
     }
     intervals = {
-        name: wilson(k, n)
-        for name, (k, n) in (
-            ("reply_mention_rate", (found, expected)),
-            ("reply_forbidden_rate", (bad, banned)),
-        )
-        if n
+        "reply_mention_rate": wilson(found, expected),
+        "reply_forbidden_rate": wilson(bad, banned),
+        "reply_lift": (low, high),
     }
-    if lift is not None:
-        intervals["reply_lift"] = (low, high)
     return metrics, intervals
+
+
+def _reply_sums(turns: Sequence[CaseResult]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The replies' expected mentions found of expected, and forbidden found of set."""
+    mentions = [c for r in turns if (c := _counts(r, "mentions")) is not None]
+    forbidden = [c for r in turns if (c := _counts(r, "forbidden")) is not None]
+    return (
+        (sum(c.found for c in mentions), sum(c.expected for c in mentions)),
+        (sum(c.found for c in forbidden), sum(c.expected for c in forbidden)),
+    )
+
+
+def reply_rate_counts(
+    results: Sequence[CaseResult], cold: Sequence[CaseResult], *, is_cold: bool = False
+) -> dict[str, tuple[int, int]]:
+    """The counts, ``(k, n)``, behind :func:`reply_metrics`' rates and lift, for
+    :func:`~.scores.applicable`; ``is_cold``: the results are cold's own, not paired with
+    themselves, so its lift counts 0 of 0."""
+    turns = [r for r in results if r.turn is not None]
+    mentions, forbidden = _reply_sums(turns)
+    mine, theirs = mention_counts(turns), mention_counts(cold)
+    paired = [] if is_cold else [mine[key] for key in mine if key in theirs]
+    return {
+        "reply_mention_rate": mentions,
+        "reply_forbidden_rate": forbidden,
+        "reply_lift": (sum(c.found for c in paired), sum(c.expected for c in paired)),
+    }
 
 
 def paired_counts(

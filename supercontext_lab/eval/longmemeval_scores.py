@@ -164,8 +164,9 @@ def longmemeval_text(metrics: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> 
                 value = values[column]
                 if column == "questions":
                     cells.append(str(value))
-                elif value is None or (column in counts and values[counts[column]] == 0):
-                    # No question of this type is scored on it, or the rate is 0 of 0.
+                elif column in counts and values[counts[column]] == 0:
+                    # No question of this type is scored on it: the rate's SPEC value (1.0
+                    # for 0 of 0) is no measurement.
                     cells.append(NOT_APPLICABLE)
                 else:
                     cells.append(f"{value:.3f}")

@@ -7,8 +7,11 @@ metrics of :data:`METRICS`:
   expectation;
 * precision and recall are micro-averaged over the items: precision = matched /
   recommended, recall = matched / expected, summed over the counted cases;
-* an empty ratio (0/0) is not applicable: ``None`` (:func:`~.scores.ratio`), shown as
-  "–", null in JSON, an empty CSV cell, and left out of the spread across repeats;
+* an empty ratio (0/0) counts as 1.0, except ``forbidden_mention_rate`` (0.0)
+  (:func:`~.scores.ratio`), as SPEC §11 says: :func:`aggregate`, the report's metrics and
+  the JSON ``metrics`` hold these values. Renderers (text, HTML, Markdown, the widget,
+  CSV) show a rate whose counts (:func:`rate_counts`) are 0 of 0 as "–", with no interval
+  (:func:`~.scores.applicable`), and :func:`spread` and the best value leave it out;
 * ``grounded_rate`` is supported bullets / bullets checked by the grounding check (SPEC
   §13), over the runs whose model wrote an envelope; ``invented_names`` sums the
   recommended tools and skills that exist nowhere; ``gathered_mention_rate`` is the share
@@ -31,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .scores import CaseScores, ratio, score_case
+from .scores import CaseScores, applicable, ratio, score_case
 
 __all__ = [
     "COUNT_NAMES",
@@ -44,6 +47,7 @@ __all__ = [
     "Metric",
     "RunMeasure",
     "aggregate",
+    "applicable",
     "metric",
     "percentile",
     "rate_counts",
@@ -152,7 +156,7 @@ def _sum(values: Iterable[int | None]) -> int:
     return sum(value for value in values if value is not None)
 
 
-def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int | None]:
+def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int]:
     """The metrics of :data:`METRIC_NAMES` and the counts of :data:`COUNT_NAMES`."""
     scores = [run.scores for run in runs]
     skill = [s for s in scores if s.skills_expected is not None]
@@ -166,7 +170,7 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int | None]:
     latencies = [run.elapsed_ms for run in runs]
     chars = [run.envelope_chars for run in runs if run.envelope_chars is not None]
     valid = sum(1 for s in scores if s.valid)
-    metrics: dict[str, float | int | None] = {
+    metrics: dict[str, float | int] = {
         "valid_rate": ratio(valid, len(scores)),
         "skill_precision": ratio(
             _sum(s.skills_matched for s in skill), _sum(s.skills_recommended for s in skill)
@@ -188,6 +192,7 @@ def aggregate(runs: Sequence[RunMeasure]) -> dict[str, float | int | None]:
         "forbidden_mention_rate": ratio(
             _sum(s.forbidden_found for s in forbidden),
             _sum(s.forbidden_expected for s in forbidden),
+            empty=0.0,
         ),
         "grounded_rate": ratio(
             _sum(s.bullets_supported for s in checked), _sum(s.bullets for s in checked)
@@ -272,14 +277,21 @@ def rate_counts(runs: Sequence[RunMeasure]) -> dict[str, tuple[int, int]]:
 
 
 def spread(
-    per_repeat: Sequence[Mapping[str, float | int | None]],
+    per_repeat: Sequence[Mapping[str, float | int]],
+    counts: Sequence[Mapping[str, tuple[int, int]]] = (),
 ) -> dict[str, dict[str, float]]:
     """For each metric, the ``stdev`` (sample; 0.0 for one value), ``min`` and ``max``
-    across repeats; a repeat where the metric is not applicable (``None``) is left out,
-    and a metric applicable in no repeat has no entry."""
+    across repeats. With ``counts`` (each repeat's :func:`rate_counts`), a repeat where a
+    rate is 0 of 0 is left out (:func:`~.scores.applicable`): its SPEC value, 1.0, would
+    pull the spread towards a perfection nobody measured; a rate that is 0 of 0 in every
+    repeat has no entry."""
     out: dict[str, dict[str, float]] = {}
     for name in METRIC_NAMES:
-        values = [float(value) for metrics in per_repeat if (value := metrics[name]) is not None]
+        values = [
+            float(metrics[name])
+            for number, metrics in enumerate(per_repeat)
+            if number >= len(counts) or applicable(counts[number].get(name))
+        ]
         if not values:
             continue
         out[name] = {

@@ -25,7 +25,14 @@ from .report_display import (
     replies_table,
     text_table,
 )
-from .report_export import CASE_COLUMNS, case_row, csv_text, json_text
+from .report_export import (
+    CASE_COLUMNS,
+    case_row,
+    csv_text,
+    json_text,
+    shown_case_row,
+    shown_value,
+)
 from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, few_cases_note
 from .summary import VariantReport
 
@@ -69,8 +76,9 @@ class EvalReport:
                 return variant
         raise KeyError(f"no variant {name!r}; the report has {', '.join(self.variant_names)}")
 
-    def metrics(self, variant: str) -> dict[str, float | int | None]:
-        """The metrics of one variant."""
+    def metrics(self, variant: str) -> dict[str, float | int]:
+        """The metrics of one variant (SPEC §11's values: 0/0 is 1.0, or 0.0 for forbidden
+        mentions; the tables show it "–")."""
         return self.variant(variant).metrics
 
     def result(self, case_id: str, variant: str, repeat: int = 0) -> CaseResult:
@@ -100,11 +108,10 @@ class EvalReport:
         if described is None or described.better is None:
             return set()
         pick = max if described.better == "higher" else min
-        # A variant where the metric does not apply (None) is neither best nor worst.
+        # A variant where the rate is 0 of 0 is neither best nor worst: its SPEC value,
+        # 1.0, would make a design that recommends nothing the most precise.
         values = {
-            v.name: float(value)
-            for v in self.variants
-            if (value := v.metrics.get(metric)) is not None
+            v.name: float(value) for v in self.variants if (value := v.shown(metric)) is not None
         }
         if len(values) < 2 or len(set(values.values())) == 1:
             return set()
@@ -134,7 +141,7 @@ class EvalReport:
         return [case_row(result) for result in self.results]
 
     def metric_rows(self) -> list[dict[str, Any]]:
-        """One row per variant: its name and every metric and count."""
+        """One row per variant: its name and every metric and count (SPEC §11's values)."""
         return [
             {"variant": v.name, **{name: v.metrics[name] for name in METRIC_NAMES + COUNT_NAMES}}
             for v in self.variants
@@ -143,11 +150,20 @@ class EvalReport:
     def to_csv(self, path: str | os.PathLike[str] | None = None, *, table: str = "cases") -> str:
         """CSV text of ``table`` (``"cases"``: one row per run; ``"metrics"``: one row per
         variant); also written to ``path`` when given. Every cell is a :func:`csv_cell`: a
-        case id or expectation starting with ``=`` is text, never a formula."""
+        case id or expectation starting with ``=`` is text, never a formula. A rate of 0 of
+        0 is "–" (:func:`~.scores.applicable`), as in every table a person reads."""
         if table == "cases":
-            rows, columns = self.case_rows(), list(CASE_COLUMNS)
+            rows = [
+                shown_case_row(row, result.scores)
+                for row, result in zip(self.case_rows(), self.results, strict=True)
+            ]
+            columns = list(CASE_COLUMNS)
         elif table == "metrics":
-            rows, columns = self.metric_rows(), ["variant", *METRIC_NAMES, *COUNT_NAMES]
+            rows = [
+                {**row, **{name: shown_value(v, name) for name in METRIC_NAMES}}
+                for row, v in zip(self.metric_rows(), self.variants, strict=True)
+            ]
+            columns = ["variant", *METRIC_NAMES, *COUNT_NAMES]
         else:
             raise ValueError(f"table must be 'cases' or 'metrics', not {table!r}")
         return csv_text(rows, columns, path)

@@ -51,12 +51,13 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
 
 
 NOT_APPLICABLE = "\u2013"
-"""How a value that is not applicable (``None``: a rate of 0/0) is shown: an en dash."""
+"""How a value that is not applicable is shown: an en dash. A rate of 0 of 0 keeps SPEC
+§11's value as data; :meth:`~.summary.VariantReport.shown` gives ``None`` for it."""
 
 
 def format_value(value: float | int | None) -> str:
     """Integers as they are, rates and means with three decimals, ``None`` (not
-    applicable) as :data:`NOT_APPLICABLE`."""
+    applicable: :meth:`~.summary.VariantReport.shown`) as :data:`NOT_APPLICABLE`."""
     if value is None:
         return NOT_APPLICABLE
     if isinstance(value, bool):
@@ -67,9 +68,10 @@ def format_value(value: float | int | None) -> str:
 
 
 def _cell(variant: VariantReport, name: str) -> str:
-    text = format_value(variant.metrics[name])
+    value = variant.shown(name)
+    text = format_value(value)
     stats = variant.spread.get(name)
-    if stats is not None:
+    if stats is not None and value is not None:
         text += f" ±{stats['stdev']:.3f}"
     return text
 
@@ -95,9 +97,10 @@ def latency_table(variants: Sequence[VariantReport], results: Sequence[CaseResul
 
 
 def _with_interval(variant: VariantReport, name: str) -> str:
-    """A rate and its interval; a rate that does not apply has neither (``–``)."""
-    text = format_value(variant.metrics.get(name))
-    if name in variant.intervals:
+    """A rate and its interval; a rate that does not apply (0 of 0) has neither (``–``)."""
+    value = variant.shown(name)
+    text = format_value(value)
+    if value is not None and name in variant.intervals:
         text += " " + format_interval(*variant.intervals[name])
     return text
 

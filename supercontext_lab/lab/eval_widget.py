@@ -78,9 +78,9 @@ def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> byt
     width = 0.8 / count
     for number, variant in enumerate(report.variants):
         offsets = [index - 0.4 + width * (number + 0.5) for index in range(len(metrics))]
-        # A rate that is not applicable (None: 0 of 0) gets no bar: NaN draws nothing,
-        # where 0.0 would read as "all wrong" and 1.0 as "all right".
-        raw = [variant.metrics.get(name) for name in metrics]
+        # A rate of 0 of 0 (shown() is None) gets no bar: NaN draws nothing, where its
+        # SPEC value, 1.0, would read as "all right" (and its error bars collapse to 0).
+        raw = [variant.shown(name) for name in metrics]
         values = [math.nan if value is None else float(value) for value in raw]
         errors: Any = None
         if variant.spread:

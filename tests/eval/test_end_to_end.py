@@ -33,7 +33,7 @@ OFFLINE_PAIR = {
     "scout": (46, 43),
     "pack": (44, 41),
     "cached": (0, -3),
-    "cold": (3, None),
+    "cold": (3, 0),
 }
 
 
@@ -90,10 +90,17 @@ def test_end_to_end_scores_replies_against_cold(small_cases: list[EvalCase]) -> 
     )
     low, high = report.variant("pack").intervals["reply_lift"]
     assert low <= pack["reply_lift"] <= high
-    # Cold has no lift over itself: not applicable, no interval, "–" in the table.
-    assert cold["reply_lift"] is None and cold["added_prompt_tokens"] == 0.0
-    assert "reply_lift" not in report.variant("cold").intervals
-    assert report.variant("cold").to_dict()["intervals"]["reply_lift"] is None
+    assert cold["reply_lift"] == 0.0 and cold["added_prompt_tokens"] == 0.0
+    # Paired against itself, cold's lift counts 0 of 0: its value stays 0.0 (with its
+    # interval) for programs, and the table a person reads shows "–" with no interval.
+    cold_report = report.variant("cold")
+    assert cold_report.counts["reply_lift"] == (0, 0)
+    assert cold_report.to_dict()["intervals"]["reply_lift"] == [0.0, 0.0]
+    assert not cold_report.applies("reply_lift") and report.variant("pack").applies("reply_lift")
+    lift_row = next(
+        line for line in report.replies_text().splitlines() if line.startswith("reply_lift")
+    )
+    assert lift_row.rstrip().endswith("\u2013") and lift_row.count("[") == len(report.variants) - 1
     assert pack["added_prompt_tokens"] > 0
     assert pack["time_to_reply_p50_ms"] > 0
     result = report.result("kernel-decision", "pack")
@@ -243,10 +250,7 @@ def test_the_offline_pair_gives_the_published_figures() -> None:
     for design, (found, lift) in OFFLINE_PAIR.items():
         metrics = report.metrics(design)
         assert metrics["reply_mention_rate"] == pytest.approx(found / 60), design
-        if lift is None:
-            assert metrics["reply_lift"] is None
-        else:
-            assert metrics["reply_lift"] == pytest.approx(lift / 60), design
+        assert metrics["reply_lift"] == pytest.approx(lift / 60), design
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     start = readme.index("<!-- designs-offline:begin -->")
     table = readme[start : readme.index("<!-- designs-offline:end -->", start)]

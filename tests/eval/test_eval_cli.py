@@ -88,6 +88,14 @@ def test_the_baselines_run_beside_the_offline_scout(
     metrics = {v["name"]: v["metrics"] for v in data["variants"]}
     assert metrics["baseline-rank"]["valid_rate"] == 1.0
     assert metrics["baseline-rank"]["mention_rate"] >= metrics["baseline-random"]["mention_rate"]
+    # Each rate comes with the counts behind it, and its value and interval follow them
+    # (a rate of 0 of 0: SPEC's 1.0, 0.0 for forbidden mentions, and [0, 1]).
+    for variant in data["variants"]:
+        for name, (k, n) in variant["counts"].items():
+            empty = 0.0 if name == "forbidden_mention_rate" else 1.0
+            assert variant["metrics"][name] == pytest.approx(k / n if n else empty), name
+            if not n:
+                assert variant["intervals"][name] == [0.0, 1.0], name
 
 
 def test_text_output_and_the_cache(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -161,7 +161,8 @@ def test_the_widget_shows_not_applicable_and_the_few_cases_note(
     report = evaluate(
         small_cases[:2], [design_variant("pack"), design_variant("cold")], progress=False
     )
-    assert report.metrics("cold")["tool_precision"] is None
+    assert report.metrics("cold")["tool_precision"] == 1.0  # SPEC §11: 0 of 0
+    assert report.variant("cold").shown("tool_precision") is None
     widget = EvalComparison(report)
     assert report.few_cases_note() in widget.metrics_html.value
     assert "<td>\u2013</td>" in widget.metrics_html.value

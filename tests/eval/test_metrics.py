@@ -98,8 +98,8 @@ def test_aggregate_matches_the_hand_computed_table() -> None:
         "mention_rate": 1 / 3,
         # forbidden: A 1 of 1 ("Sourdough"), B 0 of 1 -> 1/2.
         "forbidden_mention_rate": 1 / 2,
-        # bullets: A's summary is prose, B has no envelope -> 0 of 0 bullets: n/a.
-        "bullet_precision": None,
+        # bullets: A's summary is prose, B has no envelope -> 0 of 0 bullets.
+        "bullet_precision": 1.0,
         "model_calls_mean": 2.0,
         "latency_mean_ms": 25.0,
         "latency_p50_ms": 25.0,
@@ -149,38 +149,31 @@ def test_bullet_precision_sums_bullets_over_the_cases_that_set_mentions() -> Non
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("skill_precision", None),  # a skill recommended, but the case sets no skills
-        ("skill_recall", None),
-        ("tool_precision", None),
-        ("tool_recall", None),
-        ("goal_accuracy", None),
-        ("has_enough_accuracy", None),
-        ("mention_rate", None),
-        ("forbidden_mention_rate", None),
-        ("bullet_precision", None),
-        ("grounded_rate", None),
-        ("gathered_mention_rate", None),
+        ("skill_precision", 1.0),
+        ("skill_recall", 1.0),
+        ("tool_precision", 1.0),
+        ("tool_recall", 1.0),
+        ("goal_accuracy", 1.0),
+        ("has_enough_accuracy", 1.0),
+        ("mention_rate", 1.0),
+        ("forbidden_mention_rate", 0.0),
+        ("bullet_precision", 1.0),
         ("skill_cases", 0),
         ("mention_cases", 0),
         ("forbidden_cases", 0),
     ],
 )
-def test_empty_ratios_are_not_applicable(name: str, value: float | None) -> None:
-    # One run with no expectations at all: every expectation metric is 0/0, so none
-    # applies (None), neither perfect (1.0) nor clean (0.0).
+def test_empty_ratios_follow_the_spec(name: str, value: float) -> None:
+    # One run with no expectations at all: every expectation metric is 0/0.
     metrics = aggregate([_run(Expectations(), envelope(recommended_skills=_skills("x")))])
     assert metrics[name] == value
 
 
-def test_empty_expected_and_empty_recommended_is_not_applicable() -> None:
-    # A case that expects no skill and gets none was not wrong, but there was nothing to be
-    # precise about: the rate is n/a; recommending one anyway scores precision 0.
+def test_empty_expected_and_empty_recommended_is_perfect() -> None:
     metrics = aggregate([_run(Expectations(skills=(), tools=()), envelope())])
-    assert (metrics["skill_precision"], metrics["skill_recall"]) == (None, None)
-    assert (metrics["tool_precision"], metrics["tool_recall"]) == (None, None)
+    assert (metrics["skill_precision"], metrics["skill_recall"]) == (1.0, 1.0)
+    assert (metrics["tool_precision"], metrics["tool_recall"]) == (1.0, 1.0)
     assert metrics["skill_cases"] == 1
-    extra = aggregate([_run(Expectations(skills=()), envelope(recommended_skills=_skills("x")))])
-    assert (extra["skill_precision"], extra["skill_recall"]) == (0.0, None)
 
 
 def test_case_scores_report_the_misses_and_round_trip() -> None:
@@ -255,15 +248,22 @@ def test_one_table_names_every_metric_with_its_direction() -> None:
     assert set(METRIC_NAMES) <= set(aggregated)
 
 
-def test_the_spread_leaves_out_repeats_where_a_rate_does_not_apply() -> None:
-    per_repeat: list[dict[str, float | int | None]] = [
-        dict.fromkeys(METRIC_NAMES, 0.5),
-        {**dict.fromkeys(METRIC_NAMES, 1.0), "tool_precision": None},
-        {**dict.fromkeys(METRIC_NAMES, 0.0), "tool_precision": None, "grounded_rate": None},
+def test_the_spread_leaves_out_repeats_where_a_rate_is_0_of_0() -> None:
+    # tool_precision: 0.5 (1 of 2), then 0 of 0 twice (SPEC value 1.0, left out);
+    # grounded_rate: 0 of 0 in every repeat, so no entry; mention_rate counts everywhere.
+    per_repeat = [
+        {**dict.fromkeys(METRIC_NAMES, 0.5)},
+        {**dict.fromkeys(METRIC_NAMES, 1.0)},
+        {**dict.fromkeys(METRIC_NAMES, 0.0), "tool_precision": 1.0, "grounded_rate": 1.0},
     ]
-    for metrics in per_repeat[:2]:
-        metrics["grounded_rate"] = None
-    stats = spread(per_repeat)
+    counts = [
+        {"tool_precision": (1, 2), "grounded_rate": (0, 0), "mention_rate": (1, 2)},
+        {"tool_precision": (0, 0), "grounded_rate": (0, 0), "mention_rate": (2, 2)},
+        {"tool_precision": (0, 0), "grounded_rate": (0, 0), "mention_rate": (0, 2)},
+    ]
+    stats = spread(per_repeat, counts)
     assert stats["tool_precision"] == {"stdev": 0.0, "min": 0.5, "max": 0.5}
     assert "grounded_rate" not in stats
-    assert stats["mention_rate"]["max"] == 1.0
+    assert (stats["mention_rate"]["min"], stats["mention_rate"]["max"]) == (0.0, 1.0)
+    # Without counts every repeat's value is taken as it is.
+    assert spread(per_repeat)["tool_precision"]["max"] == 1.0

@@ -109,19 +109,22 @@ def test_lookups_and_misses(report: EvalReport) -> None:
     assert "missing mention '2Dt'" in misses["kernel-decision"]
 
 
-def test_a_rate_of_nothing_is_not_applicable_in_every_format(
+def test_a_rate_of_nothing_keeps_its_spec_value_and_reads_not_applicable(
     small_cases: list[EvalCase],
 ) -> None:
     """Cold recommends no tool and writes no bullet: its tool precision and grounded rate
-    are 0 of 0, shown as "–" with no interval, null in JSON, empty in CSV, never 1.000."""
+    are 0 of 0. As data they keep SPEC §11's 1.0 (JSON metrics and intervals included);
+    every table a person reads shows "–" with no interval, never 1.000 [0.000, 1.000]."""
     report = evaluate(
         small_cases, [design_variant("scout"), design_variant("cold")], progress=False
     )
     cold = report.variant("cold")
     for name in ("tool_precision", "skill_precision", "grounded_rate", "bullet_precision"):
-        assert cold.metrics[name] is None, name
-        assert name not in cold.intervals, name
+        assert cold.metrics[name] == 1.0, name
+        assert cold.counts[name][1] == 0 and cold.intervals[name] == (0.0, 1.0), name
+        assert not cold.applies(name) and cold.shown(name) is None, name
     assert cold.metrics["tool_recall"] == 0.0  # it was asked for tools, and gave none
+    assert cold.shown("tool_recall") == 0.0
     rows = {row[0]: row for row in report.metrics_table(timings=False)}
     assert rows["tool_precision"][2] == "\u2013"
     assert rows["tool_precision"][1] != "\u2013"
@@ -130,24 +133,44 @@ def test_a_rate_of_nothing_is_not_applicable_in_every_format(
     assert interval_rows["tool_precision"].rstrip().endswith("\u2013")
     assert interval_rows["tool_precision"].count("[") == 1  # the scout's interval only
     assert "\u2013: not applicable" in report.intervals_text()
+    assert "1.000 [0.000, 1.000]" not in report.intervals_text()
     assert "<td>\u2013</td>" in report.to_html()
     assert "| \u2013 |" in report.to_markdown()
-    # Not the best (or worst) of anything: best() compares the variants it applies to.
-    assert "cold" not in report.best("tool_precision")
+    # Not the best of anything, though its value, 1.0, is the highest there is.
+    assert report.best("tool_precision") == set()
+    assert "cold" not in report.best("grounded_rate")
     data = json.loads(report.to_json())
     cold_json = next(v for v in data["variants"] if v["name"] == "cold")
-    assert cold_json["metrics"]["tool_precision"] is None
-    assert cold_json["intervals"]["tool_precision"] is None
+    assert cold_json["metrics"]["tool_precision"] == 1.0
+    assert cold_json["intervals"]["tool_precision"] == [0.0, 1.0]
+    assert cold_json["counts"]["tool_precision"] == [0, 0]
     metrics_csv = {
         r["variant"]: r for r in csv.DictReader(report.to_csv(table="metrics").splitlines())
     }
-    assert metrics_csv["cold"]["tool_precision"] == ""
-    assert metrics_csv["scout"]["tool_precision"] != ""
+    assert metrics_csv["cold"]["tool_precision"] == "\u2013"
+    assert metrics_csv["scout"]["tool_precision"] not in ("", "\u2013")
+    assert report.metric_rows()[1]["tool_precision"] == 1.0
     cases_csv = list(csv.DictReader(report.to_csv().splitlines()))
     cold_tools = next(
         r for r in cases_csv if r["variant"] == "cold" and r["id"] == "pipeline-rerun"
     )
-    assert cold_tools["tool_precision"] == "" and cold_tools["tool_recall"] == "0.0"
+    assert cold_tools["tool_precision"] == "\u2013" and cold_tools["tool_recall"] == "0.0"
+    assert (
+        report.case_rows()[report.results.index(report.result("pipeline-rerun", "cold"))][
+            "tool_precision"
+        ]
+        == 1.0
+    )
+
+
+def test_the_spread_leaves_out_the_repeats_where_a_rate_is_nothing(
+    small_cases: list[EvalCase],
+) -> None:
+    report = evaluate(small_cases[:3], [design_variant("cold")], repeats=2, progress=False)
+    cold = report.variant("cold")
+    assert [m["tool_precision"] for m in cold.per_repeat] == [1.0, 1.0]
+    assert "tool_precision" not in cold.spread  # 0 of 0 in both repeats
+    assert cold.spread["tool_recall"] == {"stdev": 0.0, "min": 0.0, "max": 0.0}
 
 
 def test_the_footer_counts_what_each_design_ran(small_cases: list[EvalCase]) -> None:
