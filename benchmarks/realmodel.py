@@ -115,16 +115,22 @@ def _variants() -> list[Any]:
 
 
 def _rows(results: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
-    from supercontext_lab.eval.metrics import aggregate
+    from supercontext_lab.eval.metrics import aggregate, applicable, rate_counts
 
     rows: dict[str, dict[str, float]] = {}
     for name, done in results.items():
         metrics = aggregate([r.measure() for r in done])
+        counts = rate_counts([r.measure() for r in done])
         runs = int(metrics["runs"])
         valid = int(metrics["valid_runs"])
         seconds = sum(r.elapsed_ms for r in done) / 1000.0
         rows[name] = {
-            **{key: float(metrics[key]) for key, _, _ in _COLUMNS},
+            # A rate of 0 of 0 keeps SPEC's 1.0 as data but is no measurement: NaN,
+            # shown as "—".
+            **{
+                key: float(metrics[key]) if applicable(counts.get(key)) else math.nan
+                for key, _, _ in _COLUMNS
+            },
             "seconds_per_run": seconds / runs if runs else 0.0,
             "median_seconds": statistics.median(r.elapsed_ms for r in done) / 1000.0
             if done

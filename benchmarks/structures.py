@@ -232,10 +232,12 @@ def run(
 
 
 def _rate(pair: tuple[int, int] | None, rate: float | None = None) -> str:
-    if pair is None:
-        return "—"
+    from supercontext_lab.eval.scores import applicable
+
+    if pair is None or not applicable(pair):
+        return "—"  # no counts, or 0 of 0: the rate's SPEC value (1.0) is no measurement
     found, total = pair
-    value = rate if rate is not None else (found / total if total else 1.0)
+    value = rate if rate is not None else found / total
     return f"{value:.2f} ({found} of {total})"
 
 

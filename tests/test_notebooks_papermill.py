@@ -139,6 +139,29 @@ def test_notebook_07_evaluates_the_dataset_given_as_a_parameter(tmp_path: Path) 
     assert "same metrics as evaluate(): True" in printed('print("same metrics as evaluate()')
 
 
+def test_notebook_09_with_few_cases_shows_progress_and_says_what_the_intervals_mean(
+    tmp_path: Path,
+) -> None:
+    papermill = pytest.importorskip("papermill")
+    out = tmp_path / "09_out.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "09_does_preflight_pay.ipynb"),
+        str(out),
+        parameters={"limit": 2},
+        kernel_name="python3",
+        cwd=str(tmp_path),
+        progress_bar=False,
+    )
+    cells = nbformat.read(out, as_version=4).cells
+    # The end-to-end cell shows a progress bar over the runs (4 designs x 2 cases).
+    assert "scout eval" in _shown(_cell(cells, "from supercontext_lab.eval import"))
+    assert "/8 " in _shown(_cell(cells, "from supercontext_lab.eval import"))
+    # Its 2-case table carries the report's line on what the intervals mean at that size.
+    table = _shown(_cell(cells, "pairs = {pair.first"))
+    assert table.rstrip().splitlines()[-1].startswith("Only 2 cases: ")
+    assert "[9%, 91%]" in table
+
+
 @pytest.mark.parametrize("name", sorted(PARAMETERS))
 def test_papermill_reads_every_parameters_cell_without_a_warning(
     name: str, caplog: pytest.LogCaptureFixture

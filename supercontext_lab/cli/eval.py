@@ -242,6 +242,8 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "model": variant.model,
                 "metrics": variant.metrics,
                 "intervals": {name: list(pair) for name, pair in variant.intervals.items()},
+                # The counts behind each rate: 0 of 0 is SPEC's value, but not applicable.
+                "counts": {name: list(pair) for name, pair in variant.counts.items()},
                 **({"spread": variant.spread} if variant.spread else {}),
                 "cache": {
                     "hits": variant.cache_hits,

@@ -14,14 +14,20 @@ What is measured, per variant (:func:`reply_metrics`):
   (case-insensitive), micro-averaged over the mentions;
 * ``reply_forbidden_rate``: the forbidden mentions found in the reply;
 * ``reply_lift``: ``reply_mention_rate`` minus the ``cold`` variant's, on the same cases
-  (and repeats): what the pre-flight added to the reply;
+  (and repeats): what the pre-flight added to the reply (0.0 for ``cold`` itself, paired
+  against itself);
 * ``added_prompt_tokens``: the orchestrator's prompt tokens in the turn, minus those of
   the same case cold, averaged per turn;
 * ``time_to_reply_p50_ms`` (and p95): from the message to the reply, the pre-flight
   included.
 
 Rates come with their 95 % intervals (:mod:`.stats`): Wilson for the rates, a paired
-bootstrap for the lift.
+bootstrap for the lift. An empty rate (0/0) has SPEC §11's value (1.0; 0.0 for the
+forbidden mentions) and Wilson's interval of nothing measured, [0, 1];
+:func:`reply_rate_counts` gives each its counts, and renderers show one of 0 of 0 as "–"
+with no interval (:func:`~.scores.applicable`). The lift's counts are the variant's reply
+mentions on the cases paired with cold's; ``cold`` is not paired with itself, so its lift
+counts 0 of 0 and reads "–".
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ __all__ = [
     "paired_counts",
     "reply_counts",
     "reply_metrics",
+    "reply_rate_counts",
     "turn_record",
 ]
 
@@ -177,10 +184,7 @@ def reply_metrics(
     """The end-to-end metrics of one variant's ``results`` against the ``cold`` variant's
     (see the module docstring), and their 95 % intervals."""
     turns = [r for r in results if r.turn is not None]
-    mentions = [c for r in turns if (c := _counts(r, "mentions")) is not None]
-    forbidden = [c for r in turns if (c := _counts(r, "forbidden")) is not None]
-    found, expected = sum(c.found for c in mentions), sum(c.expected for c in mentions)
-    bad, banned = sum(c.found for c in forbidden), sum(c.expected for c in forbidden)
+    (found, expected), (bad, banned) = _reply_sums(turns)
     mine, theirs = mention_counts(turns), mention_counts(cold)
     shared = [key for key in mine if key in theirs]
     lift, low, high = paired_bootstrap([mine[k] for k in shared], [theirs[k] for k in shared])
@@ -208,6 +212,33 @@ def reply_metrics(
         "reply_lift": (low, high),
     }
     return metrics, intervals
+
+
+def _reply_sums(turns: Sequence[CaseResult]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The replies' expected mentions found of expected, and forbidden found of set."""
+    mentions = [c for r in turns if (c := _counts(r, "mentions")) is not None]
+    forbidden = [c for r in turns if (c := _counts(r, "forbidden")) is not None]
+    return (
+        (sum(c.found for c in mentions), sum(c.expected for c in mentions)),
+        (sum(c.found for c in forbidden), sum(c.expected for c in forbidden)),
+    )
+
+
+def reply_rate_counts(
+    results: Sequence[CaseResult], cold: Sequence[CaseResult], *, is_cold: bool = False
+) -> dict[str, tuple[int, int]]:
+    """The counts, ``(k, n)``, behind :func:`reply_metrics`' rates and lift, for
+    :func:`~.scores.applicable`; ``is_cold``: the results are cold's own, not paired with
+    themselves, so its lift counts 0 of 0."""
+    turns = [r for r in results if r.turn is not None]
+    mentions, forbidden = _reply_sums(turns)
+    mine, theirs = mention_counts(turns), mention_counts(cold)
+    paired = [] if is_cold else [mine[key] for key in mine if key in theirs]
+    return {
+        "reply_mention_rate": mentions,
+        "reply_forbidden_rate": forbidden,
+        "reply_lift": (sum(c.found for c in paired), sum(c.expected for c in paired)),
+    }
 
 
 def paired_counts(

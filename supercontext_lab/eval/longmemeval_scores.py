@@ -15,6 +15,7 @@ from ..bundle.records import find_attributions
 from ..reading.facts import note_sentences
 from .longmemeval_question import ABSTENTION, LongMemEvalQuestion, LongMemEvalSet
 from .metrics import RunMeasure, aggregate
+from .report_display import NOT_APPLICABLE
 from .scores import ratio
 
 if TYPE_CHECKING:
@@ -164,7 +165,9 @@ def longmemeval_text(metrics: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> 
                 if column == "questions":
                     cells.append(str(value))
                 elif column in counts and values[counts[column]] == 0:
-                    cells.append("-")  # no question of this type is scored on it
+                    # No question of this type is scored on it: the rate's SPEC value (1.0
+                    # for 0 of 0) is no measurement.
+                    cells.append(NOT_APPLICABLE)
                 else:
                     cells.append(f"{value:.3f}")
             rows.append(tuple(cells))

@@ -8,7 +8,10 @@ metrics of :data:`METRICS`:
 * precision and recall are micro-averaged over the items: precision = matched /
   recommended, recall = matched / expected, summed over the counted cases;
 * an empty ratio (0/0) counts as 1.0, except ``forbidden_mention_rate`` (0.0)
-  (:func:`~.scores.ratio`);
+  (:func:`~.scores.ratio`), as SPEC §11 says: :func:`aggregate`, the report's metrics and
+  the JSON ``metrics`` hold these values. Renderers (text, HTML, Markdown, the widget,
+  CSV) show a rate whose counts (:func:`rate_counts`) are 0 of 0 as "–", with no interval
+  (:func:`~.scores.applicable`), and :func:`spread` and the best value leave it out;
 * ``grounded_rate`` is supported bullets / bullets checked by the grounding check (SPEC
   §13), over the runs whose model wrote an envelope; ``invented_names`` sums the
   recommended tools and skills that exist nowhere; ``gathered_mention_rate`` is the share
@@ -31,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .scores import CaseScores, ratio, score_case
+from .scores import CaseScores, applicable, ratio, score_case
 
 __all__ = [
     "COUNT_NAMES",
@@ -44,6 +47,7 @@ __all__ = [
     "Metric",
     "RunMeasure",
     "aggregate",
+    "applicable",
     "metric",
     "percentile",
     "rate_counts",
@@ -272,14 +276,24 @@ def rate_counts(runs: Sequence[RunMeasure]) -> dict[str, tuple[int, int]]:
     }
 
 
-def spread(per_repeat: Sequence[Mapping[str, float | int]]) -> dict[str, dict[str, float]]:
-    """For each metric, the ``stdev`` (sample; 0.0 for one repeat), ``min`` and ``max``
-    across repeats."""
+def spread(
+    per_repeat: Sequence[Mapping[str, float | int]],
+    counts: Sequence[Mapping[str, tuple[int, int]]] = (),
+) -> dict[str, dict[str, float]]:
+    """For each metric, the ``stdev`` (sample; 0.0 for one value), ``min`` and ``max``
+    across repeats. With ``counts`` (each repeat's :func:`rate_counts`), a repeat where a
+    rate is 0 of 0 is left out (:func:`~.scores.applicable`): its SPEC value, 1.0, would
+    pull the spread towards a perfection nobody measured; a rate that is 0 of 0 in every
+    repeat has no entry."""
     out: dict[str, dict[str, float]] = {}
-    if not per_repeat:
-        return out
     for name in METRIC_NAMES:
-        values = [float(metrics[name]) for metrics in per_repeat]
+        values = [
+            float(metrics[name])
+            for number, metrics in enumerate(per_repeat)
+            if number >= len(counts) or applicable(counts[number].get(name))
+        ]
+        if not values:
+            continue
         out[name] = {
             "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
             "min": min(values),

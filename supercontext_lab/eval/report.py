@@ -25,8 +25,15 @@ from .report_display import (
     replies_table,
     text_table,
 )
-from .report_export import CASE_COLUMNS, case_row, csv_text, json_text
-from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison
+from .report_export import (
+    CASE_COLUMNS,
+    case_row,
+    csv_text,
+    json_text,
+    shown_case_row,
+    shown_value,
+)
+from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, few_cases_note
 from .summary import VariantReport
 
 if TYPE_CHECKING:
@@ -34,6 +41,14 @@ if TYPE_CHECKING:
     from .results import CaseResult
 
 __all__ = ["EvalReport", "VariantReport"]
+
+_RAN = {
+    "scout": "ran the scout",
+    "pack": "ran the pack",
+    "cached": "read the cached envelope",
+    "cold": "ran cold (no pre-flight)",
+}
+"""What a run of each pre-flight design did, for the footer (:meth:`EvalReport.ran`)."""
 
 
 @dataclass
@@ -62,7 +77,8 @@ class EvalReport:
         raise KeyError(f"no variant {name!r}; the report has {', '.join(self.variant_names)}")
 
     def metrics(self, variant: str) -> dict[str, float | int]:
-        """The metrics of one variant."""
+        """The metrics of one variant (SPEC §11's values: 0/0 is 1.0, or 0.0 for forbidden
+        mentions; the tables show it "–")."""
         return self.variant(variant).metrics
 
     def result(self, case_id: str, variant: str, repeat: int = 0) -> CaseResult:
@@ -92,7 +108,11 @@ class EvalReport:
         if described is None or described.better is None:
             return set()
         pick = max if described.better == "higher" else min
-        values = {v.name: float(v.metrics[metric]) for v in self.variants}
+        # A variant where the rate is 0 of 0 is neither best nor worst: its SPEC value,
+        # 1.0, would make a design that recommends nothing the most precise.
+        values = {
+            v.name: float(value) for v in self.variants if (value := v.shown(metric)) is not None
+        }
         if len(values) < 2 or len(set(values.values())) == 1:
             return set()
         target = pick(values.values())
@@ -121,7 +141,7 @@ class EvalReport:
         return [case_row(result) for result in self.results]
 
     def metric_rows(self) -> list[dict[str, Any]]:
-        """One row per variant: its name and every metric and count."""
+        """One row per variant: its name and every metric and count (SPEC §11's values)."""
         return [
             {"variant": v.name, **{name: v.metrics[name] for name in METRIC_NAMES + COUNT_NAMES}}
             for v in self.variants
@@ -130,11 +150,20 @@ class EvalReport:
     def to_csv(self, path: str | os.PathLike[str] | None = None, *, table: str = "cases") -> str:
         """CSV text of ``table`` (``"cases"``: one row per run; ``"metrics"``: one row per
         variant); also written to ``path`` when given. Every cell is a :func:`csv_cell`: a
-        case id or expectation starting with ``=`` is text, never a formula."""
+        case id or expectation starting with ``=`` is text, never a formula. A rate of 0 of
+        0 is "–" (:func:`~.scores.applicable`), as in every table a person reads."""
         if table == "cases":
-            rows, columns = self.case_rows(), list(CASE_COLUMNS)
+            rows = [
+                shown_case_row(row, result.scores)
+                for row, result in zip(self.case_rows(), self.results, strict=True)
+            ]
+            columns = list(CASE_COLUMNS)
         elif table == "metrics":
-            rows, columns = self.metric_rows(), ["variant", *METRIC_NAMES, *COUNT_NAMES]
+            rows = [
+                {**row, **{name: shown_value(v, name) for name in METRIC_NAMES}}
+                for row, v in zip(self.metric_rows(), self.variants, strict=True)
+            ]
+            columns = ["variant", *METRIC_NAMES, *COUNT_NAMES]
         else:
             raise ValueError(f"table must be 'cases' or 'metrics', not {table!r}")
         return csv_text(rows, columns, path)
@@ -151,9 +180,17 @@ class EvalReport:
         """Rows of ``[metric, value per variant...]``, headed by the variant names."""
         return metrics_rows(self.variants, timings=timings)
 
+    def few_cases_note(self) -> str:
+        """Under 20 cases, the line every table of this report carries saying what its
+        intervals mean at that size (:func:`~.stats.few_cases_note`); else empty."""
+        return few_cases_note(len(self.cases))
+
     def to_text(self) -> str:
-        """A stable plain-text table (no timings, no cache counts)."""
-        return "\n".join([self.title(), text_table(self.metrics_table(timings=False))])
+        """A stable plain-text table (no timings, no cache counts), and under it the
+        :meth:`few_cases_note` when there are fewer than 20 cases."""
+        note = self.few_cases_note()
+        table = [self.title(), text_table(self.metrics_table(timings=False))]
+        return "\n".join([*table, note] if note else table)
 
     def latency_text(self) -> str:
         """The latency of one run, per variant: p50 and p95 in milliseconds (a result
@@ -202,19 +239,42 @@ class EvalReport:
         )
         return (
             f"{runs} runs in {self.wall_s:.2f} s ({self.settings.get('executor', '?')} "
-            f"executor{cache}): {runs - reused} ran the scout, {reused} reused from the "
+            f"executor{cache}): {self.ran()}, {reused} reused from the "
             f"cache; model replies: {self.replies_sent} from the model, {self.cache_hits} "
             "from the cache"
         )
 
+    def ran(self) -> str:
+        """What the runs that were not reused did, per design of the report's variants:
+        "28 ran the scout, 28 ran the pack, 28 read the cached envelope, 28 ran cold (no
+        pre-flight)". Only the ``scout`` design runs the scout; ``cached`` and ``cold`` run
+        none, and counting them as scout runs would mislead."""
+        design = {variant.name: variant.design for variant in self.variants}
+        counts = dict.fromkeys(design.values(), 0)
+        for result in self.results:
+            if not result.from_cache:
+                kind = design.get(result.variant, "scout")
+                counts[kind] = counts.get(kind, 0) + 1
+        return ", ".join(f"{counts[kind]} {what}" for kind, what in _RAN.items() if kind in counts)
+
     def to_html(self) -> str:
         """An HTML table, variants as columns, the best value of each metric highlighted."""
-        return html_table(self.title(), self.metrics_table(timings=True), self.best, self.footer())
+        return html_table(
+            self.title(),
+            self.metrics_table(timings=True),
+            self.best,
+            self.footer(),
+            self.few_cases_note(),
+        )
 
     def to_markdown(self) -> str:
         """A Markdown table with every metric (timings included)."""
         return markdown_table(
-            self.title(), self.metrics_table(timings=True), self.best, self.footer()
+            self.title(),
+            self.metrics_table(timings=True),
+            self.best,
+            self.footer(),
+            self.few_cases_note(),
         )
 
     def _repr_mimebundle_(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .summary import VariantReport
 
 __all__ = [
+    "NOT_APPLICABLE",
     "format_value",
     "html_table",
     "intervals_table",
@@ -49,10 +50,16 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+NOT_APPLICABLE = "\u2013"
+"""How a value that is not applicable is shown: an en dash. A rate of 0 of 0 keeps SPEC
+§11's value as data; :meth:`~.summary.VariantReport.shown` gives ``None`` for it."""
+
+
 def format_value(value: float | int | None) -> str:
-    """Integers as they are, rates and means with three decimals, ``None`` as ``-``."""
+    """Integers as they are, rates and means with three decimals, ``None`` (not
+    applicable: :meth:`~.summary.VariantReport.shown`) as :data:`NOT_APPLICABLE`."""
     if value is None:
-        return "-"
+        return NOT_APPLICABLE
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -61,9 +68,10 @@ def format_value(value: float | int | None) -> str:
 
 
 def _cell(variant: VariantReport, name: str) -> str:
-    text = format_value(variant.metrics[name])
+    value = variant.shown(name)
+    text = format_value(value)
     stats = variant.spread.get(name)
-    if stats is not None:
+    if stats is not None and value is not None:
         text += f" ±{stats['stdev']:.3f}"
     return text
 
@@ -88,18 +96,23 @@ def latency_table(variants: Sequence[VariantReport], results: Sequence[CaseResul
     return text_table(rows)
 
 
+def _with_interval(variant: VariantReport, name: str) -> str:
+    """A rate and its interval; a rate that does not apply (0 of 0) has neither (``–``)."""
+    value = variant.shown(name)
+    text = format_value(value)
+    if value is not None and name in variant.intervals:
+        text += " " + format_interval(*variant.intervals[name])
+    return text
+
+
 def intervals_table(variants: Sequence[VariantReport]) -> str:
     """Every rate of every variant with its 95 % interval, one row per rate, and the
-    method under the table."""
-    names = [n for n in RATE_METRICS if any(n in v.intervals for v in variants)]
+    method under the table; "–" where a rate is not applicable (0/0)."""
+    names = [n for n in RATE_METRICS if any(n in v.metrics for v in variants)]
     rows = [["95 % interval", *(variant.name for variant in variants)]]
     for name in names:
-        cells = []
-        for variant in variants:
-            low, high = variant.intervals.get(name, (0.0, 1.0))
-            cells.append(f"{format_value(variant.metrics[name])} {format_interval(low, high)}")
-        rows.append([name, *cells])
-    return f"{text_table(rows)}\n({INTERVAL_METHOD})"
+        rows.append([name, *(_with_interval(variant, name) for variant in variants)])
+    return f"{text_table(rows)}\n({INTERVAL_METHOD}; {NOT_APPLICABLE}: not applicable, 0 of 0)"
 
 
 def replies_table(variants: Sequence[VariantReport], orchestrator: str) -> str:
@@ -107,14 +120,7 @@ def replies_table(variants: Sequence[VariantReport], orchestrator: str) -> str:
     a line naming the ``orchestrator`` that replied."""
     rows = [["end to end", *(variant.name for variant in variants)]]
     for name in REPLY_METRICS:
-        cells = []
-        for variant in variants:
-            value = variant.metrics.get(name)
-            text = format_value(value)
-            if name in variant.intervals:
-                text += " " + format_interval(*variant.intervals[name])
-            cells.append(text)
-        rows.append([name, *cells])
+        rows.append([name, *(_with_interval(variant, name) for variant in variants)])
     head = f"Orchestrator: {orchestrator}, temperature 0"
     return f"{head}\n{text_table(rows)}"
 
@@ -129,10 +135,15 @@ def paired_lines(paired: Sequence[PairedComparison]) -> str:
 
 
 def html_table(
-    title: str, rows: Sequence[Sequence[str]], best: Callable[[str], set[str]], footer: str
+    title: str,
+    rows: Sequence[Sequence[str]],
+    best: Callable[[str], set[str]],
+    footer: str,
+    note: str = "",
 ) -> str:
     """``rows`` (:func:`metrics_rows`) as an HTML table under ``title``, the cells of the
-    variants ``best`` names for a metric highlighted, ``footer`` below."""
+    variants ``best`` names for a metric highlighted, ``note`` (when given) and then
+    ``footer`` below."""
     esc = html.escape
     names = rows[0][1:]
     head = "".join(f"<th>{esc(name)}</th>" for name in names)
@@ -153,15 +164,21 @@ def html_table(
         f'<div class="scout-eval-report"><strong>{esc(title)}</strong>'
         f'<table class="scout-eval-metrics"><thead><tr><th>metric</th>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
-        f"<small>{esc(footer)}</small></div>"
+        + (f'<p class="scout-eval-note">{esc(note)}</p>' if note else "")
+        + f"<small>{esc(footer)}</small></div>"
     )
 
 
 def markdown_table(
-    title: str, rows: Sequence[Sequence[str]], best: Callable[[str], set[str]], footer: str
+    title: str,
+    rows: Sequence[Sequence[str]],
+    best: Callable[[str], set[str]],
+    footer: str,
+    note: str = "",
 ) -> str:
     """``rows`` (:func:`metrics_rows`) as a Markdown table under ``title`` in bold, the
-    values of the variants ``best`` names for a metric in bold, ``footer`` below."""
+    values of the variants ``best`` names for a metric in bold, ``note`` (when given) and
+    then ``footer`` below."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
@@ -177,5 +194,5 @@ def markdown_table(
             for variant, value in zip(names, row[1:], strict=True)
         ]
         lines.append(f"| {cell(row[0])} | " + " | ".join(shown) + " |")
-    lines += ["", footer]
+    lines += ["", *([note, ""] if note else []), footer]
     return "\n".join(lines)

@@ -14,13 +14,26 @@ import io
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_atomic
 from .._text import escape_undecodable
+from .report_display import NOT_APPLICABLE
 from .results import CaseResult, encodable
+from .scores import CaseScores, applicable
 
-__all__ = ["CASE_COLUMNS", "case_row", "csv_cell", "csv_text", "json_text"]
+if TYPE_CHECKING:
+    from .summary import VariantReport
+
+__all__ = [
+    "CASE_COLUMNS",
+    "case_row",
+    "csv_cell",
+    "csv_text",
+    "json_text",
+    "shown_case_row",
+    "shown_value",
+]
 
 # A cell starting with one of these is a formula to a spreadsheet (CSV injection, OWASP):
 # =, +, - and @, a tab, a line break, NUL, and their full-width forms.
@@ -105,6 +118,23 @@ def case_row(result: CaseResult) -> dict[str, Any]:
             value = scores.get(column)
             row[column] = "; ".join(value) if isinstance(value, list) else value
     return {column: row[column] for column in CASE_COLUMNS}
+
+
+def shown_case_row(row: Mapping[str, Any], scores: CaseScores) -> dict[str, Any]:
+    """A :func:`case_row` as a person reads it: each rate of 0 of 0 ``"–"``
+    (:func:`~.scores.applicable`) instead of SPEC §11's 1.0 (or 0.0)."""
+    counts = scores.rate_counts()
+    return {
+        column: value if applicable(counts.get(column)) else NOT_APPLICABLE
+        for column, value in row.items()
+    }
+
+
+def shown_value(variant: VariantReport, name: str) -> Any:
+    """A variant's metric as a person reads it in CSV: ``"–"`` for a rate of 0 of 0
+    (:meth:`~.summary.VariantReport.shown`), else its value."""
+    value = variant.shown(name)
+    return NOT_APPLICABLE if value is None else value
 
 
 def csv_text(

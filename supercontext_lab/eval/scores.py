@@ -17,7 +17,11 @@ are :mod:`.metrics`; the rules of one run are here:
 * the grounding check's counts (SPEC §13) are kept as they are, and the expected
   mentions are also looked for in what the model was given (its prompt and every tool
   result);
-* an empty ratio (0/0) counts as 1.0, except the forbidden mentions' (0.0).
+* an empty ratio (0/0) counts as 1.0, except the forbidden mentions' (0.0), as SPEC §11
+  says: that is the value every API and the JSON ``metrics`` return. A person reading a
+  report is told otherwise: a rate of 0 of 0 is not applicable (:func:`applicable`), and
+  every renderer (text, HTML, Markdown, the widget, CSV) shows it as "–", with no interval,
+  and leaves it out of the spread across repeats and of the best value.
 """
 
 from __future__ import annotations
@@ -29,12 +33,25 @@ from typing import Any
 from ..bundle.records import Source, find_attributions, split_summary
 from .dataset import Expectations
 
-__all__ = ["CaseScores", "ratio", "score_case"]
+__all__ = ["CaseScores", "applicable", "ratio", "score_case"]
 
 
 def ratio(numerator: int, denominator: int, *, empty: float = 1.0) -> float:
-    """``numerator / denominator``, or ``empty`` when the denominator is 0."""
+    """``numerator / denominator``, or ``empty`` when the denominator is 0 (SPEC §11: 1.0,
+    and 0.0 for ``forbidden_mention_rate``). Reports show such a rate as "–"
+    (:func:`applicable`)."""
     return numerator / denominator if denominator else empty
+
+
+def applicable(counts: tuple[int, int] | None) -> bool:
+    """Whether a rate of ``counts`` (``(k, n)``: k of n) means anything to a reader; the
+    one rule every renderer follows. A rate of 0 of 0 does not: its value is SPEC §11's
+    (1.0, or 0.0 for forbidden mentions), but shown as 1.000 [0.000, 1.000] a design that
+    recommends no tool would read as perfectly precise. Renderers show it as "–" with no
+    interval and leave it out of the spread across repeats and of the best value. A value
+    with no counts (``None``: not a ratio, or a rate with no counts kept) is shown as it
+    is."""
+    return counts is None or counts[1] != 0
 
 
 def _norm(items: Iterable[str]) -> list[str]:
@@ -89,8 +106,25 @@ class CaseScores:
     """Of :attr:`summary_bullets`, those holding an expected mention or citing an expected
     source."""
 
+    def rate_counts(self) -> dict[str, tuple[int, int]]:
+        """Each per-case rate of :meth:`to_dict` the case scores, as the counts it is the
+        ratio of, ``(k, n)``: what a renderer asks :func:`applicable`."""
+        pairs = {
+            "skill_precision": (self.skills_matched, self.skills_recommended),
+            "skill_recall": (self.skills_matched, self.skills_expected),
+            "tool_precision": (self.tools_matched, self.tools_recommended),
+            "tool_recall": (self.tools_matched, self.tools_expected),
+            "mention_rate": (self.mentions_found, self.mentions_expected),
+            "forbidden_mention_rate": (self.forbidden_found, self.forbidden_expected),
+            "grounded_rate": (self.bullets_supported, self.bullets),
+            "gathered_mention_rate": (self.gathered_found, self.mentions_expected),
+            "bullet_precision": (self.bullets_on_topic, self.summary_bullets),
+        }
+        return {name: (k, n) for name, (k, n) in pairs.items() if k is not None and n is not None}
+
     def to_dict(self) -> dict[str, Any]:
-        """Per-case rates (``None`` when not scored) followed by the raw counts and misses."""
+        """Per-case rates (``None`` when not scored; a rate of 0 of 0 as SPEC §11 says)
+        followed by the raw counts and misses."""
         out: dict[str, Any] = {
             "valid": self.valid,
             "skill_precision": _opt_ratio(self.skills_matched, self.skills_recommended),
@@ -127,6 +161,8 @@ class CaseScores:
 def _opt_ratio(
     numerator: int | None, denominator: int | None, *, empty: float = 1.0
 ) -> float | None:
+    """A per-case rate: ``None`` when the case does not set the expectation, else
+    :func:`ratio`."""
     if numerator is None or denominator is None:
         return None
     return ratio(numerator, denominator, empty=empty)

@@ -18,6 +18,11 @@ two variants (SPEC §16). One module, so every figure says the same thing.
   two-sided p-value is a binomial tail. The difference of their mention rates comes with
   its paired bootstrap interval (:func:`compare_pair`).
 
+* **Few cases.** Under :data:`FEW_CASES` cases an interval is too wide to settle much;
+  every table of results over fewer cases carries :func:`few_cases_note` (the report's
+  text, HTML and Markdown, the command line, the widget, notebook 09), so a 2-case table
+  is never read beside a 33-case one as if it weighed the same.
+
 Everything here is plain arithmetic on counts: no numpy, no scipy.
 """
 
@@ -32,11 +37,13 @@ from typing import Any
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "CONFIDENCE",
+    "FEW_CASES",
     "INTERVAL_METHOD",
     "PAIRED_METHOD",
     "CaseCounts",
     "PairedComparison",
     "compare_pair",
+    "few_cases_note",
     "format_interval",
     "mcnemar_exact",
     "paired_bootstrap",
@@ -54,6 +61,26 @@ PAIRED_METHOD = (
     "difference of mention rates with a paired bootstrap 95 % interval (2,000 resamples of "
     "cases)"
 )
+
+
+FEW_CASES = 20
+"""Below this many cases a results table says what its intervals mean (:func:`few_cases_note`)."""
+
+
+def few_cases_note(cases: int) -> str:
+    """The line under a table of results over ``cases`` cases: empty from
+    :data:`FEW_CASES` on, else what a 95 % interval means at that size, with the interval
+    of a rate of about one half over that many cases as the example."""
+    if cases >= FEW_CASES:
+        return ""
+    k = (cases + 1) // 2
+    low, high = wilson(k, cases)
+    return (
+        f"Only {cases} case{'s' if cases != 1 else ''}: at this size a 95 % interval is "
+        f"wide (a rate measured as {k} of {cases} has the interval [{low:.0%}, {high:.0%}]), so "
+        f"these figures are a smoke test, not a result; run {FEW_CASES} or more cases "
+        "before comparing variants."
+    )
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .end_to_end import COLD, paired_counts, reply_metrics
-from .metrics import aggregate, rate_counts, spread
+from .end_to_end import COLD, paired_counts, reply_metrics, reply_rate_counts
+from .metrics import aggregate, applicable, rate_counts, spread
 from .results import CaseResult
 from .stats import CaseCounts, PairedComparison, compare_pair, wilson
 from .variants import Variant
@@ -33,6 +33,8 @@ class VariantReport:
 
     name: str
     metrics: dict[str, float | int]
+    """Every metric, with SPEC §11's values: a rate of 0/0 is 1.0 (0.0 for forbidden
+    mentions); :meth:`shown` is what a reader is shown."""
     spread: dict[str, dict[str, float]] = field(default_factory=dict)
     per_repeat: list[dict[str, float | int]] = field(default_factory=list)
     cache_hits: int = 0
@@ -42,10 +44,22 @@ class VariantReport:
     model: str = ""
     reused_runs: int = 0
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """The 95 % interval of each rate (:mod:`.stats`: Wilson; the lift's, a paired
-    bootstrap)."""
+    """The 95 % interval of each rate (:mod:`.stats`: Wilson, [0, 1] for 0 of 0; the
+    lift's, a paired bootstrap)."""
     design: str = "scout"
     """The pre-flight design that prepared the variant's cases."""
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Each rate (and the lift) as the counts behind it, ``(k, n)``: whether it applies."""
+
+    def applies(self, name: str) -> bool:
+        """Whether metric ``name`` means anything for this variant: not a rate of 0 of 0
+        (:func:`~.scores.applicable`, the rule every renderer asks through here)."""
+        return applicable(self.counts.get(name))
+
+    def shown(self, name: str) -> float | int | None:
+        """Metric ``name`` as a reader is shown it: its value, or ``None`` (drawn "–",
+        with no interval) when it does not apply; ``None`` too when the variant lacks it."""
+        return self.metrics.get(name) if self.applies(name) else None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -64,6 +78,7 @@ class VariantReport:
                 name: [round(low, 6), round(high, 6)]
                 for name, (low, high) in self.intervals.items()
             },
+            "counts": {name: list(pair) for name, pair in self.counts.items()},
         }
         if self.spread:
             out["spread"] = {name: dict(stats) for name, stats in self.spread.items()}
@@ -80,11 +95,13 @@ def with_replies(
     for report in reports:
         mine = [result for result in results if result.variant == report.name]
         metrics, intervals = reply_metrics(mine, cold)
+        counts = reply_rate_counts(mine, cold, is_cold=report.name == COLD)
         out.append(
             replace(
                 report,
                 metrics={**report.metrics, **metrics},
                 intervals={**report.intervals, **intervals},
+                counts={**report.counts, **counts},
             )
         )
     return out
@@ -124,13 +141,13 @@ def variant_report(variant: Variant, results: Sequence[CaseResult], repeats: int
     """One variant's metrics (and their spread over repeats) from its results, with the
     95 % interval of each rate."""
     mine = [result for result in results if result.variant == variant.name]
-    per_repeat = [
-        aggregate([r.measure() for r in mine if r.repeat == repeat]) for repeat in range(repeats)
-    ]
+    measures = [[r.measure() for r in mine if r.repeat == repeat] for repeat in range(repeats)]
+    per_repeat = [aggregate(runs) for runs in measures]
+    counts = rate_counts([r.measure() for r in mine])
     return VariantReport(
         name=variant.name,
         metrics=aggregate([r.measure() for r in mine]),
-        spread=spread(per_repeat) if repeats > 1 else {},
+        spread=spread(per_repeat, [rate_counts(runs) for runs in measures]) if repeats > 1 else {},
         per_repeat=per_repeat if repeats > 1 else [],
         cache_hits=sum(r.cache_hits for r in mine),
         cache_misses=sum(r.cache_misses for r in mine),
@@ -138,8 +155,7 @@ def variant_report(variant: Variant, results: Sequence[CaseResult], repeats: int
         definition_hash=variant.definition.definition_hash(),
         source=variant.definition.source,
         model=variant.model_label(),
-        intervals={
-            name: wilson(k, n) for name, (k, n) in rate_counts([r.measure() for r in mine]).items()
-        },
+        intervals={name: wilson(k, n) for name, (k, n) in counts.items()},
         design=variant.design,
+        counts=counts,
     )

@@ -20,6 +20,7 @@ widget's ``repr`` is the report's stable text table, which is what nbval compare
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -77,10 +78,13 @@ def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> byt
     width = 0.8 / count
     for number, variant in enumerate(report.variants):
         offsets = [index - 0.4 + width * (number + 0.5) for index in range(len(metrics))]
-        values = [float(variant.metrics[name]) for name in metrics]
+        # A rate of 0 of 0 (shown() is None) gets no bar: NaN draws nothing, where its
+        # SPEC value, 1.0, would read as "all right" (and its error bars collapse to 0).
+        raw = [variant.shown(name) for name in metrics]
+        values = [math.nan if value is None else float(value) for value in raw]
         errors: Any = None
         if variant.spread:
-            errors = [variant.spread[name]["stdev"] for name in metrics]
+            errors = [variant.spread.get(name, {}).get("stdev", 0.0) for name in metrics]
         elif variant.intervals:
             # The 95 % interval of each rate, as asymmetric error bars.
             bounds = [

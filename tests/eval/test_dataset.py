@@ -118,12 +118,35 @@ def test_absolute_workspace_and_bom(tmp_path: Path) -> None:
         (['{"id": "a", "message": "m", "expect": {"skill": []}}'], 1, '"expect.skill"'),
         (['{"id": "a", "message": "m", "expect": []}'], 1, '"expect" must be an object'),
         (['{"id": "a", "message": "m", "expect": {"skills": "x"}}'], 1, "array of strings"),
-        (['{"id": "a", "message": "m", "expect": {"tools": [1]}}'], 1, "array of strings"),
-        (['{"id": "a", "message": "m", "expect": {"mentions": [""]}}'], 1, "empty string"),
+        (
+            ['{"id": "a", "message": "m", "expect": {"tools": [1]}}'],
+            1,
+            '"expect.tools" must be an array of strings; item 1 is a number',
+        ),
+        (
+            [GOOD, '{"id": "b", "message": "m", "expect": {"mentions": ["x", null]}}'],
+            2,
+            '"expect.mentions" must be an array of strings; item 2 is null',
+        ),
+        (
+            ['{"id": "a", "message": "m", "expect": {"mentions": [""]}}'],
+            1,
+            '"expect.mentions" item 1 is an empty string',
+        ),
+        (
+            ['{"id": "a", "message": "m", "expect": {"must_not_mention": ["x", "  "]}}'],
+            1,
+            '"expect.must_not_mention" item 2 is an empty string',
+        ),
         (['{"id": "a", "message": "m", "expect": {"has_goal": "yes"}}'], 1, "true or false"),
         (['{"id": "a", "message": "m", "expect": {"has_enough_context": 1}}'], 1, "true or false"),
         (['{"id": "a", "message": "m", "focus": 3}'], 1, '"focus" must be a string or null'),
-        (['{"id": "a", "message": "m", "workspace": "missing"}'], 1, "does not exist"),
+        (
+            ['{"id": "a", "message": "m", "workspace": "missing"}'],
+            1,
+            '"workspace": the folder',
+        ),
+        (['{"id": "a", "message": "m", "second_message": "m"}'], 1, 'unknown key "second_message"'),
         (['{"id": "a", "message": "m", "workspace": ""}'], 1, '"workspace" is empty'),
         (
             ['{"id": "a", "message": "m", "structure": "spreadsheet"}'],
@@ -300,3 +323,21 @@ def test_the_shipped_variant_is_the_baseline_without_memory_recall() -> None:
     assert variant.prompt == shipped.prompt
     with pytest.raises(FileNotFoundError, match="no shipped demo variant"):
         demo_variant_path("nope")
+
+
+def test_the_readme_documents_every_key_with_a_line_that_loads(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Dataset format") :]
+    section = section[: section.index("\n## ")]
+    example = section.split("```json\n", 1)[1].split("\n```", 1)[0]
+    (tmp_path / "my-workspace").mkdir()
+    (case,) = load_dataset(_write(tmp_path, example))
+    # The example sets every key, and the loader keeps each of them.
+    data = json.loads(example)
+    assert set(data) == set(CASE_KEYS) and set(data["expect"]) == set(EXPECT_KEYS)
+    assert case.to_dict()["expect"] == data["expect"]
+    assert (case.focus, case.structure) == (data["focus"], data["structure"])
+    for key in CASE_KEYS:
+        assert f"| `{key}` |" in section, key
+    for key in EXPECT_KEYS:
+        assert f"| `expect.{key}` |" in section, key

@@ -9,12 +9,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from supercontext_lab.eval import EvalCase, evaluate
+from supercontext_lab.eval import EvalCase, demo_dataset_path, evaluate, load_dataset
 from supercontext_lab.eval.dataset import Expectations
 from supercontext_lab.eval.end_to_end import AtTemperature, reply_counts
 from supercontext_lab.eval.variants import design_variant
@@ -22,6 +23,18 @@ from supercontext_lab.lab.eval_widget import EvalComparison, statistics_html
 from supercontext_lab.testing import ScriptedModel
 
 DESIGNS = ("scout", "pack", "cached", "cold")
+ROOT = Path(__file__).resolve().parents[2]
+
+# The offline pair on the shipped 40-case dataset, four designs end to end (notebook 09
+# with its defaults, and the README's offline table from `python -m benchmarks designs`):
+# per design, the reply's expected mentions found of 60, and the lift over cold in
+# mentions (cold finds 3 of 60).
+OFFLINE_PAIR = {
+    "scout": (46, 43),
+    "pack": (44, 41),
+    "cached": (0, -3),
+    "cold": (3, 0),
+}
 
 
 @pytest.fixture
@@ -78,6 +91,16 @@ def test_end_to_end_scores_replies_against_cold(small_cases: list[EvalCase]) -> 
     low, high = report.variant("pack").intervals["reply_lift"]
     assert low <= pack["reply_lift"] <= high
     assert cold["reply_lift"] == 0.0 and cold["added_prompt_tokens"] == 0.0
+    # Paired against itself, cold's lift counts 0 of 0: its value stays 0.0 (with its
+    # interval) for programs, and the table a person reads shows "–" with no interval.
+    cold_report = report.variant("cold")
+    assert cold_report.counts["reply_lift"] == (0, 0)
+    assert cold_report.to_dict()["intervals"]["reply_lift"] == [0.0, 0.0]
+    assert not cold_report.applies("reply_lift") and report.variant("pack").applies("reply_lift")
+    lift_row = next(
+        line for line in report.replies_text().splitlines() if line.startswith("reply_lift")
+    )
+    assert lift_row.rstrip().endswith("\u2013") and lift_row.count("[") == len(report.variants) - 1
     assert pack["added_prompt_tokens"] > 0
     assert pack["time_to_reply_p50_ms"] > 0
     result = report.result("kernel-decision", "pack")
@@ -195,3 +218,41 @@ def test_scout_thread_magic_takes_a_design(shell: InteractiveShell) -> None:
     assert thread.turns[0].prepared_by == "pack"
     with pytest.raises(UsageError):
         shell.run_line_magic("scout_thread", "new --design fast")
+
+
+def _offline_row(report: Any, design: str) -> str:
+    """The start of the design's row in the README's offline table, as
+    ``benchmarks/designs.py`` writes it (the figures only, not the timings)."""
+    variant = report.variant(design)
+    m, ci = variant.metrics, variant.intervals
+    lift = (
+        f"{m['reply_lift']:+.2f} [{ci['reply_lift'][0]:+.2f}, {ci['reply_lift'][1]:+.2f}]"
+        if design != "cold"
+        else "\u2014"
+    )
+    return (
+        f"| `{design}` | {m['mention_rate']:.0%} [{ci['mention_rate'][0]:.0%}, "
+        f"{ci['mention_rate'][1]:.0%}] | {m['reply_mention_rate']:.0%} "
+        f"[{ci['reply_mention_rate'][0]:.0%}, {ci['reply_mention_rate'][1]:.0%}] | {lift} |"
+    )
+
+
+def test_the_offline_pair_gives_the_published_figures() -> None:
+    """The offline pair is deterministic: the same figures on every run, in a fresh lab
+    home, as the README publishes them and notebook 09 prints them. (A run that had
+    archived other first turns into the demo workspace before evaluating read them back
+    and gave other figures: notebook 09's own threads therefore archive nothing.)"""
+    cases = load_dataset(demo_dataset_path())
+    assert len(cases) == 40
+    report = evaluate(
+        cases, [design_variant(d) for d in DESIGNS], end_to_end=True, cache=False, progress=False
+    )
+    for design, (found, lift) in OFFLINE_PAIR.items():
+        metrics = report.metrics(design)
+        assert metrics["reply_mention_rate"] == pytest.approx(found / 60), design
+        assert metrics["reply_lift"] == pytest.approx(lift / 60), design
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- designs-offline:begin -->")
+    table = readme[start : readme.index("<!-- designs-offline:end -->", start)]
+    for design in DESIGNS:
+        assert _offline_row(report, design) in table, design

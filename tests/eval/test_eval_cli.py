@@ -88,6 +88,14 @@ def test_the_baselines_run_beside_the_offline_scout(
     metrics = {v["name"]: v["metrics"] for v in data["variants"]}
     assert metrics["baseline-rank"]["valid_rate"] == 1.0
     assert metrics["baseline-rank"]["mention_rate"] >= metrics["baseline-random"]["mention_rate"]
+    # Each rate comes with the counts behind it, and its value and interval follow them
+    # (a rate of 0 of 0: SPEC's 1.0, 0.0 for forbidden mentions, and [0, 1]).
+    for variant in data["variants"]:
+        for name, (k, n) in variant["counts"].items():
+            empty = 0.0 if name == "forbidden_mention_rate" else 1.0
+            assert variant["metrics"][name] == pytest.approx(k / n if n else empty), name
+            if not n:
+                assert variant["intervals"][name] == [0.0, 1.0], name
 
 
 def test_text_output_and_the_cache(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,7 +176,7 @@ def test_agent_options(option: str, expected: tuple[str, Path]) -> None:
         (["--dataset", "{ds}", "--repeats", "x"], "whole number"),
         (["--dataset", "{ds}", "--no-cache", "--replay"], "not allowed with"),
         (["--dataset", "{ds}", "--dask-address", "tcp://x:1"], "needs --executor dask"),
-        (["--dataset", "{bad}"], "line 1"),
+        (["--dataset", "{bad}"], 'bad.jsonl, line 1: "message" is missing'),
         (["--dataset", "{ds}", "--agent", "{broken}"], "unknown key"),
         (["--dataset", "{ds}", "--replay"], "No recorded response"),
         (["--dataset", "{ds}", "--model", "baseline:best"], "names no baseline"),
@@ -217,3 +225,17 @@ def test_importing_the_cli_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
+
+
+def test_text_output_under_twenty_cases_says_what_the_intervals_mean(
+    dataset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "--dataset", str(dataset), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    note = next(line for line in lines if line.startswith("Only 6 cases: "))
+    # Under the results table, before the intervals.
+    assert lines.index(note) < next(
+        i for i, line in enumerate(lines) if line.startswith("95 % interval")
+    )
+    assert "20 or more cases" in note

@@ -151,3 +151,21 @@ def test_controls_are_sized_for_their_labels_and_values(report: EvalReport) -> N
     assert widget.only_differences.layout.width == "auto"
     for control in (widget.case_select, widget.left, widget.right, widget.export_base):
         assert control.style.description_width == "70px"
+
+
+def test_the_widget_shows_not_applicable_and_the_few_cases_note(
+    small_cases: list[EvalCase],
+) -> None:
+    from supercontext_lab.eval.variants import design_variant
+
+    report = evaluate(
+        small_cases[:2], [design_variant("pack"), design_variant("cold")], progress=False
+    )
+    assert report.metrics("cold")["tool_precision"] == 1.0  # SPEC §11: 0 of 0
+    assert report.variant("cold").shown("tool_precision") is None
+    widget = EvalComparison(report)
+    assert report.few_cases_note() in widget.metrics_html.value
+    assert "<td>\u2013</td>" in widget.metrics_html.value
+    assert "\u2013: not applicable" in widget.statistics_html.value
+    # The chart leaves a rate that does not apply without a bar, and still draws.
+    assert bytes(widget.chart.value).startswith(b"\x89PNG")

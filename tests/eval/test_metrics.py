@@ -7,6 +7,7 @@ import pytest
 from supercontext_lab.bundle import parse_context_bundle
 from supercontext_lab.eval.dataset import Expectations
 from supercontext_lab.eval.metrics import (
+    METRIC_NAMES,
     CaseScores,
     RunMeasure,
     aggregate,
@@ -245,3 +246,24 @@ def test_one_table_names_every_metric_with_its_direction() -> None:
     assert [m.name for m in METRICS if m.better is None] == ["envelope_chars_mean"]
     aggregated = aggregate([])
     assert set(METRIC_NAMES) <= set(aggregated)
+
+
+def test_the_spread_leaves_out_repeats_where_a_rate_is_0_of_0() -> None:
+    # tool_precision: 0.5 (1 of 2), then 0 of 0 twice (SPEC value 1.0, left out);
+    # grounded_rate: 0 of 0 in every repeat, so no entry; mention_rate counts everywhere.
+    per_repeat = [
+        {**dict.fromkeys(METRIC_NAMES, 0.5)},
+        {**dict.fromkeys(METRIC_NAMES, 1.0)},
+        {**dict.fromkeys(METRIC_NAMES, 0.0), "tool_precision": 1.0, "grounded_rate": 1.0},
+    ]
+    counts = [
+        {"tool_precision": (1, 2), "grounded_rate": (0, 0), "mention_rate": (1, 2)},
+        {"tool_precision": (0, 0), "grounded_rate": (0, 0), "mention_rate": (2, 2)},
+        {"tool_precision": (0, 0), "grounded_rate": (0, 0), "mention_rate": (0, 2)},
+    ]
+    stats = spread(per_repeat, counts)
+    assert stats["tool_precision"] == {"stdev": 0.0, "min": 0.5, "max": 0.5}
+    assert "grounded_rate" not in stats
+    assert (stats["mention_rate"]["min"], stats["mention_rate"]["max"]) == (0.0, 1.0)
+    # Without counts every repeat's value is taken as it is.
+    assert spread(per_repeat)["tool_precision"]["max"] == 1.0

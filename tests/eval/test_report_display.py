@@ -9,7 +9,7 @@ from supercontext_lab.eval.report_display import format_value, markdown_table, t
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(None, "-"), (True, "yes"), (3, "3"), (0.5, "0.500"), (2 / 3, "0.667")],
+    [(None, "\u2013"), (True, "yes"), (3, "3"), (0.5, "0.500"), (2 / 3, "0.667")],
 )
 def test_format_value(value: float | int | None, text: str) -> None:
     assert format_value(value) == text

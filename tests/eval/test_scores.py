@@ -6,7 +6,7 @@ import pytest
 
 from supercontext_lab.bundle import parse_context_bundle
 from supercontext_lab.eval.dataset import Expectations
-from supercontext_lab.eval.scores import CaseScores, score_case
+from supercontext_lab.eval.scores import CaseScores, applicable, ratio, score_case
 from supercontext_lab.testing import envelope
 
 
@@ -127,3 +127,29 @@ def test_bullet_precision_is_not_scored_without_mentions_and_empty_is_perfect() 
         none = _scored(Expectations(mentions=("GBIF",)), text)
         assert (none.summary_bullets, none.bullets_on_topic) == (0, 0)
         assert none.to_dict()["bullet_precision"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("counts", "applies"), [((0, 0), False), ((0, 3), True), ((2, 2), True), (None, True)]
+)
+def test_only_a_rate_of_0_of_0_is_not_applicable(
+    counts: tuple[int, int] | None, applies: bool
+) -> None:
+    assert applicable(counts) is applies
+
+
+def test_an_empty_ratio_keeps_the_spec_value() -> None:
+    assert (ratio(0, 0), ratio(0, 0, empty=0.0), ratio(1, 4)) == (1.0, 0.0, 0.25)
+
+
+def test_rate_counts_are_the_counts_behind_to_dict() -> None:
+    scores = _scored(
+        Expectations(tools=("run_workflow",), mentions=("GBIF", "Aurora")),
+        envelope(summary="- GBIF is the source (memory)"),
+    )
+    counts = scores.rate_counts()
+    rates = scores.to_dict()
+    assert counts["tool_precision"] == (0, 0) and rates["tool_precision"] == 1.0
+    assert "skill_precision" not in counts and rates["skill_precision"] is None
+    for name, (k, n) in counts.items():
+        assert rates[name] == (k / n if n else 1.0), name

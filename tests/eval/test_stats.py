@@ -8,8 +8,10 @@ import math
 import pytest
 
 from supercontext_lab.eval.stats import (
+    FEW_CASES,
     CaseCounts,
     compare_pair,
+    few_cases_note,
     format_interval,
     mcnemar_exact,
     paired_bootstrap,
@@ -94,3 +96,19 @@ def test_compare_pair_counts_the_discordant_cases() -> None:
 def test_format_interval() -> None:
     assert format_interval(0.25, 1.0) == "[0.250, 1.000]"
     assert not math.isnan(wilson(1, 3)[0])
+
+
+@pytest.mark.parametrize(
+    ("cases", "interval"), [(1, "[21%, 100%]"), (2, "[9%, 91%]"), (19, "[32%, 73%]")]
+)
+def test_under_twenty_cases_a_table_says_what_its_intervals_mean(cases: int, interval: str) -> None:
+    note = few_cases_note(cases)
+    assert note.startswith(f"Only {cases} case")
+    assert interval in note and "20 or more cases" in note
+    low, high = wilson((cases + 1) // 2, cases)
+    assert f"[{low:.0%}, {high:.0%}]" == interval
+
+
+def test_from_twenty_cases_on_no_note() -> None:
+    assert FEW_CASES == 20
+    assert few_cases_note(20) == "" and few_cases_note(40) == ""
