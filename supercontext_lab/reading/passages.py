@@ -13,9 +13,9 @@ A unit's score is the share of the request's term weight it holds, where a term 
 more the fewer of the note's units hold it (a term in every unit does not tell them
 apart), plus a bonus when it has the shape the request asks for
 (:func:`~supercontext_lab.reading.relevance.sentence_shapes`: a date for "when", a number for
-"how many", a name for "who"). Where a thread corrects itself, a turn, message or dated
-log line that says it settles what came before ("OK, final: 90k instead") scores
-:data:`SETTLE_BONUS` above the best unit on the request it follows.
+"how many", a name for "who"). Where a thread corrects itself, a turn or a message that
+says it settles what came before ("OK, final: 90k instead"; not "No decision.") scores
+:data:`SETTLE_BONUS` above the best unit on the request it follows in the thread's time.
 
 A request term that only the headings above a unit hold (the note's title, its sections)
 counts at :data:`HEADING_SHARE` of its weight: the items under "## Next steps" answer
@@ -227,8 +227,9 @@ def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list
     "Precede" is in the thread's time: a quoted message is older than the reply above it
     (a pasted thread often has the newest message on top). The settling unit must itself
     be on the request, or be a terse reply (at most :data:`SHORT_TURN_WORDS` words) that
-    can only be about what it answers: a call log's "settled the bank deadline" settles
-    nothing about the next entry's hearing."""
+    can only be about what it follows ("OK, final: 90k instead" after the budget's
+    proposals). Only turns and messages settle (see :mod:`.units`): a log's "settled the
+    bank deadline" settles nothing about the next entry's hearing."""
     if not any(unit.settles for unit in units):
         return scored
     best = {index: score for score, index in scored}

@@ -27,7 +27,6 @@ __all__ = [
     "Unit",
     "UnitKind",
     "UnitWriter",
-    "says_it_settles",
 ]
 
 UnitKind = Literal["sentence", "item", "row", "code", "quote", "message", "turn"]
@@ -52,10 +51,10 @@ SETTLING_WORDS = frozenset(
 )
 """Words by which a unit says it settles or corrects what came before it."""
 
-_NEGATIONS = frozenset("no not never nothing un".split())
+_NEGATIONS = frozenset("no not never nothing".split())
 
 
-def says_it_settles(text: str) -> bool:
+def _says_it_settles(text: str) -> bool:
     """Whether ``text`` says it settles what came before: a settling word
     (:data:`SETTLING_WORDS`) not negated by the word before it ("OK, final: …" does,
     "No decision." and "not confirmed yet" do not)."""
@@ -216,7 +215,7 @@ class UnitWriter:
                     dated.group(0) if dated else "",
                     # Only a thread settles: a turn, a message. In prose, minutes and logs
                     # "correction" or "instead" is one more word.
-                    kind in _THREADED and says_it_settles(piece),
+                    kind in _THREADED and _says_it_settles(piece),
                     self.depth,
                 )
             )
