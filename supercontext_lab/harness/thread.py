@@ -115,6 +115,7 @@ class Thread:
         self.turns: list[TurnResult] = []
         self.prepared_markers: list[dict[str, Any]] = []
         self.archive = archive_enabled(archive)
+        self._unstored: list[tuple[str, str]] = []
         # Turns the thread had before this object: a marker names its turn in the whole
         # thread, so a resumed thread never takes a marker of an earlier turn for its own.
         self._turns_before = sum(1 for m in self.transcript if m.role == "user")
@@ -307,12 +308,17 @@ class Thread:
         if not self.archive:
             return
         stand_in = isinstance(self._orchestrator_model, OfflineOrchestratorModel)
+        reply = "" if stand_in else result.reply
         try:
-            archive_turn(
-                self.workspace, self.thread_id, result.message, "" if stand_in else result.reply
+            stored = archive_turn(
+                self.workspace, self.thread_id, result.message, reply, before=self._unstored
             )
         except (SupercontextError, OSError, ValueError) as exc:
             result.notes.append(one_line(f"the turn was not archived: {exc}", 300))
+            return
+        # A first turn that only repeats a stored conversation is held back, and stored
+        # with the thread's next turn if there is one.
+        self._unstored = [] if stored is not None else [*self._unstored, (result.message, reply)]
 
     # -- persistence -------------------------------------------------------------------------
 

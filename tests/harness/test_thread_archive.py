@@ -133,3 +133,29 @@ def test_model_info_is_untouched_by_archiving(workspace: Workspace) -> None:
     assert isinstance(scripted.info, ModelInfo)
     Thread(workspace, orchestrator_model=scripted).send("Help me tidy the dive log")
     assert [c.turns for c in list_conversations(workspace)] == [2]
+
+
+def test_a_first_turn_repeated_word_for_word_is_not_stored_twice(workspace: Workspace) -> None:
+    # A notebook run again sends the same first message: one conversation, not one a run.
+    for run in range(3):
+        Thread(workspace, thread_id=f"run-{run}").send(QUESTION)
+    assert [c.id for c in list_conversations(workspace.root)] == ["run-0"]
+    # Another message, or the same one with another reply, is a conversation of its own.
+    Thread(workspace, thread_id="other").send("Which printer does Jonas use?")
+    replies = ScriptedModel(["Teal, as agreed."], name="o")
+    Thread(workspace, orchestrator_model=replies, thread_id="answered").send(QUESTION)
+    ids = sorted(c.id for c in list_conversations(workspace.root))
+    assert ids == ["answered", "other", "run-0"]
+
+
+def test_a_held_back_first_turn_is_stored_with_the_threads_next_turn(
+    workspace: Workspace,
+) -> None:
+    Thread(workspace, thread_id="first").send(QUESTION)
+    again = Thread(workspace, thread_id="again")
+    again.send(QUESTION)
+    assert "again" not in {c.id for c in list_conversations(workspace.root)}
+    again.send("And who prints it?")
+    store = open_store(workspace.root, create=False)
+    assert store is not None
+    assert [t.content for t in store.turns("again")] == [QUESTION, "And who prints it?"]
