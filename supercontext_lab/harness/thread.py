@@ -28,6 +28,7 @@ from typing import Any
 
 from .._text import one_line
 from ..agents.definition import AgentDefinition, default_agent_definition
+from ..bundle import ContextBundle
 from ..config import get_super_context_enabled
 from ..conversations import archive_enabled, archive_turn, conversation_id
 from ..errors import ConfigError, SupercontextError
@@ -224,7 +225,25 @@ class Thread:
         result: TurnResult,
         on_step: Callable[[TraceStep], None] | None,
     ) -> None:
-        bundle = prepare_turn(
+        bundle = self._preflight(message, first_turn, result, on_step)
+        if bundle is None:
+            return
+        self.prepared_markers.append(
+            {"turn": self.turn_number, "has_enough_context": bundle.has_enough_context}
+        )
+        if self.goal is None and bundle.proposed_goal is not None:
+            self.goal = bundle.proposed_goal
+            result.goal_from_bundle = True
+
+    def _preflight(
+        self,
+        message: str,
+        first_turn: bool,
+        result: TurnResult,
+        on_step: Callable[[TraceStep], None] | None,
+    ) -> ContextBundle | None:
+        """The gate, then the pre-flight of this thread's design, into ``result``."""
+        return prepare_turn(
             message,
             result,
             reason=self._skip_reason(message, first_turn),
@@ -237,14 +256,14 @@ class Thread:
             scout_timeout_s=self.scout_timeout_s,
             on_step=on_step,
         )
-        if bundle is None:
-            return
-        self.prepared_markers.append(
-            {"turn": self.turn_number, "has_enough_context": bundle.has_enough_context}
-        )
-        if self.goal is None and bundle.proposed_goal is not None:
-            self.goal = bundle.proposed_goal
-            result.goal_from_bundle = True
+
+    def preview(self, message: str) -> TurnResult:
+        """The pre-flight ``send`` would run for ``message`` as this thread's next turn,
+        without the orchestrator and leaving the thread as it was (no marker, goal,
+        transcript or archive): what an MCP client is handed."""
+        result = _new_result(message, not self.turns)
+        self._preflight(message, not self.turns, result, None)
+        return result
 
     def send(
         self,
@@ -263,14 +282,7 @@ class Thread:
         # The first turn of this Thread object; a resumed transcript with an assistant
         # message is then reported as prior conversation by the gate.
         first_turn = not self.turns
-        result = TurnResult(
-            message=message,
-            sent_message=message,
-            reply="",
-            preparation=Preparation.SKIPPED,
-            reason=None,
-            first_turn=first_turn,
-        )
+        result = _new_result(message, first_turn)
         self._prepare(message, first_turn, result, on_step)
         prepared_at = time.perf_counter()
         if on_prepared is not None:
@@ -351,3 +363,15 @@ class Thread:
             thread._turns_before = saved.turns
         thread.prepared_markers = saved.markers_within(thread._turns_before)
         return thread
+
+
+def _new_result(message: str, first_turn: bool) -> TurnResult:
+    """A turn's result before its pre-flight: skipped until the pre-flight says otherwise."""
+    return TurnResult(
+        message=message,
+        sent_message=message,
+        reply="",
+        preparation=Preparation.SKIPPED,
+        reason=None,
+        first_turn=first_turn,
+    )

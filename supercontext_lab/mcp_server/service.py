@@ -39,8 +39,6 @@ from .._text import plain_name
 from ..agents.definition import AgentDefinition, default_agent_definition
 from ..errors import PathRefusedError, ToolError, WorkspaceError
 from ..harness import Thread, TurnResult, build_prepared_message
-from ..harness.first_turn import prepare_turn
-from ..harness.turn import Preparation
 from ..models.boundary import Secrets
 from ..sources.demo import open_workspace
 from ..sources.memory.files import MAX_FILE_BYTES, ROOT_NAMESPACE
@@ -206,25 +204,7 @@ class ContextService:
                 f"{len(message):,} characters"
             )
         thread = self._thread(self.workspace(), design, deadline_ms)
-        result = TurnResult(
-            message=read,
-            sent_message=read,
-            reply="",
-            preparation=Preparation.SKIPPED,
-            reason=None,
-            first_turn=True,
-        )
-        prepare_turn(
-            read,
-            result,
-            reason=thread.skip_reason(read),
-            settings=thread.preflight,
-            workspace=thread.workspace,
-            definition=thread.definition,
-            scout=lambda timeout_s, step: thread.run_scout(read, on_step=step, timeout_s=timeout_s),
-            scout_timeout_s=thread.scout_timeout_s,
-            on_step=None,
-        )
+        result = thread.preview(read)
         took = (time.perf_counter() - started) * 1000.0
         return Prepared(message, result, len(read), notes, Secrets.in_use(), took)
 

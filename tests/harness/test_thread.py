@@ -440,3 +440,16 @@ def test_to_dict_masks_a_key_whoever_typed_or_quoted_it(workspace: Workspace) ->
     data = result.to_dict()
     assert data["message"] == "Store [secret removed] for the deploy"
     assert key not in str(data)
+
+
+def test_preview_runs_the_preflight_and_leaves_the_thread_as_it_was() -> None:
+    thread = Thread(archive=False)
+    preview = thread.preview("Help me finish the budget section of the grant renewal")
+    assert preview.prepared and preview.envelope is not None and preview.first_turn
+    assert preview.reply == ""
+    assert (thread.turns, thread.transcript, thread.prepared_markers, thread.goal) == (
+        [],
+        [],
+        [],
+        None,
+    )
