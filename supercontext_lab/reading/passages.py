@@ -161,6 +161,7 @@ def passages(
     for unit in units:
         if unit.path not in headings:
             headings[unit.path] = stems(keywords(unit.path)) & request.terms
+    named: dict[str, bool] = {}  # by heading path: each is judged once
     frequency: dict[str, int] = {}
     for found in terms:
         for term in found:
@@ -171,7 +172,7 @@ def passages(
     scored: list[tuple[float, int]] = []
     for index, found in enumerate(terms):
         titled = headings[units[index].path] - found
-        if not found and not _names_section(units[index], request):
+        if not found and not _names_section(units[index], request, named):
             # A heading lifts the units under it that answer; it makes a unit an answer by
             # itself only where it names what is asked (see _names_section): "Call log,
             # March" is no answer to every call below it, and a heading stuffed with the
@@ -205,18 +206,22 @@ SECTION_WORDS = 3
 """The most content words a heading may have to name a section by itself."""
 
 
-def _names_section(unit: NoteSentence, request: RequestTerms) -> bool:
+def _names_section(unit: NoteSentence, request: RequestTerms, known: dict[str, bool]) -> bool:
     """Whether the headings above ``unit`` say what the request asks, so that the unit
     answers it without repeating its words: "### Root cause" in a note titled "INC-2298:
     checkout slowness" for "What caused the checkout slowness?". The nearest heading is
     short (at most :data:`SECTION_WORDS` content words) and holds a request term, and the
-    heading path holds two at least."""
-    if not unit.heading:
-        return False
-    nearest = stems(keywords(unit.heading))
-    if len(nearest) > SECTION_WORDS or nearest.isdisjoint(request.terms):
-        return False
-    return len(stems(keywords(unit.path)) & request.terms) >= 2
+    heading path holds two at least. ``known`` keeps the verdict of each heading path."""
+    verdict = known.get(unit.path)
+    if verdict is None:
+        nearest = stems(keywords(unit.heading))
+        verdict = known[unit.path] = (
+            bool(unit.heading)
+            and len(nearest) <= SECTION_WORDS
+            and not nearest.isdisjoint(request.terms)
+            and len(stems(keywords(unit.path)) & request.terms) >= 2
+        )
+    return verdict
 
 
 def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:

@@ -55,3 +55,42 @@ def test_a_hostile_megabyte_note_is_read_in_linear_time(name: str) -> None:
     bad, good = timed_in_child(_CHILD, piece, str(SIZE), what=f"reading {name}", timeout=60)
     assert bad < ABSOLUTE_S, f"{name}: {bad:.2f} s"
     assert bad <= max(RELATIVE * good, 0.2), f"{name}: {bad:.2f} s against {good:.2f} s"
+
+
+# What a note's passages are scored by beyond its units: a reply's subject told from the
+# thread's first, headings that may name a section, turns that may settle a thread (each
+# in the thread's time). A megabyte of each is scored against a request that touches them.
+PASSAGE_HOSTILE = {
+    "reply subjects": "From: a\nSent: Mon\nSubject: RE: Fwd: RE: topic\n\nbody.\n\n",
+    "section headings": "## Root cause\n\nplain line.\n\n",
+    "settling turns": "[10:24] sam: not final, no decision, correction instead\n",
+    "quoted replies": "> > > From: a\n> > > Sent: Mon\n> > >\n> > > final: instead\n\n",
+}
+
+_PASSAGES_CHILD = """
+import json, sys, time
+from supercontext_lab.reading.document import read_document
+from supercontext_lab.reading.passages import passages
+from supercontext_lab.reading.relevance import request_terms
+piece, size = sys.argv[1], int(sys.argv[2])
+bad = "# Checkout slowness\\n\\n" + (piece * (size // len(piece) + 1))[:size]
+good = ("The venue is Hall B. Sam booked it on 3 March.\\n\\n" * (size // 48 + 1))[:size]
+request = request_terms("What caused the checkout slowness, and is the topic final?")
+times = []
+for text in (bad, good):
+    read_document.cache_clear()
+    started = time.process_time()
+    passages(text, request, limit=4)
+    times.append(time.process_time() - started)
+print(json.dumps(times))
+"""
+
+
+@pytest.mark.parametrize("name", sorted(PASSAGE_HOSTILE))
+def test_a_hostile_megabyte_note_is_scored_in_linear_time(name: str) -> None:
+    piece = PASSAGE_HOSTILE[name]
+    bad, good = timed_in_child(
+        _PASSAGES_CHILD, piece, str(SIZE), what=f"scoring {name}", timeout=60
+    )
+    assert bad < ABSOLUTE_S, f"{name}: {bad:.2f} s"
+    assert bad <= max(RELATIVE * good, 0.2), f"{name}: {bad:.2f} s against {good:.2f} s"
