@@ -63,19 +63,6 @@ MAX_QUERY_CHARS = 2_000
 """A longer recall query is refused: recall is a search by a few words."""
 
 
-def _masked(value: Any, secrets: Secrets) -> Any:
-    """``value`` (JSON-shaped) with every secret value replaced in every string."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        return secrets.masked(value)
-    if isinstance(value, list):
-        return [_masked(item, secrets) for item in value]
-    if isinstance(value, dict):
-        return {key: _masked(item, secrets) for key, item in value.items()}
-    return value
-
-
 @dataclass
 class Prepared:
     """One message's pre-flight: the turn record and how much of the message it read."""
@@ -123,7 +110,7 @@ class Prepared:
             "read_chars": self.read_chars,
             "elapsed_ms": round(self.elapsed_ms, 3),
         }
-        masked: dict[str, Any] = _masked(data, self.secrets)
+        masked: dict[str, Any] = self.secrets.masked_data(data)
         return masked
 
     def first_turn(self) -> str:
@@ -223,7 +210,7 @@ class ContextService:
         )
         if not done.ok:
             raise ToolError(done.content)
-        payload: dict[str, Any] = _masked(done.data, Secrets.in_use())
+        payload: dict[str, Any] = Secrets.in_use().masked_data(done.data)
         return payload
 
     def profile(self) -> str:

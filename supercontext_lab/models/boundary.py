@@ -27,8 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Any
 
-from .._secrets import MIN_SECRET_CHARS, SECRET_MARKER, held_back, mask_values, secret_values
+from .._secrets import (
+    MIN_SECRET_CHARS,
+    SECRET_MARKER,
+    held_back,
+    mask_values,
+    masked_data,
+    secret_values,
+)
 from ..config.secrets import configured_secrets
 from .base import Message, ModelReply, ToolCall
 
@@ -88,6 +96,11 @@ class Secrets:
     def masked(self, text: str) -> str:
         """:meth:`mask` without the count."""
         return self.mask(text)[0]
+
+    def masked_data(self, value: Any) -> Any:
+        """``value`` (JSON-like data) with every string :meth:`masked`
+        (:func:`supercontext_lab._secrets.masked_data`)."""
+        return masked_data(value, self._values)
 
     def unquoted(self, exc: BaseException) -> BaseException | None:
         """``exc`` to chain as a cause, or ``None`` when its message quotes a secret (a

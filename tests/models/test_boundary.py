@@ -147,3 +147,11 @@ def test_the_keys_config_toml_names_are_secrets_too(monkeypatch: pytest.MonkeyPa
     assert Secrets.in_use(KEY).masked("sk-other-route-key-42 and " + KEY) == (
         f"{SECRET_MARKER} and {SECRET_MARKER}"
     )
+
+
+def test_masked_data_masks_every_string_of_json_shaped_data_with_no_key_configured() -> None:
+    data = {"envelope": "key sk-abc123def456ghi789jkl", "notes": ["Bearer abcdefghijklmnop123"]}
+    masked = Secrets().masked_data(data)
+    assert "sk-abc123def456ghi789jkl" not in str(masked)
+    assert "abcdefghijklmnop123" not in str(masked)
+    assert set(masked) == {"envelope", "notes"} and isinstance(masked["notes"], list)
