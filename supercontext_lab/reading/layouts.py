@@ -19,7 +19,7 @@ from .._text import one_line
 from .sentences import split_sentences
 from .units import Speaker, UnitKind, UnitWriter
 
-__all__ = ["emit_item", "item_unit", "marked_groups", "paragraph"]
+__all__ = ["LEAD_CHARS", "emit_item", "item_lead", "item_unit", "marked_groups", "paragraph"]
 
 _HEADER_RE = re.compile(r"^\s*(from|sent|date|to|cc|bcc|subject|reply-to)\s*:\s*(.*)$", re.I)
 
@@ -195,8 +195,9 @@ def _prose(writer: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
     else:
         kind, context = ("quote" if writer.depth else "sentence"), ""
     writer.block(text, context)
-    for sentence in split_sentences(text):
-        writer.add(kind, sentence, lines, context)
+    sentences = split_sentences(text)
+    for sentence in sentences:
+        writer.add(kind, sentence, lines, context, opening=sentences[0])
 
 
 def marked_groups(rows: list[str]) -> list[list[str]]:
@@ -212,18 +213,34 @@ def marked_groups(rows: list[str]) -> list[list[str]]:
     return groups
 
 
-def emit_item(writer: UnitWriter, parts: list[tuple[str, tuple[int, int]]]) -> None:
+LEAD_CHARS = 100
+"""The longest label a list item gives its sub-items (its first sentence, cut at a word)."""
+
+
+def item_lead(parts: list[tuple[str, tuple[int, int]]]) -> str:
+    """The label a list item gives its sub-items: its first sentence, at most
+    :data:`LEAD_CHARS` characters cut at a word, without its closing colon or stop."""
+    text = one_line(" ".join(part for part, _ in parts))
+    sentences = split_sentences(text[: LEAD_CHARS * 4])
+    lead = sentences[0] if sentences else text
+    if len(lead) > LEAD_CHARS:
+        lead = lead[:LEAD_CHARS].rsplit(" ", 1)[0] + " …"
+    return lead.rstrip(" :.;")
+
+
+def emit_item(writer: UnitWriter, parts: list[tuple[str, tuple[int, int]]], lead: str = "") -> None:
+    """Add a list item's units; ``lead`` is the label of the item it is a sub-item of."""
     if not parts:
         return
     lines = (parts[0][1][0], parts[-1][1][1])
     rows = [row for part, _ in parts for row in part.split("\n")]
     groups = marked_groups(rows)
     for group in groups[:-1]:
-        item_unit(writer, " ".join(row.strip() for row in group), lines)
-    item_unit(writer, " ".join(row.strip() for row in groups[-1]), lines)
+        item_unit(writer, " ".join(row.strip() for row in group), lines, lead)
+    item_unit(writer, " ".join(row.strip() for row in groups[-1]), lines, lead)
 
 
-def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
+def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int], lead: str = "") -> None:
     text = one_line(text)
     match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
     if match is not None and not writer.senders.get(writer.depth):
@@ -231,6 +248,6 @@ def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
         _turn(writer, match, lines)
         return
     sender = writer.senders.get(writer.depth)
-    context = sender.label() if sender is not None and sender.who else ""
+    context = sender.label() if sender is not None and sender.who else lead
     writer.block(text, context)
     writer.add("item", text, lines, context)

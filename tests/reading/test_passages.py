@@ -141,3 +141,17 @@ def test_passages_that_each_answer_part_of_the_request_both_stay() -> None:
         Quotable("The kelp transects committee meets in Room 2.14.", "where", 6.0),
     ]
     assert [key for _, key in ranked_passages(texts, request)] == ["when", "where"]
+
+
+def test_a_correction_brings_its_new_date_not_its_small_talk() -> None:
+    note = (
+        "From: Ana Ruiz\nSent: Monday, 3 March 2026 9:00\nSubject: RE: audit\n\n"
+        "Correction to my last message. The audit now starts on 14 April. Sorry for the "
+        "back and forth. Ana\n\n"
+        "> From: Ana Ruiz\n> Sent: Friday, 28 February 2026 16:00\n> Subject: audit\n>\n"
+        "> The audit starts on 7 April, inspectors at 8.\n"
+    )
+    found = passages(note, request_terms("When does the audit start?"), limit=3)
+    assert "14 April" in found[0].text
+    # A short sentence of the correcting message is no terse last word of its own.
+    assert not any("back and forth" in passage.text for passage in found[:2])
