@@ -4,6 +4,7 @@ A line is a JSON object::
 
     {"id": "kernel-decision", "message": "What did we decide about the dispersal kernel?",
      "focus": "grant Section 3.2", "workspace": "../my-workspace", "structure": "prose",
+     "cluster": "kernel-thread",
      "expect": {"skills": ["lit-review-digest"], "tools": ["delegate_gmail"],
                 "has_goal": false, "has_enough_context": true,
                 "mentions": ["2Dt"], "must_not_mention": ["sourdough"],
@@ -15,7 +16,11 @@ laid out (one of :data:`STRUCTURES`: a table, an email thread, a chat, a log, a 
 or code), so results can be broken down by it; it is not scored. ``sources`` names the
 documents that answer the case as a bundle cites them (``memory: <namespace>/<key>``,
 ``transcript: <conversation id>``, ``memory``, ``profile``): a bullet citing one of them
-addresses the request (bullet precision) even where it quotes another sentence of it. A relative ``workspace``
+addresses the request (bullet precision) even where it quotes another sentence of it.
+``cluster`` names a group of cases that are not independent of each other (follow-ups of
+one conversation, say, each a case of its own); without it a case's cluster is its
+workspace (:func:`~.clusters.case_clusters`), and the statistics cluster their standard
+errors by it. A relative ``workspace``
 is resolved against the folder of the dataset file; no ``workspace`` means the
 evaluation's default (the demo workspace unless another is given). Blank lines are
 skipped. Every problem raises :class:`~supercontext_lab.errors.DatasetError` naming the
@@ -63,7 +68,7 @@ MAX_DATASET_BYTES = 64 << 20
 MAX_LINE_CHARS = 1_000_000
 """Longest line (one case) read."""
 
-CASE_KEYS = ("id", "message", "focus", "workspace", "structure", "expect")
+CASE_KEYS = ("id", "message", "focus", "workspace", "structure", "cluster", "expect")
 STRUCTURES = ("table", "email", "chat", "log", "list", "prose", "code")
 """The values ``structure`` may take: how the text that answers a case is laid out."""
 EXPECT_KEYS = (
@@ -114,6 +119,8 @@ class EvalCase:
     line: int = 0
     structure: str | None = None
     """How the answering text is laid out (one of :data:`STRUCTURES`), or ``None``."""
+    cluster: str | None = None
+    """The group of cases this one is not independent of (``None``: its workspace's)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The case as a dataset line (the workspace as an absolute path)."""
@@ -124,6 +131,8 @@ class EvalCase:
             out["workspace"] = str(self.workspace)
         if self.structure is not None:
             out["structure"] = self.structure
+        if self.cluster is not None:
+            out["cluster"] = self.cluster
         out["expect"] = self.expect.to_dict()
         return out
 
@@ -299,6 +308,9 @@ def _case(where: _Line, text: str, workspaces: _Workspaces) -> EvalCase:
     focus = _optional_text(where, data, "focus")
     workspace = _workspace(where, _optional_text(where, data, "workspace"), workspaces)
     structure = _structure(where, data)
+    cluster = _optional_text(where, data, "cluster")
+    if cluster is not None and not cluster.strip():
+        raise where.error('"cluster" is empty; name the group of cases or leave the key out.')
     expect = _expectations(where, data.get("expect", {}))
     return EvalCase(
         id=case_id.strip(),
@@ -308,6 +320,7 @@ def _case(where: _Line, text: str, workspaces: _Workspaces) -> EvalCase:
         expect=expect,
         line=where.number,
         structure=structure,
+        cluster=None if cluster is None else cluster.strip(),
     )
 
 
