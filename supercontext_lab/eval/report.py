@@ -4,8 +4,9 @@
 the cache's history — latencies, wall time, cache hits — so a rerun prints the same text.
 HTML and Markdown show them. The tables are drawn by :mod:`.report_display` and the files
 written by :mod:`.report_export`; what each variant's runs add up to is :mod:`.summary`.
-Under 20 cases every table, in every form (text, HTML, Markdown, a comment line under the
-CSV, the JSON's ``few_cases_note``, the widget), carries :meth:`EvalReport.few_cases_note`.
+Under 20 cases every table, in every form (text, HTML, Markdown, the JSON's
+``few_cases_note``, the widget), carries :meth:`EvalReport.few_cases_note`; a CSV holds
+its rows only.
 """
 
 from __future__ import annotations
@@ -164,9 +165,8 @@ class EvalReport:
         """CSV text of ``table`` (``"cases"``: one row per run; ``"metrics"``: one row per
         variant); also written to ``path`` when given. Every cell is a :func:`csv_cell`: a
         case id or expectation starting with ``=`` is text, never a formula. A rate of 0 of
-        0 is "–" (:func:`~.scores.applicable`), as in every table a person reads. Under 20
-        cases a comment line under the rows, ``# Only 8 cases: ...``, is the
-        :meth:`few_cases_note` (``pandas.read_csv(..., comment="#")`` skips it)."""
+        0 is "–" (:func:`~.scores.applicable`), as in every table a person reads. Rows only,
+        however few the cases (see :meth:`few_cases_note` for the other forms)."""
         if table == "cases":
             rows = [
                 shown_case_row(row, result.scores)
@@ -181,7 +181,7 @@ class EvalReport:
             columns = ["variant", *METRIC_NAMES, *COUNT_NAMES]
         else:
             raise ValueError(f"table must be 'cases' or 'metrics', not {table!r}")
-        return csv_text(rows, columns, path, note=self.few_cases_note())
+        return csv_text(rows, columns, path)
 
     # ------------------------------------------------------------------ display
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import write_atomic
-from .._text import escape_undecodable, one_line
+from .._text import escape_undecodable
 from .report_display import NOT_APPLICABLE
 from .results import CaseResult, encodable
 from .scores import CaseScores, applicable
@@ -141,18 +141,15 @@ def csv_text(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     path: str | os.PathLike[str] | None = None,
-    *,
-    note: str = "",
 ) -> str:
-    """``rows`` as CSV text under a header of ``columns``, every cell a :func:`csv_cell`,
-    and ``note`` (one line, ours, never the dataset's) as a ``#`` comment line under them;
-    also written to ``path`` when given."""
+    """``rows`` as CSV text under a header of ``columns``, every cell a :func:`csv_cell`;
+    also written to ``path`` when given. Nothing but rows: a spreadsheet or a
+    ``csv.DictReader`` would read a note as one more row (the few-cases note is in the
+    text, HTML, Markdown and JSON forms)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows({column: csv_cell(row[column]) for column in columns} for row in rows)
-    if note:
-        buffer.write(f"# {one_line(note)}\n")
     text = buffer.getvalue()
     if path is not None:
         write_atomic(path, text)

@@ -25,8 +25,8 @@ two variants (SPEC §16). One module, so every figure says the same thing.
 
 * **Few cases.** Under :data:`FEW_CASES` cases an interval is too wide to settle much;
   every table of results over fewer cases carries :func:`few_cases_note` (the report's
-  text, HTML and Markdown, every table the command line prints, a ``#`` comment line
-  under the CSV, the JSON's ``few_cases_note``, the widget, notebook 09), so a 2-case
+  text, HTML and Markdown, every table the command line prints, the JSON's
+  ``few_cases_note``, the widget, notebook 09), so a 2-case
   table is never read beside a 33-case one as if it weighed the same.
 
 Everything here is plain arithmetic on counts: no numpy, no scipy.
