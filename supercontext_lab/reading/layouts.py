@@ -40,8 +40,10 @@ _STAMPED_RE = re.compile(
     re.I,
 )
 
+# "Sam: …", "Sam (12:20): …", "Sam [12:20]: …" (as Teams and Slack paste a chat).
 _NAMED_RE = re.compile(
-    r"^\s*(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2})\s*(?:\((?P<time>[^()]{1,24})\))?:\s+(?P<text>\S.*)$"
+    r"^\s*(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2})\s*"
+    r"(?:[(\[](?P<time>[^()\[\]]{1,24})[)\]])?:\s+(?P<text>\S.*)$"
 )
 
 _SPEAKER_LINE_RE = re.compile(
@@ -141,9 +143,9 @@ def paragraph(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
 def _turn(writer: UnitWriter, match: re.Match[str], lines: tuple[int, int]) -> None:
     who = one_line(match.group("who"), 40)
     when = one_line(match.group("time") or "", 30)
-    text = match.group(0).strip()
-    if _STAMPED_RE.match(text):
-        text = f"{who}: {match.group('text').strip()}"
+    # The speaker once, in front: "[10:24] sam: …", "Sam (10:24): …" and "Sam [10:24]: …"
+    # are all "Sam: …", said at the time the label gives.
+    text = f"{who}: {match.group('text').strip()}"
     writer.add("turn", text, lines, f"{who} ({when})" if when else who)
 
 

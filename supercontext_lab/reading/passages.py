@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .facts import NoteSentence, note_sections
+from .facts import NoteSentence, joined, note_sections
 from .references import followed_notes, with_reference
 from .relevance import RequestTerms, sentence_shapes
 from .words import keywords, stems, words
@@ -112,6 +112,8 @@ _MAX_SENTENCES = 4_000
 """Sentences of one note scored at most (a note is bounded when read; this bounds the
 work on a pathological one)."""
 _SHORT_WORDS = 5
+# A sentence this short that leads its message is what the next one is about.
+_LEAD_WORDS = 10
 _BACK_REFERENCES = frozenset(
     """
     it its it's they them their this that these those he she his her him there then also
@@ -192,7 +194,7 @@ def passages(
     scored = _settled(units, scored)
     scored.sort(key=lambda item: (-item[0], item[1]))
     if scored and sum(len(unit.text) + 1 for unit in units) <= whole_below + 1:
-        return [Passage(" ".join(unit.text for unit in units), scored[0][0], 0)]
+        return [Passage(joined(units), scored[0][0], 0)]
     chosen: list[Passage] = []
     used: set[int] = set()
     for score, index in scored:
@@ -202,7 +204,7 @@ def passages(
             continue
         start, end = _extent(units, index, used)
         used.update(range(start, end + 1))
-        chosen.append(Passage(" ".join(u.text for u in units[start : end + 1]), score, start))
+        chosen.append(Passage(joined(units[start : end + 1]), score, start))
     return chosen
 
 
@@ -295,7 +297,17 @@ def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int,
     ):
         return index, index + 1
     if before is not None and (
-        unit.code or _opens_back(unit.text) or len(words(unit.text)) <= _SHORT_WORDS
+        unit.code
+        or _opens_back(unit.own)
+        or len(words(unit.own)) <= _SHORT_WORDS
+        # A short sentence that leads the same message or turn says what the next one is
+        # about:
+        # "Friday 13 March it is. The van will be with you between 8:00 and 10:00."
+        or (
+            before.kind in ("message", "turn")
+            and before.lines == unit.lines
+            and len(words(before.own)) <= _LEAD_WORDS
+        )
     ):
         return index - 1, index
     return index, index

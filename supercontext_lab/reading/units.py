@@ -111,8 +111,10 @@ class Unit:
             return self.text
         if self.kind == "row":
             return f"{self.context} — {self.text}" if self.text else self.context
-        if self.kind == "turn" and self.text.startswith(self.context.split(" (")[0] + ":"):
-            return self.text  # "Sam: …" already says who spoke
+        who = self.context.split(" (")[0]
+        if self.kind == "turn" and self.text.startswith(f"{who}:"):
+            # "Sam: …" says who spoke; the label adds when: "Sam (12:20): …".
+            return f"{self.context}{self.text[len(who) :]}"
         return f"{self.context}: {self.text}"
 
 

@@ -242,3 +242,19 @@ def test_every_sentence_of_a_message_that_opens_with_a_correction_settles() -> N
     quoted = [u for u in read_document(note).units if u.depth == 1]
     # "Thanks" settles nothing, and the older message opens with no correction.
     assert not any(u.settles for u in quoted)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Owen [10:34]: OK, final: Prof. Sandhu signs it.",
+        "Owen (10:34): OK, final: Prof. Sandhu signs it.",
+    ],
+)
+def test_a_chat_line_with_its_time_is_a_turn_quoted_with_its_speaker_once(line: str) -> None:
+    note = f"Marcus [10:20]: Hallam is away.\n{line}\n"
+    turn = [u for u in read_document(note).units if u.kind == "turn"][-1]
+    assert turn.context == "Owen (10:34)"
+    assert turn.settles
+    assert turn.quoted.startswith("Owen (10:34): OK, final: Prof.")
+    assert turn.quoted.count("Owen") == 1

@@ -155,3 +155,14 @@ def test_a_correction_brings_its_new_date_not_its_small_talk() -> None:
     assert "14 April" in found[0].text
     # A short sentence of the correcting message is no terse last word of its own.
     assert not any("back and forth" in passage.text for passage in found[:2])
+
+
+def test_a_short_lead_of_a_message_comes_with_the_sentence_after_it() -> None:
+    note = (
+        "From: Marta\nSent: 6 March 2026\nSubject: RE: delivery\n\n"
+        "Friday 13 March it is. The van will be with you between 8:00 and 10:00, so "
+        "someone who can sign for the drugs must be in.\n"
+    )
+    found = passages(note, request_terms("When is the drugs van coming?"))
+    assert found[0].text.startswith("Marta (6 March 2026): Friday 13 March it is. The van")
+    assert found[0].text.count("Marta") == 1
