@@ -86,11 +86,20 @@ def _nearest(path: str) -> str:
 
 def joined(units: Sequence[NoteSentence]) -> str:
     """Units next to each other as one passage, a label said once while it stays the same
-    ("Sam (09:12): Friday it is. The van comes at 8.")."""
+    ("Sam (09:12): Friday it is. The van comes at 8.") and a sub-item's not at all after
+    the item that gives it."""
     parts: list[str] = []
     for index, unit in enumerate(units):
-        same = index > 0 and unit.label and unit.label == units[index - 1].label
-        parts.append(unit.own if same else unit.text)
+        before = units[index - 1] if index else None
+        said = (
+            before is not None
+            and bool(unit.label)
+            and (
+                # The same sender or speaker, or the item above a sub-item (its label).
+                unit.label == before.label or before.own.startswith(unit.label.rstrip(" …"))
+            )
+        )
+        parts.append(unit.own if said else unit.text)
     return " ".join(parts)
 
 

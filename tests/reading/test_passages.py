@@ -166,3 +166,14 @@ def test_a_short_lead_of_a_message_comes_with_the_sentence_after_it() -> None:
     found = passages(note, request_terms("When is the drugs van coming?"))
     assert found[0].text.startswith("Marta (6 March 2026): Friday 13 March it is. The van")
     assert found[0].text.count("Marta") == 1
+
+
+def test_a_sub_item_quoted_after_its_item_is_not_labelled_with_it_again() -> None:
+    note = (
+        "# Next steps\n\n"
+        "- Bring the backend into the main repository and build it in CI:\n"
+        "  - vendored with git-subtree, synced weekly.\n"
+    )
+    found = passages(note, request_terms("How do we bring the backend into the repository?"))
+    assert found[0].text.count("Bring the backend") == 1
+    assert "git-subtree" in found[0].text
