@@ -75,6 +75,7 @@ GROUPS = [
             "test_secrets_in_chats",
             "test_steered_recommendations",
             "test_workspace_copies",
+            "test_notes_of_words",
         ],
     ),
 ]
