@@ -74,6 +74,7 @@ __all__ = [
     "passages",
     "ranked_passages",
     "turn_extent",
+    "unit_passages",
 ]
 
 _K = TypeVar("_K")
@@ -151,7 +152,26 @@ def passages(
     ``whole_below`` characters is one passage: a short note is quoted whole, as its
     sentences explain each other ("Fix: pin GDAL 3.8" after the sentence saying what
     failed)."""
-    units = note_sections(text)[:_MAX_SENTENCES]
+    return unit_passages(
+        note_sections(text)[:_MAX_SENTENCES],
+        request,
+        limit=limit,
+        min_score=min_score,
+        whole_below=whole_below,
+    )
+
+
+def unit_passages(
+    units: Sequence[NoteSentence],
+    request: RequestTerms,
+    *,
+    limit: int = 2,
+    min_score: float = 0.0,
+    whole_below: int = 0,
+) -> list[Passage]:
+    """:func:`passages` of a text already cut into ``units`` (:func:`~.facts.note_sections`;
+    an excerpt of a megabyte note reads it in pieces and scores all their units as one
+    text, so a term weighs the same wherever it is)."""
     if not units or not request.terms:
         return []
     terms = [stems(keywords(unit.text)) & request.terms for unit in units]
@@ -224,7 +244,9 @@ def _names_section(unit: NoteSentence, request: RequestTerms, known: dict[str, b
     return verdict
 
 
-def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
+def _settled(
+    units: Sequence[NoteSentence], scored: list[tuple[float, int]]
+) -> list[tuple[float, int]]:
     """The scores with a thread's corrections put first: a unit that says it settles what
     came before ("OK, final: 90k instead", "Correction: …") scores above the units on the
     request that precede it within :data:`SETTLE_REACH`.
@@ -252,7 +274,7 @@ def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list
     return [(score, index) for index, score in best.items()]
 
 
-def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
+def _extent(units: Sequence[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
     """Where the passage around ``units[index]`` starts and ends (see the module
     docstring)."""
     unit = units[index]
