@@ -251,7 +251,9 @@ class OpenAICompatibleModel:
             sleep=sleep,
             bundle_format=bundle_format,
             display_name=route.label,
-            declared=ModelInfo(small=route.counts_as_small()),
+            declared=ModelInfo(
+                context_tokens=route.resolved_context_tokens(), small=route.counts_as_small()
+            ),
         )
 
     @property
