@@ -57,3 +57,8 @@ def test_a_round_may_take_a_share_of_the_room_left() -> None:
     full = [Message(role="system", content="s" * budget.prompt_bytes)]
     assert budget.round_room(full) == 0
 
+
+def test_the_reliability_suite_holds_routes_to_the_same_default() -> None:
+    from tests.reliability.test_model_request_bounds import ASSUMED_TOKENS
+
+    assert ASSUMED_TOKENS == DEFAULT_CONTEXT_TOKENS
