@@ -8,9 +8,11 @@ timeout bounds the whole run (120 s, unless the model declares it needs more: a 
 CPU model's ``info.run_timeout_s``). A model that declares its ``info.context_tokens`` is
 asked for the envelope early, with the same last call, once the conversation fills more
 than :data:`CONTEXT_WRAP_UP_SHARE` of its window: a small local model must not run out
-of context before it has emitted anything. Secrets the model boundary removed from the
-replies are noted in the run's problems. The final text is settled by :mod:`.settle`
-(extracted, fitted, parsed, grounded); every problem on the way is recorded, never raised.
+of context before it has emitted anything; each round's tool results are cut to the room
+its window leaves (:func:`~.tool_round.fit_answers`). Secrets the model boundary removed
+from the replies are noted in the run's problems. The final text is settled by
+:mod:`.settle` (extracted, fitted, parsed, grounded); every problem on the way is
+recorded, never raised.
 
 Before the first model call the harness may run the first gathering round itself
 (``prefetch``, see :func:`prefetch_enabled`): the reads the offline scout plans for the
