@@ -61,6 +61,7 @@ def _enough(root: Path, design: str) -> int:
 def test_a_note_listing_the_words_people_ask_makes_no_request_enough(
     tmp_path: Path, design: str
 ) -> None:
+    """A note listing every word of 16 requests, in four layouts: not one request more is enough"""
     without = _enough(build_workspace(tmp_path / "plain"), design)
     for name, body in LAYOUTS.items():
         root = build_workspace(tmp_path / name.replace(" ", "-"))
