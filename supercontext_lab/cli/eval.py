@@ -14,7 +14,7 @@ after the id. Whenever a variant runs a model, the no-model baselines ``rank`` a
 ``random`` (SPEC §14) run beside it (``--no-baselines`` leaves them out).
 
 Pre-flight designs (SPEC §16): each ``--design NAME`` (``scout``, ``pack``, ``cached``,
-``cold``) runs as a variant named after it, instead of ``baseline``; the one ``--model``
+``prefetch``, ``cold``) runs as a variant named after it, instead of ``baseline``; the one ``--model``
 is then the scout design's. ``--end-to-end`` sends each case as the first message of a
 new thread and scores the orchestrator's reply, cold and prepared, at temperature 0;
 ``--model`` sets the orchestrator too. ``--deadline-ms`` is the scout design's pre-turn
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .common import PROG, UsageProblem, emit, emit_json
+from .preflight import DESIGN_CHOICES, deadline_argument
 
 if TYPE_CHECKING:
     from ..eval.variants import Variant
@@ -104,7 +105,7 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         "--design",
         action="append",
         default=[],
-        choices=["scout", "pack", "cached", "cold"],
+        choices=DESIGN_CHOICES,
         help="run a pre-flight design as a variant named after it (repeatable), instead of "
         "the shipped scout alone; with --model, the scout design runs on that model",
     )
@@ -117,7 +118,7 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--deadline-ms",
-        type=_deadline,
+        type=deadline_argument,
         default=None,
         metavar="MS",
         help="the scout design's pre-turn deadline: a scout not done by then is abandoned "
@@ -149,12 +150,6 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_eval_command)
     return parser
-
-
-def _deadline(text: str) -> float:
-    from .preflight import deadline_argument
-
-    return deadline_argument(text)
 
 
 def parse_agent_option(option: str) -> tuple[str, Path]:
