@@ -17,7 +17,9 @@ Pre-flight designs (SPEC §16): each ``--design NAME`` (``scout``, ``pack``, ``c
 ``prefetch``, ``cold``) runs as a variant named after it, instead of ``baseline``; the one ``--model``
 is then the scout design's. ``--end-to-end`` sends each case as the first message of a
 new thread and scores the orchestrator's reply, cold and prepared, at temperature 0;
-``--model`` sets the orchestrator too. ``--deadline-ms`` is the scout design's pre-turn
+``--model`` sets the orchestrator too; a case's ``follow_ups`` are sent after it in the
+same thread, and the reply metrics are also given per turn (the first turn and the later
+ones, over cold, on the same cases). ``--deadline-ms`` is the scout design's pre-turn
 deadline.
 
 Prints a metrics table, every rate with its 95 % interval, the end-to-end metrics, the
@@ -261,9 +263,11 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "elapsed_ms": round(result.elapsed_ms, 3),
                 "from_cache": result.from_cache,
                 **({"turn": result.turn} if result.turn is not None else {}),
+                **({"later_turns": result.later_turns} if result.later_turns else {}),
             }
             for result in report.results
         ],
+        **({"per_turn": [row.to_dict() for row in rows]} if (rows := report.per_turn()) else {}),
         "paired": [pair.to_dict() for pair in report.paired],
         "statistics": report.to_dict()["statistics"],
         "settings": dict(report.settings),
@@ -340,7 +344,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
         emit_json(output)
     else:
         emit(report.to_text())
-        for part in (report.intervals_text(), report.replies_text(), report.paired_text()):
+        parts = (
+            report.intervals_text(),
+            report.replies_text(),
+            report.per_turn_text(),
+            report.paired_text(),
+        )
+        for part in parts:
             if part:
                 emit("")
                 emit(part)
