@@ -8,9 +8,9 @@ measured beside the others:
 
 * **after a turn** (:meth:`PrefetchCache.schedule`), the pack (:func:`~.pack.run_pack`:
   the gathering round, ranked for the message and fitted to ``pack_tokens``, written by
-  the one envelope writer and grounded) is built from that turn's message in a daemon
-  worker thread. The thread's own archived turns are not read (a thread never recalls
-  itself, SPEC §15);
+  the one envelope writer and grounded) is built from that turn's message by a daemon
+  worker waiting for work: the turn only hands the job over. The thread's own archived
+  turns are not read (a thread never recalls itself, SPEC §15);
 * **at the next turn** (:meth:`PrefetchCache.lookup`) the last completed pack of the
   thread is taken from memory, a dictionary read under a lock: nothing waits for a build
   still running. A pack older than ``prefetch_ttl_s`` (60 s, the reference's) since its
@@ -24,10 +24,11 @@ measured beside the others:
   sent another's pack. At most :data:`MAX_THREADS` threads keep a pack; past that the
   oldest idle one is dropped.
 
-The workers are daemon threads, and the shared cache stops taking work and waits a
-moment for its workers when the process exits, so none is cut in the middle of a write
-to the memory index at exit; :meth:`PrefetchCache.outstanding` lists the workers still
-running, for tests and benchmarks. Not to be confused with ``prefetch`` in agent.toml,
+The workers are daemon threads that end after a while with nothing to do, and the shared
+cache stops taking work and waits a moment for its workers when the process exits, so
+none is cut in the middle of a write to the memory index at exit;
+:meth:`PrefetchCache.outstanding` lists the builds still running and
+:meth:`PrefetchCache.workers` every worker alive, for tests and benchmarks. Not to be confused with ``prefetch`` in agent.toml,
 the scout's gather-first round (SPEC §13), which the pack runs.
 """
 
@@ -37,6 +38,7 @@ import atexit
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -67,6 +69,13 @@ PREFETCH_LABEL = "prefetch (an earlier lookup, no model)"
 MAX_THREADS = 1024
 """Threads that keep a pack in one cache, at most (the oldest idle one is dropped)."""
 _EXIT_WAIT_S = 1.0
+_IDLE_S = 120.0
+"""A worker with nothing to build for this long ends."""
+_LET_THE_TURN_END_S = 0.02
+"""How long a new worker waits before it builds: a thread that starts computing at once
+keeps the interpreter lock for up to a switch interval (5 ms) each time the turn that
+started it needs it back, so the turn would end that much later. No one types the next
+message in 20 ms."""
 
 Scheduled = Literal["started", "queued", "refused", "closed"]
 """What :meth:`PrefetchCache.schedule` did: started a worker, queued the message behind
@@ -111,17 +120,28 @@ class _Job:
 
 @dataclass
 class _Slot:
-    """One thread's place in the cache: its last pack, its worker, its next message."""
+    """One thread's place in the cache: its last pack, its next message, its build."""
 
     entry: Prefetched | None = None
-    worker: threading.Thread | None = None
     queued: _Job | None = None
+    """The message to build next (the newest one only)."""
+    waiting: bool = False
+    """In line for a worker."""
+    worker: threading.Thread | None = None
+    """The worker building it now."""
     touched: float = 0.0
+
+    @property
+    def busy(self) -> bool:
+        return self.waiting or self.worker is not None
 
 
 class PrefetchCache:
     """The packs of the threads of one process, keyed by thread (see the module docstring).
 
+    The builds run in a pool of daemon workers that wait for work, so a turn that starts
+    one only hands it over: it never waits for a thread to start (which a loaded machine
+    can make last milliseconds). A worker with nothing to do for :data:`_IDLE_S` ends.
     ``clock`` (seconds, monotonic) is injectable so a test can age a pack without
     sleeping; ``max_threads`` bounds how many threads keep a pack.
     """
@@ -132,10 +152,14 @@ class PrefetchCache:
         self._clock = clock
         self._max_threads = max_threads
         self._slots: dict[Hashable, _Slot] = {}
+        self._ready: deque[tuple[Hashable, _Slot]] = deque()
         self._workers: set[threading.Thread] = set()
+        self._builders: set[threading.Thread] = set()
+        self._idle = 0
         self._closed = False
         self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
+        self._work = threading.Condition(self._lock)
+        self._done = threading.Condition(self._lock)
         self.refused = 0
         """Builds refused because the cap on pending work was reached."""
 
@@ -148,10 +172,9 @@ class PrefetchCache:
         with self._lock:
             slot = self._slots.get(key)
             if slot is None or slot.entry is None:
-                building = slot is not None and slot.worker is not None
                 why = (
                     "the first lookup of this thread is still being built"
-                    if building
+                    if slot is not None and slot.busy
                     else "no earlier turn of this thread was looked up"
                 )
                 return Lookup(None, why)
@@ -163,6 +186,13 @@ class PrefetchCache:
             return Lookup(entry, None, now - entry.built_at)
 
     # -- after a turn ------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Have a worker waiting, so the first build of a thread starts none (a thread's
+        constructor calls it, before any turn)."""
+        with self._lock:
+            if not self._closed and self._idle == 0 and not self._workers:
+                self._hire()
 
     def schedule(
         self,
@@ -181,48 +211,77 @@ class PrefetchCache:
                 return "closed"
             self._sweep(key)
             slot = self._slots.get(key)
-            if slot is not None and slot.worker is not None:
+            if slot is not None and slot.busy:
                 slot.queued = job  # the newest message wins
                 return "queued"
-            if len(self._workers) >= max_pending:
+            if len(self._builders) + len(self._ready) >= max_pending:
                 self.refused += 1
                 return "refused"
             if slot is None:
                 slot = self._slots[key] = _Slot()
-            slot.touched = self._clock()
-            worker = threading.Thread(
-                target=self._work, args=(key, slot, job), name="prefetch", daemon=True
-            )
-            slot.worker = worker
-            self._workers.add(worker)
-            worker.start()
+            slot.touched, slot.queued, slot.waiting = self._clock(), job, True
+            self._ready.append((key, slot))
+            if self._idle >= len(self._ready):
+                self._work.notify()
+            else:
+                self._hire()
         return "started"
 
-    def _work(self, key: Hashable, slot: _Slot, job: _Job | None) -> None:
-        while job is not None:
-            started = self._clock()
-            run: ScoutRun | None = None
-            try:
-                run = job.work()
-            except Exception:
-                # A failed build only leaves the last pack in place; the live turns of
-                # the thread go on whatever happens here.
-                _log.warning(
-                    "A prefetch build failed; the thread keeps its last pack.", exc_info=True
-                )
-            ended = self._clock()
-            with self._lock:
+    def _hire(self) -> None:
+        worker = threading.Thread(target=self._serve, name="prefetch", daemon=True)
+        self._workers.add(worker)
+        worker.start()
+
+    def _serve(self) -> None:
+        me = threading.current_thread()
+        with self._lock:
+            while True:
+                while not self._ready and not self._closed:
+                    self._idle += 1
+                    woke = self._work.wait(_IDLE_S)
+                    self._idle -= 1
+                    if not woke and not self._ready:
+                        break
+                if not self._ready or self._closed:
+                    self._workers.discard(me)
+                    self._done.notify_all()
+                    return
+                key, slot = self._ready.popleft()
+                job, slot.queued, slot.waiting = slot.queued, None, False
+                if job is None or self._slots.get(key) is not slot:
+                    self._done.notify_all()  # dropped while in line: nothing to wait for
+                    continue
+                slot.worker = me
+                self._builders.add(me)
+                self._lock.release()
+                try:
+                    run, started, ended = self._build(job)
+                finally:
+                    self._lock.acquire()
+                self._builders.discard(me)
+                slot.worker = None
                 if run is not None and run.ok and self._slots.get(key) is slot:
                     slot.entry = Prefetched(
                         run, job.turn, ended, ended + job.ttl_s, (ended - started) * 1000.0
                     )
                     slot.touched = ended
-                job, slot.queued = slot.queued, None
-                if job is None or self._closed:
-                    job = None
-                    slot.worker = None
-                    self._workers.discard(threading.current_thread())
-                    self._idle.notify_all()
+                if slot.queued is not None and self._slots.get(key) is slot and not self._closed:
+                    slot.waiting = True
+                    self._ready.append((key, slot))
+                self._done.notify_all()
+
+    def _build(self, job: _Job) -> tuple[ScoutRun | None, float, float]:
+        """Run ``job`` (the lock is not held): its run, or ``None`` when it failed."""
+        time.sleep(_LET_THE_TURN_END_S)
+        started = self._clock()
+        try:
+            run: ScoutRun | None = job.work()
+        except Exception:
+            # A failed build only leaves the last pack in place; the live turns of the
+            # thread go on whatever happens here.
+            _log.warning("A prefetch build failed; the thread keeps its last pack.", exc_info=True)
+            run = None
+        return run, started, self._clock()
 
     def _sweep(self, coming: Hashable) -> None:
         """Drop expired packs, and when thread ``coming`` needs a place and there is none,
@@ -231,11 +290,11 @@ class PrefetchCache:
         for key, slot in list(self._slots.items()):
             if slot.entry is not None and now > slot.entry.expires_at:
                 slot.entry = None
-            if slot.entry is None and slot.worker is None and key != coming:
+            if slot.entry is None and not slot.busy and key != coming:
                 del self._slots[key]
         if coming in self._slots or len(self._slots) < self._max_threads:
             return
-        idle = [(slot.touched, key) for key, slot in self._slots.items() if slot.worker is None]
+        idle = [(slot.touched, key) for key, slot in self._slots.items() if not slot.busy]
         if idle:
             del self._slots[min(idle, key=lambda pair: pair[0])[1]]
 
@@ -254,43 +313,56 @@ class PrefetchCache:
         most ``timeout_s`` seconds; whether they have. For evaluations and tests: a live
         turn never calls it."""
         deadline = time.monotonic() + timeout_s
-        with self._idle:
+        with self._lock:
             while True:
-                busy = (
-                    bool(self._workers)
-                    if key is None
-                    else (slot := self._slots.get(key)) is not None and slot.worker is not None
-                )
+                if key is None:
+                    busy = bool(self._builders or self._ready)
+                else:
+                    slot = self._slots.get(key)
+                    busy = slot is not None and slot.busy
                 left = deadline - time.monotonic()
                 if not busy:
                     return True
                 if left <= 0:
                     return False
-                self._idle.wait(left)
+                self._done.wait(left)
 
     def outstanding(self) -> list[threading.Thread]:
-        """The workers still running (those of dropped threads included)."""
+        """The workers building now (for threads dropped meanwhile too)."""
+        with self._lock:
+            return [worker for worker in self._builders if worker.is_alive()]
+
+    def workers(self) -> list[threading.Thread]:
+        """Every worker alive, building or waiting for work."""
         with self._lock:
             return [worker for worker in self._workers if worker.is_alive()]
 
     def pending(self) -> int:
-        """How many workers run now (those of dropped threads included)."""
+        """Builds running or in line."""
         with self._lock:
-            return len(self._workers)
+            return len(self._builders) + len(self._ready)
 
     def __len__(self) -> int:
-        """Threads that keep a pack or a running build."""
+        """Threads that keep a pack or have a build running or in line."""
         with self._lock:
             return len(self._slots)
 
     def close(self, timeout_s: float = _EXIT_WAIT_S) -> bool:
-        """Take no more work and wait up to ``timeout_s`` for the running builds (queued
-        messages are not built); whether none is left."""
+        """Take no more work, drop the builds in line and wait up to ``timeout_s`` for the
+        running ones and for every worker to end; whether none is left."""
+        deadline = time.monotonic() + timeout_s
         with self._lock:
             self._closed = True
-            for slot in self._slots.values():
-                slot.queued = None
-        return self.wait(timeout_s)
+            for _, slot in self._ready:
+                slot.queued, slot.waiting = None, False
+            self._ready.clear()
+            self._work.notify_all()
+            while self._workers:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._done.wait(left)
+        return True
 
 
 def build_prefetch(

@@ -123,6 +123,9 @@ class Thread:
         self.preflight = settings
         self.record_recalls = record_recalls
         self._prefetch = prefetch_cache if prefetch_cache is not None else shared_cache()
+        if settings.design == "prefetch":
+            # A worker waits before the first turn: no turn waits for one to start.
+            self._prefetch.warm()
         self.turns: list[TurnResult] = []
         self.prepared_markers: list[dict[str, Any]] = []
         self.archive = archive_enabled(archive)

@@ -65,7 +65,7 @@ def cache(clock: Clock) -> Iterator[PrefetchCache]:
     yield made
     # No background worker outlives a test.
     assert made.close(WAIT_S)
-    assert made.outstanding() == []
+    assert made.outstanding() == [] and made.workers() == []
 
 
 def _thread(workspace: Workspace, cache: PrefetchCache, **options: object) -> Thread:
@@ -288,19 +288,23 @@ def test_a_thread_at_the_cap_keeps_its_last_pack_and_says_why(
 def test_only_the_newest_queued_message_is_built(
     workspace: Workspace, cache: PrefetchCache
 ) -> None:
-    release = threading.Event()
+    began, release = threading.Event(), threading.Event()
     built: list[str] = []
 
     def work(message: str) -> Callable[[], ScoutRun]:
         def build() -> ScoutRun:
+            began.set()
             release.wait(WAIT_S)
             built.append(message)
             return run_pack(message, workspace=workspace)
 
         return build
 
-    for turn, message in enumerate(["one", "two", "three"]):
-        cache.schedule("t", work(message), turn=turn, ttl_s=60.0, max_pending=4)
+    cache.schedule("t", work("one"), turn=0, ttl_s=60.0, max_pending=4)
+    assert began.wait(WAIT_S)
+    # While "one" is being built, "two" waits in line, and "three" takes its place.
+    for turn, message in enumerate(["two", "three"], start=1):
+        assert cache.schedule("t", work(message), turn=turn, ttl_s=60.0, max_pending=4) == "queued"
     release.set()
     cache.wait(WAIT_S)
     assert built == ["one", "three"]
@@ -362,7 +366,7 @@ def test_threads_past_the_limit_drop_the_oldest_idle_one(
     assert len(small) == 2
     assert small.lookup("a").prefetched is None
     assert small.lookup("c").prefetched is not None
-    assert small.close(WAIT_S)
+    assert small.close(WAIT_S) and small.workers() == []
 
 
 # --------------------------------------------------------------------------- elsewhere
