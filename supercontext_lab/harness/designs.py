@@ -24,7 +24,7 @@ A turn can be prepared in five ways:
     pack_tokens = 600       # the pack's budget, in tokens (four characters a token)
     cached_tokens = 1000    # the cached envelope's budget
     prefetch_ttl_s = 60     # a prefetched pack older than this is not sent
-    prefetch_pending = 8    # background builds running at once in a process, at most
+    prefetch_pending = 8    # background builds running or in line in a process, at most
 
 A thread (``Thread(..., design=..., deadline_ms=...)``), a run (``scout --design``) and
 an evaluation (``eval --design``) override them.
@@ -75,8 +75,9 @@ DEFAULT_PREFETCH_TTL_S = 60.0
 """How long a prefetched pack may be sent after it was built: the reference system's
 60 s."""
 DEFAULT_PREFETCH_PENDING = 8
-"""Background pack builds running at once in one process; a thread that finds the cap
-reached keeps its last pack (the build is CPU work on the same cores as the live turn)."""
+"""Background pack builds running or in line at once in one process; a thread that finds
+the cap reached keeps its last pack (the build is CPU work on the same cores as the live
+turn)."""
 _MIN_TOKENS = 50
 _MAX_TOKENS = 100_000
 _MAX_TTL_S = 86_400.0
@@ -163,7 +164,7 @@ class PreflightSettings:
     prefetch_ttl_s: float = DEFAULT_PREFETCH_TTL_S
     """A prefetched pack older than this (since its build ended) is not sent."""
     prefetch_pending: int = DEFAULT_PREFETCH_PENDING
-    """Background pack builds running at once in the process, at most."""
+    """Background pack builds running or in line in the process, at most."""
 
     def with_overrides(
         self, *, design: str | None = None, deadline_ms: float | None = None

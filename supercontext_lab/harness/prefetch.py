@@ -15,11 +15,11 @@ measured beside the others:
   thread is taken from memory, a dictionary read under a lock: nothing waits for a build
   still running. A pack older than ``prefetch_ttl_s`` (60 s, the reference's) since its
   build ended is not sent and is dropped;
-* **bounded work**: at most ``prefetch_pending`` workers run at once in the process; a
-  thread asking while the cap is reached keeps its last pack. A thread has at most one
-  worker: a message that comes while its build runs is built next, the newest one only.
-  A build that fails leaves the last pack in place; one that ends after its thread was
-  closed (:meth:`PrefetchCache.drop`) is thrown away;
+* **bounded work**: at most ``prefetch_pending`` builds run or wait in line at once in
+  the process; a thread asking while the cap is reached keeps its last pack. A thread has
+  at most one build at a time: a message that comes while its build runs or waits is
+  built next, the newest one only. A build that fails leaves the last pack in place; one
+  that ends after its thread was closed (:meth:`PrefetchCache.drop`) is thrown away;
 * **keyed by thread**: the workspace's folder and the thread's id, so one thread is never
   sent another's pack. At most :data:`MAX_THREADS` threads keep a pack; past that the
   oldest idle one is dropped.
@@ -28,8 +28,9 @@ The workers are daemon threads that end after a while with nothing to do, and th
 cache stops taking work and waits a moment for its workers when the process exits, so
 none is cut in the middle of a write to the memory index at exit;
 :meth:`PrefetchCache.outstanding` lists the builds still running and
-:meth:`PrefetchCache.workers` every worker alive, for tests and benchmarks. Not to be confused with ``prefetch`` in agent.toml,
-the scout's gather-first round (SPEC §13), which the pack runs.
+:meth:`PrefetchCache.workers` every worker alive, for tests and benchmarks. Not to be
+confused with ``prefetch`` in agent.toml, the scout's gather-first round (SPEC §13),
+which the pack runs.
 """
 
 from __future__ import annotations
@@ -235,40 +236,49 @@ class PrefetchCache:
     def _serve(self) -> None:
         me = threading.current_thread()
         with self._lock:
-            while True:
-                while not self._ready and not self._closed:
-                    self._idle += 1
-                    woke = self._work.wait(_IDLE_S)
-                    self._idle -= 1
-                    if not woke and not self._ready:
-                        break
-                if not self._ready or self._closed:
-                    self._workers.discard(me)
-                    self._done.notify_all()
-                    return
-                key, slot = self._ready.popleft()
-                job, slot.queued, slot.waiting = slot.queued, None, False
-                if job is None or self._slots.get(key) is not slot:
-                    self._done.notify_all()  # dropped while in line: nothing to wait for
-                    continue
-                slot.worker = me
-                self._builders.add(me)
-                self._lock.release()
-                try:
-                    run, started, ended = self._build(job)
-                finally:
-                    self._lock.acquire()
+            try:
+                self._take_work(me)
+            finally:
+                # However the worker ends, it is no longer counted or waited for.
+                self._workers.discard(me)
+                self._builders.discard(me)
+                self._done.notify_all()
+
+    def _take_work(self, me: threading.Thread) -> None:
+        """Build what is in line until the cache closes or the worker idles too long (the
+        lock is held, and released while a pack is built)."""
+        while True:
+            while not self._ready and not self._closed:
+                self._idle += 1
+                woke = self._work.wait(_IDLE_S)
+                self._idle -= 1
+                if not woke and not self._ready:
+                    break
+            if not self._ready or self._closed:
+                return
+            key, slot = self._ready.popleft()
+            job, slot.queued, slot.waiting = slot.queued, None, False
+            if job is None or self._slots.get(key) is not slot:
+                self._done.notify_all()  # dropped while in line: nothing to wait for
+                continue
+            slot.worker = me
+            self._builders.add(me)
+            self._lock.release()
+            try:
+                run, started, ended = self._build(job)
+            finally:
+                self._lock.acquire()
                 self._builders.discard(me)
                 slot.worker = None
-                if run is not None and run.ok and self._slots.get(key) is slot:
-                    slot.entry = Prefetched(
-                        run, job.turn, ended, ended + job.ttl_s, (ended - started) * 1000.0
-                    )
-                    slot.touched = ended
-                if slot.queued is not None and self._slots.get(key) is slot and not self._closed:
-                    slot.waiting = True
-                    self._ready.append((key, slot))
-                self._done.notify_all()
+            if run is not None and run.ok and self._slots.get(key) is slot:
+                slot.entry = Prefetched(
+                    run, job.turn, ended, ended + job.ttl_s, (ended - started) * 1000.0
+                )
+                slot.touched = ended
+            if slot.queued is not None and self._slots.get(key) is slot and not self._closed:
+                slot.waiting = True
+                self._ready.append((key, slot))
+            self._done.notify_all()
 
     def _build(self, job: _Job) -> tuple[ScoutRun | None, float, float]:
         """Run ``job`` (the lock is not held): its run, or ``None`` when it failed."""

@@ -123,7 +123,7 @@ class Thread:
         self.preflight = settings
         self.record_recalls = record_recalls
         self._prefetch = prefetch_cache if prefetch_cache is not None else shared_cache()
-        if settings.design == "prefetch":
+        if settings.design == "prefetch" and self.enabled:
             # A worker waits before the first turn: no turn waits for one to start.
             self._prefetch.warm()
         self.turns: list[TurnResult] = []
