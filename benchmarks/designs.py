@@ -1,9 +1,10 @@
-"""Does pre-flight pay? The four designs end to end, on the offline pair and on a real model.
+"""Does pre-flight pay? The five designs end to end, on the offline pair and on a real model.
 
 ``python -m benchmarks designs`` runs ``supercontext_lab.eval.evaluate(...,
-end_to_end=True)`` on the shipped demo dataset with the four pre-flight designs of SPEC
-§16 (``scout``, ``pack``, ``cached``, ``cold``): each case is the first message of a new
-thread, and the orchestrator answers it at temperature 0 once per design. It does so on
+end_to_end=True)`` on the shipped demo dataset with the five pre-flight designs of SPEC
+§16 (``scout``, ``pack``, ``cached``, ``prefetch``, ``cold``): each case is the first
+message of a new thread, its follow-ups are sent after it in the same thread, and the
+orchestrator answers every message at temperature 0 once per design. It does so on
 the offline pair (the embedded offline scout and orchestrator, every case) and, with
 ``--model local:smollm2``, on SmolLM2-135M as both scout and orchestrator (``--limit N``:
 the first N cases that expect mentions, which the reply is scored on; a CPU model answers
@@ -14,7 +15,9 @@ Wilson intervals, the reply's lift over ``cold`` with its paired bootstrap inter
 exact McNemar test against ``cold`` (on each case's outcome "every expected mention is in
 the reply"), the prompt tokens the pre-flight added to the orchestrator's turn, the
 pre-flight's time (p50 and p95) and the time to the reply (p50); and how many of the
-scout's pre-flights would have met a pre-turn deadline. The tables are written into
+scout's pre-flights would have met a pre-turn deadline; then the reply's lift over
+``cold`` per turn of the threads with follow-ups (:mod:`supercontext_lab.eval.turns`),
+where ``prefetch`` sends its packs. The tables are written into
 ``docs/performance.md`` and ``README.md`` between ``<!-- designs:begin -->`` and
 ``<!-- designs:end -->``, one sub-block per route, so running one route keeps the other's
 table. No cache: every figure is a fresh run.
@@ -39,20 +42,24 @@ from .runner import REPO_ROOT
 
 __all__ = ["BEGIN", "END", "main", "run_route", "write_block"]
 
-DESIGNS = ("scout", "pack", "cached", "cold")
+DESIGNS = ("scout", "pack", "cached", "prefetch", "cold")
 _DATASET = Path(__file__).resolve().parents[1] / "supercontext_lab/eval/data/demo_dataset.jsonl"
 #: The deadline each route's table counts the scout's pre-flights against.
 DEADLINES_MS = {"offline": 250.0, "local:smollm2": 1500.0}
 _DEFAULT_DEADLINE_MS = 1500.0
 
 _INTRO = (
-    "## Does pre-flight pay? Four designs end to end\n\n"
+    "## Does pre-flight pay? Five designs end to end\n\n"
     "Each case of the shipped 40-case dataset is sent as the first message of a new "
     "thread, and the orchestrator answers it once per pre-flight design (SPEC §16) with "
     "the same model at temperature 0: `scout` (the context scout), `pack` (the harness's "
     "gathering round, ranked and fitted to 600 tokens, no model), `cached` (an envelope "
     "built ahead from the profile, MEMORY.md and the most recalled or most recent notes, "
-    "without reading the request) and `cold` (nothing). Rates are micro-averaged over "
+    "without reading the request), `prefetch` (nothing on a first turn; each later turn "
+    "is sent the pack built in the background from the message before it, as from an "
+    "earlier lookup) and `cold` (nothing). The first table is the first turn; 11 cases "
+    "go on with one or two follow-ups in the same thread (6 of them changing topic), "
+    "scored per turn in the second. Rates are micro-averaged over "
     "the expected mentions, with 95 % Wilson intervals; the lift is the reply's mention "
     "rate minus `cold`'s on the same cases, with a paired bootstrap interval (2,000 "
     "resamples of cases); p is the exact McNemar test against `cold` on each case's "
@@ -136,7 +143,8 @@ def table(report: Any, figures: dict[str, Any]) -> str:
 
     pairs = {(pair.first, pair.second): pair for pair in report.paired if pair.second == "cold"}
     rows = []
-    for design in DESIGNS:
+    designs = [design for design in DESIGNS if design in report.variant_names]
+    for design in designs:
         variant = report.variant(design)
         metrics, intervals = variant.metrics, variant.intervals
         prep = [r.elapsed_ms for r in report.results if r.variant == design]
@@ -190,6 +198,7 @@ def table(report: Any, figures: dict[str, Any]) -> str:
         f"{figures['scout_runs']} cases; past it, the turn goes on with the pack.",
         "",
         verdict(report, pairs),
+        *turns_table(report, offline=route == "offline"),
     ]
     return "\n".join(lines)
 
@@ -207,12 +216,75 @@ def detectable(report: Any) -> list[str]:
     return [f"Detectable: {mdd_line(lifts)}", ""] if lifts else []
 
 
+def turns_table(report: Any, *, offline: bool = False) -> list[str]:
+    """The reply's lift over cold per turn of the threads with follow-ups (empty lines
+    when there are none), and what a stale pack costs where the topic changed; with
+    ``offline``, what the stand-in orchestrator's rule makes of the later turns."""
+    rows = report.per_turn()
+    if not rows:
+        return []
+    designs = [d for d in DESIGNS if d in report.variant_names and d != "cold"]
+    by = {(row.group, row.variant): row for row in rows}
+    groups = list(dict.fromkeys(row.group for row in rows))
+    body = []
+    for group in groups:
+        cases = by[(group, "cold")].cases
+        cells = []
+        for design in designs:
+            row = by[(group, design)]
+            low, high = row.lift_interval
+            cells.append(f"{row.lift:+.2f} [{low:+.2f}, {high:+.2f}]")
+        body.append([group, str(cases), *cells])
+    changed = [
+        by[(g, d)] for g in groups if g.endswith("topic changed") for d in (*designs, "cold")
+    ]
+    stale = "; ".join(
+        f"`{row.variant}` {_pct(row.forbidden_rate)} ({row.forbidden[0]} of {row.forbidden[1]})"
+        for row in changed
+        if row.forbidden[1]
+    )
+    return [
+        "",
+        "Turn by turn (the cases with follow-ups; the reply's lift over cold on the same "
+        "cases, with its paired bootstrap interval over cases):",
+        "",
+        markdown_table(["turns", "cases", *(f"`{d}`" for d in designs)], body),
+        *(
+            [
+                "",
+                "Where the topic changed, the share of the earlier topic's facts (the "
+                f"follow-up's forbidden mentions) found in the reply: {stale}.",
+            ]
+            if stale
+            else []
+        ),
+        *(
+            [
+                "",
+                "Read the later turns with the stand-in's rule in mind: the offline "
+                "orchestrator restates a bundle only when it came with the message it "
+                "answers. On a later turn it says it still has the first turn's bundle but "
+                "restates none of it, so `scout`, `pack` and `cached` get a later-turn lift "
+                "of 0 by construction here, whatever a model would make of the context "
+                "already in the thread; and it restates a `prefetch` pack whatever the new "
+                "message asks, so where the topic changed every stale fact the pack holds "
+                "reaches the reply. What a model does with either needs `--model`.",
+            ]
+            if offline
+            else []
+        ),
+    ]
+
+
 def verdict(report: Any, pairs: dict[tuple[str, str], Any]) -> str:
     """Whether a design pays on this route: its reply lift's 95 % interval lies above
     zero. Said in words, with the figures, whatever they are."""
     lifts = {}
     for design in DESIGNS[:-1]:
-        variant = report.variant(design)
+        try:
+            variant = report.variant(design)
+        except KeyError:
+            continue  # a route measured before the design existed
         lifts[design] = (float(variant.metrics["reply_lift"]), *variant.intervals["reply_lift"])
     cost = {d: float(report.metrics(d)["added_prompt_tokens"]) for d in lifts}
 

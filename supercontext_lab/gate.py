@@ -96,6 +96,7 @@ class ColdStartReason(str, Enum):
     DESIGN_COLD = "design_cold"
     DEADLINE_MISSED = "deadline_missed"
     NO_CACHED_ENVELOPE = "no_cached_envelope"
+    NO_EARLIER_LOOKUP = "no_earlier_lookup"
 
     def __str__(self) -> str:
         return self.value
@@ -161,6 +162,9 @@ _EXPLANATIONS: dict[ColdStartReason, str] = {
     ),
     ColdStartReason.NO_CACHED_ENVELOPE: (
         "The workspace gave the cached design nothing to put in an envelope."
+    ),
+    ColdStartReason.NO_EARLIER_LOOKUP: (
+        "The prefetch design had no completed lookup of an earlier turn to send."
     ),
 }
 

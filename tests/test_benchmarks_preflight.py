@@ -13,7 +13,7 @@ from benchmarks.runner import Options, run_all
 from supercontext_lab.eval.stats import PairedComparison
 
 
-def test_the_preflight_benchmark_judges_its_three_targets(tmp_path: Path) -> None:
+def test_the_preflight_benchmark_judges_its_four_targets(tmp_path: Path) -> None:
     options = Options(
         turn_repeats=2,
         turn_warmup=1,
@@ -34,8 +34,14 @@ def test_the_preflight_benchmark_judges_its_three_targets(tmp_path: Path) -> Non
         assert row["left_running"] == 0
         # Whatever the machine, the pre-flight never ends before its deadline.
         assert row["overshoot_ms"]["min"] >= 0
+    live = section["prefetch_live_turn"]
+    assert live["settled"]["prefetch_prepared_by"] == {"prefetch": 2}
+    for run in live.values():
+        assert run["left_running"] == 0
+        assert set(run["harness_ms"]) == {"prefetch", "cold"}
     targets = [t for t in data["targets"] if t["area"] == "Pre-flight designs"]
-    assert len(targets) == 3
+    assert len(targets) == 4
+    assert targets[3]["peer"].startswith("cold p50")
     assert all(t["status"] in {"PASS", "MISS"} for t in targets)
 
 

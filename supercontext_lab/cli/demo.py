@@ -93,6 +93,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         does = {
             "pack": "the pack gathers it (no model)",
             "cached": "the cached envelope is served",
+            "prefetch": "the pack of an earlier lookup is sent",
         }.get(result.design, "the scout runs")
         emit(f"  first turn of a new thread, flag on, message worth preparing: {does}")
     for line in result.design_lines():

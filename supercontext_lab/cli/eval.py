@@ -14,10 +14,12 @@ after the id. Whenever a variant runs a model, the no-model baselines ``rank`` a
 ``random`` (SPEC §14) run beside it (``--no-baselines`` leaves them out).
 
 Pre-flight designs (SPEC §16): each ``--design NAME`` (``scout``, ``pack``, ``cached``,
-``cold``) runs as a variant named after it, instead of ``baseline``; the one ``--model``
+``prefetch``, ``cold``) runs as a variant named after it, instead of ``baseline``; the one ``--model``
 is then the scout design's. ``--end-to-end`` sends each case as the first message of a
 new thread and scores the orchestrator's reply, cold and prepared, at temperature 0;
-``--model`` sets the orchestrator too. ``--deadline-ms`` is the scout design's pre-turn
+``--model`` sets the orchestrator too; a case's ``follow_ups`` are sent after it in the
+same thread, and the reply metrics are also given per turn (the first turn and the later
+ones, over cold, on the same cases). ``--deadline-ms`` is the scout design's pre-turn
 deadline.
 
 Prints a metrics table, every rate with its 95 % interval, the end-to-end metrics, the
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .common import PROG, UsageProblem, emit, emit_json
+from .preflight import DESIGN_CHOICES, deadline_argument
 
 if TYPE_CHECKING:
     from ..eval.variants import Variant
@@ -104,7 +107,7 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         "--design",
         action="append",
         default=[],
-        choices=["scout", "pack", "cached", "cold"],
+        choices=DESIGN_CHOICES,
         help="run a pre-flight design as a variant named after it (repeatable), instead of "
         "the shipped scout alone; with --model, the scout design runs on that model",
     )
@@ -117,7 +120,7 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--deadline-ms",
-        type=_deadline,
+        type=deadline_argument,
         default=None,
         metavar="MS",
         help="the scout design's pre-turn deadline: a scout not done by then is abandoned "
@@ -149,12 +152,6 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_eval_command)
     return parser
-
-
-def _deadline(text: str) -> float:
-    from .preflight import deadline_argument
-
-    return deadline_argument(text)
 
 
 def parse_agent_option(option: str) -> tuple[str, Path]:
@@ -267,9 +264,11 @@ def _json_output(report: Any) -> dict[str, Any]:
                 "elapsed_ms": round(result.elapsed_ms, 3),
                 "from_cache": result.from_cache,
                 **({"turn": result.turn} if result.turn is not None else {}),
+                **({"later_turns": result.later_turns} if result.later_turns else {}),
             }
             for result in report.results
         ],
+        **({"per_turn": [row.to_dict() for row in rows]} if (rows := report.per_turn()) else {}),
         "paired": [pair.to_dict() for pair in report.paired],
         "statistics": report.statistics(),
         "few_cases_note": report.few_cases_note(),
@@ -347,7 +346,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
         emit_json(output)
     else:
         emit(report.to_text())
-        for part in (report.intervals_text(), report.replies_text(), report.paired_text()):
+        parts = (
+            report.intervals_text(),
+            report.replies_text(),
+            report.per_turn_text(),
+            report.paired_text(),
+        )
+        for part in parts:
             if part:
                 emit("")
                 emit(part)

@@ -6,7 +6,8 @@
 
 ``scout --design NAME`` prepares the message in that design instead of running the scout
 alone: ``pack``, ``cached`` (served from ``.supercontext/``, rebuilt when the workspace
-changed), ``cold`` (nothing; exit 1) or ``scout``; ``--deadline-ms`` abandons a scout not
+changed), ``prefetch`` (nothing: a message on its own has no earlier turn whose lookup it
+could be sent; exit 1), ``cold`` (nothing; exit 1) or ``scout``; ``--deadline-ms`` abandons a scout not
 done by then and prepares with the pack instead. The output says which design prepared
 it; ``--json`` adds ``design``, ``prepared_by``, ``deadline_ms``, ``deadline_missed`` and
 ``preflight_note`` to the run's object.
@@ -38,7 +39,9 @@ __all__ = [
     "settings_from_args",
 ]
 
-DESIGN_CHOICES = ("scout", "pack", "cached", "cold")
+DESIGN_CHOICES = ("scout", "pack", "cached", "prefetch", "cold")
+"""The pre-flight designs, as ``harness.designs.DESIGNS`` lists them (a test holds them
+equal; the engine is not imported to parse arguments)."""
 
 
 def deadline_argument(text: str) -> float:

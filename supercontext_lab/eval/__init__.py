@@ -1,4 +1,5 @@
-"""Evaluate and compare scout variants on a dataset of first messages.
+"""Evaluate and compare scout variants on a dataset of first messages (and, end to end,
+the later messages of their threads).
 
     from supercontext_lab.eval import Variant, baseline, evaluate
 
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .dataset import EvalCase, Expectations, load_dataset, parse_dataset
+    from .dataset import EvalCase, Expectations, FollowUp, load_dataset, parse_dataset
     from .executors import EXECUTORS, run_tasks
     from .metrics import METRIC_NAMES, CaseScores, aggregate, score_case
     from .report import EvalReport, VariantReport
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 # The public names of each submodule, imported on first access.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "dataset": ("EvalCase", "Expectations", "load_dataset", "parse_dataset"),
+    "dataset": ("EvalCase", "Expectations", "FollowUp", "load_dataset", "parse_dataset"),
     "executors": ("EXECUTORS", "run_tasks"),
     "metrics": ("METRIC_NAMES", "CaseScores", "aggregate", "score_case"),
     "report": ("EvalReport", "VariantReport"),
@@ -49,6 +50,7 @@ __all__ = [
     "EvalCase",
     "EvalReport",
     "Expectations",
+    "FollowUp",
     "Variant",
     "VariantReport",
     "aggregate",

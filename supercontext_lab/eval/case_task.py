@@ -121,13 +121,18 @@ def _settings(task: CaseTask) -> PreflightSettings:
 def _run_turn(
     task: CaseTask, session: EvalSession, workspace: Workspace, scout: ChatModel
 ) -> tuple[CaseResult, CachedModel | None]:
-    """An end-to-end task: the case as the first message of a new thread."""
+    """An end-to-end task: the case as the first message of a new thread, then its
+    follow-ups in the same thread."""
     from ..harness import Thread
+    from ..harness.prefetch import PrefetchCache
     from ..routes import ModelRoute
     from .end_to_end import AtTemperature, turn_record
 
     inner = session.orchestrator(ModelRoute.model_validate(task.orchestrator or {}))
     cached = _cached_model(session, task, inner)
+    # A cache of the task's own: the cap on running lookups is never reached by the tasks
+    # running beside it, so a result does not depend on the executor.
+    prefetch = PrefetchCache()
     thread = Thread(
         workspace,
         definition=task.variant.definition(),
@@ -141,8 +146,18 @@ def _run_turn(
         # Evaluations never archive: a case's turn would be a past conversation to the
         # cases after it (SPEC §15).
         archive=False,
+        prefetch_cache=prefetch,
     )
     turn = thread.send(task.case.message)
+    later = []
+    for index, follow_up in enumerate(task.case.follow_ups, start=2):
+        # The user's typing gives a background lookup (prefetch) its time; the live turn
+        # itself never waits for one.
+        thread.wait_for_prefetch(task.timeout_s)
+        record = turn_record(thread.send(follow_up.message), follow_up.expect)
+        later.append({"index": index, "topic_change": follow_up.topic_change, **record})
+    # The lookup the last turn started has no turn to serve: none is left running.
+    prefetch.close(task.timeout_s)
     result = _result(
         task,
         turn.scout,
@@ -154,7 +169,7 @@ def _run_turn(
         status=str(turn.preparation),
         turn=turn_record(turn, task.case.expect),
     )
-    return result, cached
+    return replace(result, later_turns=later), cached
 
 
 def run_case_task(task: CaseTask) -> CaseResult:

@@ -8,10 +8,17 @@ A line is a JSON object::
      "expect": {"skills": ["lit-review-digest"], "tools": ["delegate_gmail"],
                 "has_goal": false, "has_enough_context": true,
                 "mentions": ["2Dt"], "must_not_mention": ["sourdough"],
-                "sources": ["memory: global/decision-kernel"]}}
+                "sources": ["memory: global/decision-kernel"]},
+     "follow_ups": [{"message": "Who decided it with me?", "expect": {"mentions": ["Amara"]}},
+                    {"message": "When is the renewal due?", "topic_change": true,
+                     "expect": {"mentions": ["2026-12-15"], "must_not_mention": ["2Dt"]}}]}
 
 ``id`` and ``message`` are required; everything else is optional, and an expectation that
-is absent is simply not scored. ``structure`` says how the text that answers the case is
+is absent is simply not scored. ``follow_ups`` are the thread's later messages (at most
+:data:`MAX_FOLLOW_UPS`), sent one after another in the same thread by an end-to-end
+evaluation and scored on their replies with their own ``expect``; ``topic_change`` marks a
+message on another topic than the one before it, where context looked up for an earlier
+message is stale. An evaluation of bundles alone scores the first message only. ``structure`` says how the text that answers the case is
 laid out (one of :data:`STRUCTURES`: a table, an email thread, a chat, a log, a list, prose
 or code), so results can be broken down by it; it is not scored. ``sources`` names the
 documents that answer the case as a bundle cites them (``memory: <namespace>/<key>``,
@@ -50,15 +57,21 @@ from .._json import json_type_name
 from .._text import one_line, visible, without_surrogates
 from ..bundle.records import find_attributions
 from ..errors import DatasetError, PathRefusedError, WorkspaceError
+from .dataset_lines import Line as _Line
+from .dataset_lines import optional_text as _optional_text
+from .dataset_lines import required_text as _required_text
 
 __all__ = [
     "CASE_KEYS",
     "EXPECT_KEYS",
+    "FOLLOW_UP_KEYS",
     "MAX_DATASET_BYTES",
+    "MAX_FOLLOW_UPS",
     "MAX_LINE_CHARS",
     "STRUCTURES",
     "EvalCase",
     "Expectations",
+    "FollowUp",
     "load_dataset",
     "parse_dataset",
 ]
@@ -68,7 +81,10 @@ MAX_DATASET_BYTES = 64 << 20
 MAX_LINE_CHARS = 1_000_000
 """Longest line (one case) read."""
 
-CASE_KEYS = ("id", "message", "focus", "workspace", "structure", "cluster", "expect")
+CASE_KEYS = ("id", "message", "focus", "workspace", "structure", "cluster", "expect", "follow_ups")
+FOLLOW_UP_KEYS = ("message", "expect", "topic_change")
+MAX_FOLLOW_UPS = 8
+"""Later messages a case may hold."""
 STRUCTURES = ("table", "email", "chat", "log", "list", "prose", "code")
 """The values ``structure`` may take: how the text that answers a case is laid out."""
 EXPECT_KEYS = (
@@ -108,8 +124,23 @@ class Expectations:
 
 
 @dataclass(frozen=True)
+class FollowUp:
+    """A later message of a case's thread and what its reply should hold."""
+
+    message: str
+    expect: Expectations = field(default_factory=Expectations)
+    topic_change: bool = False
+    """The message is on another topic than the one before it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"message": self.message, "expect": self.expect.to_dict()}
+        return {**out, "topic_change": True} if self.topic_change else out
+
+
+@dataclass(frozen=True)
 class EvalCase:
-    """One evaluation case: a first message, an optional focus and workspace, expectations."""
+    """One evaluation case: a first message, an optional focus and workspace, expectations,
+    and the thread's later messages (``follow_ups``)."""
 
     id: str
     message: str
@@ -121,6 +152,7 @@ class EvalCase:
     """How the answering text is laid out (one of :data:`STRUCTURES`), or ``None``."""
     cluster: str | None = None
     """The group of cases this one is not independent of (``None``: its workspace's)."""
+    follow_ups: tuple[FollowUp, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The case as a dataset line (the workspace as an absolute path)."""
@@ -134,36 +166,9 @@ class EvalCase:
         if self.cluster is not None:
             out["cluster"] = self.cluster
         out["expect"] = self.expect.to_dict()
+        if self.follow_ups:
+            out["follow_ups"] = [follow_up.to_dict() for follow_up in self.follow_ups]
         return out
-
-
-class _Line:
-    """Error helper bound to one line of one file."""
-
-    def __init__(self, source: str, number: int) -> None:
-        self.source = source
-        self.number = number
-
-    def error(self, problem: str) -> DatasetError:
-        return DatasetError(f"{self.source}, line {self.number}: {problem}")
-
-
-def _required_text(where: _Line, data: Mapping[str, Any], key: str) -> str:
-    if key not in data:
-        raise where.error(f'"{key}" is missing; every case needs "id" and "message".')
-    value = data[key]
-    if not isinstance(value, str):
-        raise where.error(f'"{key}" must be a string, not {json_type_name(value)}.')
-    if not value.strip():
-        raise where.error(f'"{key}" is empty; give the case a non-empty {key}.')
-    return value
-
-
-def _optional_text(where: _Line, data: Mapping[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise where.error(f'"{key}" must be a string or null, not {json_type_name(value)}.')
-    return value
 
 
 def _structure(where: _Line, data: Mapping[str, Any]) -> str | None:
@@ -194,7 +199,10 @@ def _check_sources(where: _Line, sources: tuple[str, ...]) -> None:
             )
 
 
-def _expectations(where: _Line, raw: object) -> Expectations:
+def _expectations(where: _Line, raw: object, at: str = "") -> Expectations:
+    """The ``expect`` object; ``at`` names where it is (a follow-up's) in every error."""
+    if at:
+        where = _Line(where.source, where.number, at)
     if not isinstance(raw, dict):
         raise where.error(f'"expect" must be an object, not {json_type_name(raw)}.')
     unknown = sorted(set(raw) - set(EXPECT_KEYS))
@@ -233,6 +241,37 @@ def _expectations(where: _Line, raw: object) -> Expectations:
             )
         values[key] = raw[key]
     return Expectations(**values)
+
+
+def _follow_ups(where: _Line, raw: object) -> tuple[FollowUp, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise where.error(f'"follow_ups" must be an array of objects, not {json_type_name(raw)}.')
+    if len(raw) > MAX_FOLLOW_UPS:
+        raise where.error(
+            f'"follow_ups" holds {len(raw)} messages; a case has at most {MAX_FOLLOW_UPS}.'
+        )
+    out = []
+    for number, item in enumerate(raw, start=1):
+        at = f"follow_ups item {number}: "
+        if not isinstance(item, dict):
+            raise where.error(f"{at}must be an object, not {json_type_name(item)}.")
+        unknown = sorted(set(item) - set(FOLLOW_UP_KEYS))
+        if unknown:
+            raise where.error(
+                f'{at}unknown key "{unknown[0]}"; a follow-up has {", ".join(FOLLOW_UP_KEYS)}.'
+            )
+        message = item.get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise where.error(f'{at}"message" must be a non-empty string.')
+        change = item.get("topic_change", False)
+        if not isinstance(change, bool):
+            raise where.error(
+                f'{at}"topic_change" must be true or false, not {json_type_name(change)}.'
+            )
+        out.append(FollowUp(message, _expectations(where, item.get("expect", {}), at), change))
+    return tuple(out)
 
 
 class _Workspaces:
@@ -312,6 +351,7 @@ def _case(where: _Line, text: str, workspaces: _Workspaces) -> EvalCase:
     if cluster is not None and not cluster.strip():
         raise where.error('"cluster" is empty; name the group of cases or leave the key out.')
     expect = _expectations(where, data.get("expect", {}))
+    follow_ups = _follow_ups(where, data.get("follow_ups"))
     return EvalCase(
         id=case_id.strip(),
         message=message,
@@ -321,6 +361,7 @@ def _case(where: _Line, text: str, workspaces: _Workspaces) -> EvalCase:
         line=where.number,
         structure=structure,
         cluster=None if cluster is None else cluster.strip(),
+        follow_ups=follow_ups,
     )
 
 

@@ -39,6 +39,7 @@ from .report_export import (
 )
 from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, few_cases_note
 from .summary import VariantReport
+from .turns import TurnGroupMetrics, has_follow_ups, per_turn, per_turn_text
 
 if TYPE_CHECKING:
     from .dataset import EvalCase
@@ -50,6 +51,7 @@ _RAN = {
     "scout": "ran the scout",
     "pack": "ran the pack",
     "cached": "read the cached envelope",
+    "prefetch": "sent a pack of an earlier lookup (none on a first turn)",
     "cold": "ran cold (no pre-flight)",
 }
 """What a run of each pre-flight design did, for the footer (:meth:`EvalReport.ran`)."""
@@ -66,6 +68,9 @@ class EvalReport:
     wall_s: float = 0.0
     paired: list[PairedComparison] = field(default_factory=list)
     """Every two variants compared on the same cases (:mod:`.stats`)."""
+    _per_turn: tuple[Any, list[TurnGroupMetrics]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     # ------------------------------------------------------------------ access
 
@@ -126,7 +131,9 @@ class EvalReport:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"variants": [{"name", "metrics", ...}], "cases": [{"id", "variant",
-        "envelope", "problems", "scores", ...}], "settings", "wall_s"}``."""
+        "envelope", "problems", "scores", ...}], "settings", "wall_s"}``, and end to end
+        with follow-ups ``"per_turn"`` (:meth:`per_turn`)."""
+        rows = self.per_turn()
         return {
             "variants": [variant.to_dict() for variant in self.variants],
             "cases": [result.to_dict() for result in self.results],
@@ -135,6 +142,7 @@ class EvalReport:
             "paired": [pair.to_dict() for pair in self.paired],
             "statistics": self.statistics(),
             "few_cases_note": self.few_cases_note(),
+            **({"per_turn": [row.to_dict() for row in rows]} if rows else {}),
         }
 
     def statistics(self) -> dict[str, Any]:
@@ -233,6 +241,22 @@ class EvalReport:
         lifts = [v.lift.cases for v in self.variants if v.lift is not None and v.lift.units]
         note = self.few_cases_note(min(lifts) if lifts else None)
         return replies_table(self.variants, str(self.settings.get("orchestrator", "?")), note)
+
+    def per_turn(self) -> list[TurnGroupMetrics]:
+        """End to end, every variant's reply metrics per group of turns of the cases with
+        follow-ups (:mod:`.turns`); empty otherwise."""
+        if not self.end_to_end or not has_follow_ups(self.results):
+            return []
+        # Kept: its bootstrap is redone for nothing by every display and export.
+        key = (len(self.results), tuple(self.variant_names))
+        if self._per_turn is None or self._per_turn[0] != key:
+            self._per_turn = (key, per_turn(self.results, self.variant_names))
+        return list(self._per_turn[1])
+
+    def per_turn_text(self) -> str:
+        """:meth:`per_turn` as tables: the lift over cold per group of turns, then the
+        mention and forbidden rates (empty without follow-ups)."""
+        return per_turn_text(self.per_turn(), self.variant_names)
 
     def paired_text(self) -> str:
         """One line per two variants: the paired comparison (empty for one variant), and

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .._bounded import json_loads
@@ -145,6 +145,9 @@ class CaseResult:
     turn: dict[str, Any] | None = None
     """An end-to-end run's first turn (``eval --end-to-end``): the design that prepared
     it, the orchestrator's reply, its prompt tokens and the time to the reply."""
+    later_turns: list[dict[str, Any]] = field(default_factory=list)
+    """The case's follow-ups, end to end, in the same thread: each as :attr:`turn` is,
+    with its ``index`` (2 for the second message) and ``topic_change``."""
 
     def __post_init__(self) -> None:
         # What a run read may hold names that are not UTF-8 (lone surrogates), which no
@@ -190,6 +193,7 @@ class CaseResult:
             "cache_misses": self.cache_misses,
             "from_cache": self.from_cache,
             **({"turn": dict(self.turn)} if self.turn is not None else {}),
+            **({"later_turns": [dict(t) for t in self.later_turns]} if self.later_turns else {}),
         }
 
 

@@ -1,7 +1,7 @@
 """Scout variants: a name, an agent definition (agent.toml + prompt.md) and a model route.
 
-A variant may also name a pre-flight design (SPEC §16): ``pack``, ``cached`` or ``cold``
-prepare the case without the scout (:func:`design_variant`, named after the design);
+A variant may also name a pre-flight design (SPEC §16): ``pack``, ``cached``, ``prefetch``
+or ``cold`` prepare the case without the scout (:func:`design_variant`, named after the design);
 ``scout``, the default, runs it.
 
 A variant travels to other threads and processes (a Dask worker) as plain data — the TOML
@@ -46,6 +46,7 @@ BASELINE = "baseline"
 _DESIGN_LABELS = {
     "pack": "pack (no model)",
     "cached": "cached (built ahead, no model)",
+    "prefetch": "prefetch (an earlier lookup, no model)",
     "cold": "cold (no pre-flight)",
 }
 

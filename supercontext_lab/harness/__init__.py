@@ -8,7 +8,8 @@ the message before the orchestrator sees it and prepends the validated envelope;
 failure means a cold start, with the reason kept on the :class:`TurnResult`. How it
 prepares is the pre-flight design (SPEC §16, ``designs``): the scout, the pack
 (``pack``), the cached envelope (``cached``) or nothing, under an optional pre-turn
-deadline (``deadline``, ``preflight``).
+deadline (``deadline``, ``preflight``); or, with ``prefetch``, no turn waits: each later
+turn is sent the pack an earlier turn's background lookup built (``prefetch``).
 """
 
 from __future__ import annotations

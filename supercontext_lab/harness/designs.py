@@ -1,6 +1,6 @@
-"""The four pre-flight designs and the ``[preflight]`` settings (SPEC §16).
+"""The five pre-flight designs and the ``[preflight]`` settings (SPEC §16).
 
-A first turn can be prepared in four ways:
+A turn can be prepared in five ways:
 
 * ``"scout"``: the context scout, a model with read-only tools (SPEC §5), as before;
 * ``"pack"``: no model. The harness's gathering round, the facts it found ranked for the
@@ -9,16 +9,22 @@ A first turn can be prepared in four ways:
 * ``"cached"``: an envelope built ahead of time from the workspace (profile, MEMORY.md,
   the notes most recalled or most recent), stored under ``.supercontext/`` and served
   without reading the request (:mod:`.cached`);
+* ``"prefetch"``: nothing waits on the live turn. After each turn a pack is built in the
+  background from that turn's message, and the thread's next turn is sent the last one
+  completed, labelled as from an earlier lookup; the first turn of a thread gets none
+  (:mod:`.prefetch`);
 * ``"cold"``: no pre-flight at all.
 
 ``config.toml`` holds the defaults::
 
     [preflight]
-    design = "scout"        # scout | pack | cached | cold
+    design = "scout"        # scout | pack | cached | prefetch | cold
     deadline_ms = 1500      # a scout not done by then is abandoned (default: none)
     fallback = "pack"       # what prepares a turn whose scout missed it: pack | cold
     pack_tokens = 600       # the pack's budget, in tokens (four characters a token)
     cached_tokens = 1000    # the cached envelope's budget
+    prefetch_ttl_s = 60     # a prefetched pack older than this is not sent
+    prefetch_pending = 8    # background builds running or in line in a process, at most
 
 A thread (``Thread(..., design=..., deadline_ms=...)``), a run (``scout --design``) and
 an evaluation (``eval --design``) override them.
@@ -37,6 +43,8 @@ __all__ = [
     "DEFAULT_CACHED_TOKENS",
     "DEFAULT_DESIGN",
     "DEFAULT_PACK_TOKENS",
+    "DEFAULT_PREFETCH_PENDING",
+    "DEFAULT_PREFETCH_TTL_S",
     "DESIGNS",
     "FALLBACKS",
     "PREFLIGHT_TABLE",
@@ -49,7 +57,7 @@ __all__ = [
     "preflight_settings",
 ]
 
-Design = Literal["scout", "pack", "cached", "cold"]
+Design = Literal["scout", "pack", "cached", "prefetch", "cold"]
 DESIGNS: tuple[str, ...] = get_args(Design)
 """The pre-flight designs, in the order reports list them."""
 DEFAULT_DESIGN: Design = "scout"
@@ -63,13 +71,30 @@ DEFAULT_PACK_TOKENS = 600
 attributions."""
 DEFAULT_CACHED_TOKENS = 1000
 """The cached envelope's budget: it is sent on every first turn, whatever the request."""
+DEFAULT_PREFETCH_TTL_S = 60.0
+"""How long a prefetched pack may be sent after it was built: the reference system's
+60 s."""
+DEFAULT_PREFETCH_PENDING = 8
+"""Background pack builds running or in line at once in one process; a thread that finds
+the cap reached keeps its last pack (the build is CPU work on the same cores as the live
+turn)."""
 _MIN_TOKENS = 50
 _MAX_TOKENS = 100_000
-_KEYS = ("design", "deadline_ms", "fallback", "pack_tokens", "cached_tokens")
+_MAX_TTL_S = 86_400.0
+_MAX_PENDING = 256
+_KEYS = (
+    "design",
+    "deadline_ms",
+    "fallback",
+    "pack_tokens",
+    "cached_tokens",
+    "prefetch_ttl_s",
+    "prefetch_pending",
+)
 
 
 def check_design(name: object) -> Design:
-    """``name`` as a :data:`Design`; ``ValueError`` naming the four otherwise."""
+    """``name`` as a :data:`Design`; ``ValueError`` naming the five otherwise."""
     for design in get_args(Design):
         if name == design:
             return design  # type: ignore[no-any-return]
@@ -103,6 +128,24 @@ def _check_tokens(key: str, value: object) -> int:
     return value
 
 
+def _check_ttl(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"prefetch_ttl_s must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or not 0 < value <= _MAX_TTL_S:
+        raise ValueError(
+            f"prefetch_ttl_s must be above 0 and at most {_MAX_TTL_S:,.0f} seconds, not {value!r}"
+        )
+    return float(value)
+
+
+def _check_pending(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"prefetch_pending must be a whole number, not {value!r}")
+    if not 1 <= value <= _MAX_PENDING:
+        raise ValueError(f"prefetch_pending must be between 1 and {_MAX_PENDING}, not {value}")
+    return value
+
+
 @dataclass(frozen=True)
 class PreflightSettings:
     """How first turns are prepared: the ``[preflight]`` table, or its defaults."""
@@ -118,6 +161,10 @@ class PreflightSettings:
     """What prepares a turn whose scout missed the deadline."""
     pack_tokens: int = DEFAULT_PACK_TOKENS
     cached_tokens: int = DEFAULT_CACHED_TOKENS
+    prefetch_ttl_s: float = DEFAULT_PREFETCH_TTL_S
+    """A prefetched pack older than this (since its build ended) is not sent."""
+    prefetch_pending: int = DEFAULT_PREFETCH_PENDING
+    """Background pack builds running or in line in the process, at most."""
 
     def with_overrides(
         self, *, design: str | None = None, deadline_ms: float | None = None
@@ -142,6 +189,8 @@ class PreflightSettings:
             "fallback": self.fallback,
             "pack_tokens": self.pack_tokens,
             "cached_tokens": self.cached_tokens,
+            "prefetch_ttl_s": self.prefetch_ttl_s,
+            "prefetch_pending": self.prefetch_pending,
         }
 
 
@@ -185,6 +234,10 @@ def preflight_settings() -> PreflightSettings:
             pack_tokens=_check_tokens("pack_tokens", table.get("pack_tokens", DEFAULT_PACK_TOKENS)),
             cached_tokens=_check_tokens(
                 "cached_tokens", table.get("cached_tokens", DEFAULT_CACHED_TOKENS)
+            ),
+            prefetch_ttl_s=_check_ttl(table.get("prefetch_ttl_s", DEFAULT_PREFETCH_TTL_S)),
+            prefetch_pending=_check_pending(
+                table.get("prefetch_pending", DEFAULT_PREFETCH_PENDING)
             ),
         )
     except ValueError as exc:

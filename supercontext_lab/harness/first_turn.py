@@ -23,6 +23,7 @@ from ..scout import TraceStep
 from ..sources.workspace import Workspace
 from .cached import record_recalls
 from .designs import PreflightSettings
+from .prefetch import Lookup
 from .preflight import ScoutCall, run_preflight
 from .turn import Preparation, TurnResult, build_prepared_message
 
@@ -42,10 +43,11 @@ def prepare_turn(
     scout: ScoutCall,
     scout_timeout_s: float | None,
     on_step: Callable[[TraceStep], None] | None,
+    earlier: Lookup | None = None,
 ) -> ContextBundle | None:
     """Prepare ``message`` unless the gate's ``reason`` holds it back, recording on
     ``result`` what happened; return the bundle the turn now carries, or ``None`` when
-    it goes on cold."""
+    it goes on cold. ``earlier``: the thread's last prefetched pack (``prefetch``)."""
     result.design, result.deadline_ms = settings.design, settings.deadline_ms
     if reason is not None and not (settings.design == "cached" and reason in SKIP_REASONS):
         # The cached envelope does not read the message, so only the structural gate
@@ -60,13 +62,16 @@ def prepare_turn(
         scout=scout,
         scout_timeout_s=scout_timeout_s,
         on_step=on_step,
+        earlier=earlier,
     )
     result.scout, result.notes = done.run, [*result.notes, *done.notes]
     result.deadline_missed, result.preflight_note = done.missed_deadline, done.note
     if done.envelope is None or done.bundle is None:
         reason = done.reason or ColdStartReason.NO_ENVELOPE
         if reason.skipped:
+            # Nothing ran; the detail says why (prefetch: a first turn, an expired pack).
             result.preparation, result.reason = Preparation.SKIPPED, reason
+            result.reason_detail = done.detail
         else:
             result.cold(reason, done.detail)
         return None

@@ -2,7 +2,8 @@
 
 The orchestrator sees the thread's goal, the transcript and the message as sent (with the
 prepared block when the turn was prepared). It is offered the workspace's orchestrator
-tools, except ``agent_prepare_context`` on a prepared turn. The lab shows the tool calls
+tools, except ``agent_prepare_context`` on a turn prepared for its message (a bundle
+from an earlier lookup, ``prefetch``, leaves it offered). The lab shows the tool calls
 it makes but runs only ``agent_prepare_context``; every other call is answered with a line
 saying it was not executed. It gets at most :data:`_MAX_ORCHESTRATOR_ROUNDS` replies, the
 last offered no tools, so a turn always ends with a reply or an error.
@@ -83,7 +84,7 @@ def call_orchestrator(
         Message(role="user", content=result.sent_message),
     ]
     try:
-        specs = orchestrator_specs(workspace, result.prepared)
+        specs = orchestrator_specs(workspace, result.prepared_for_message)
     except WorkspaceError as exc:
         # A broken catalogue must not break the turn: the orchestrator goes on without
         # tools and the turn says why.

@@ -24,6 +24,7 @@ from ..models.choices import BundleChoices, ChoiceFact
 from ..reading.relevance import coverage, request_terms
 from ..scout import ScoutRun, TraceStep, run_gathered
 from ..sources.workspace import Workspace
+from ..tools import ToolRegistry
 from .designs import DEFAULT_PACK_TOKENS
 
 __all__ = ["FACT_READS", "PACK_LABEL", "fit_facts", "pack_envelope", "run_pack"]
@@ -76,8 +77,10 @@ def run_pack(
     focus: str | None = None,
     budget: int = DEFAULT_PACK_TOKENS,
     on_step: Callable[[TraceStep], None] | None = None,
+    registry: ToolRegistry | None = None,
 ) -> ScoutRun:
-    """Prepare ``message`` with the pack: a :class:`ScoutRun` with no model call."""
+    """Prepare ``message`` with the pack: a :class:`ScoutRun` with no model call.
+    ``registry`` is the tools it reads with (default: the workspace's scout tools)."""
     return run_gathered(
         message,
         workspace=workspace,
@@ -85,6 +88,7 @@ def run_pack(
         label=PACK_LABEL,
         definition=definition,
         focus=focus,
+        registry=registry,
         on_step=on_step,
         reads=FACT_READS,
     )

@@ -13,6 +13,9 @@ it through (:mod:`.designs` says what each design is):
 * ``pack``: the pack (:func:`~.pack.run_pack`), no model;
 * ``cached``: the cached envelope (:func:`~.cached.serve_cached`), rebuilt first when the
   workspace changed since it was built; it does not read the request;
+* ``prefetch``: the last pack the thread's background lookup completed for an earlier
+  message (:mod:`.prefetch`), found by the thread before the pre-flight (``earlier``);
+  nothing when there is none, and nothing is built or waited for here;
 * ``cold``: nothing.
 
 Whatever goes wrong, the turn goes on cold with the reason; the scout is an
@@ -40,6 +43,7 @@ from .cached import CACHED_LABEL, Served, serve_cached
 from .deadline import start
 from .designs import Design, PreflightSettings
 from .pack import run_pack
+from .prefetch import Lookup
 from .turn import failure_reason
 
 __all__ = ["Preflight", "accepted_envelope", "deadline_note", "run_preflight"]
@@ -175,6 +179,23 @@ def _cached_run(
         definition_hash=definition.definition_hash(),
         grounding=report,
     )
+
+
+def _serve_prefetched(result: Preflight, earlier: Lookup | None) -> None:
+    """Prepare the turn with the thread's last completed pack, or record why none."""
+    run = earlier.served() if earlier is not None else None
+    if earlier is None or earlier.prefetched is None or run is None:
+        result.reason = ColdStartReason.NO_EARLIER_LOOKUP
+        result.detail = (earlier.why_none if earlier is not None else None) or (
+            "no earlier turn of this thread was looked up"
+        )
+        return
+    _take(result, run, "prefetch")
+    if result.envelope is not None:
+        result.notes.append(
+            "prefetch: the pack of an earlier lookup, built in the background from the "
+            f"message of turn {earlier.prefetched.turn + 1}"
+        )
 
 
 def _rebuilt_note(why: str) -> str:
@@ -318,16 +339,21 @@ def run_preflight(
     scout_timeout_s: float | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
     focus: str | None = None,
+    earlier: Lookup | None = None,
 ) -> Preflight:
     """Prepare ``message`` in ``settings.design`` (see the module docstring); the gate
     has already let the turn through. ``focus`` (the explicit path's) counts as request
-    for the pack; the ``scout`` callable applies its own."""
+    for the pack; the ``scout`` callable applies its own. ``earlier`` is what the
+    thread's prefetch cache holds for the ``prefetch`` design (``None``: nothing, as on
+    the explicit path, which has no thread)."""
     started = time.perf_counter()
     design = settings.design
     result = Preflight(design=design, deadline_ms=settings.deadline_ms)
     try:
         if design == "cold":
             result.reason = ColdStartReason.DESIGN_COLD
+        elif design == "prefetch":
+            _serve_prefetched(result, earlier)
         elif design == "cached":
             _serve_cached(result, workspace, settings, definition, started)
         elif design == "pack":

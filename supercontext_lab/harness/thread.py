@@ -14,6 +14,11 @@ recall it; the running thread never recalls itself. ``Thread(..., archive=False)
 ``[memory] archive_threads = false`` turns that off. A reply of the offline orchestrator,
 a stand-in that only restates the bundle and the request, is not archived (the user's
 message is): quoted later, it would pass for something settled.
+
+With the ``prefetch`` design (:mod:`.prefetch`) the harness prepares no turn before the
+orchestrator: after each turn it starts a pack for the thread in the background, from
+that turn's message, and each later turn is sent the last one completed, labelled as
+context from an earlier lookup. :meth:`Thread.close` forgets the thread's pack.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from ..tools import build_scout_registry
 from .designs import design_for_route, preflight_settings
 from .first_turn import prepare_turn, record_turn_recalls
 from .orchestrator import call_orchestrator
+from .prefetch import Lookup, PrefetchCache, shared_cache, start_lookup
 from .preflight import accepted_envelope
 from .saved import read_saved_thread, write_saved_thread
 from .turn import Preparation, TurnResult, already_prepared_envelope
@@ -63,9 +69,11 @@ class Thread:
     effective config value), so toggling it affects new threads only. So is whether the
     thread archives its turns into the workspace's past conversations (``archive=None``
     reads ``memory.archive_threads``, default true), and so are the ``[preflight]``
-    settings (SPEC §16): ``design`` (``"scout"``, ``"pack"``, ``"cached"`` or ``"cold"``)
-    and ``deadline_ms`` override them for this thread. ``record_recalls`` counts the
-    memory notes each pre-flight read, for the cached design's "most recalled" notes.
+    settings (SPEC §16): ``design`` (``"scout"``, ``"pack"``, ``"cached"``, ``"prefetch"``
+    or ``"cold"``) and ``deadline_ms`` override them for this thread. ``record_recalls``
+    counts the memory notes each pre-flight read, for the cached design's "most recalled"
+    notes. ``prefetch_cache`` keeps the ``prefetch`` design's packs (default: the
+    process's, :func:`~.prefetch.shared_cache`), keyed by the workspace and ``thread_id``.
     """
 
     def __init__(
@@ -86,6 +94,7 @@ class Thread:
         design: str | None = None,
         deadline_ms: float | None = None,
         record_recalls: bool = True,
+        prefetch_cache: PrefetchCache | None = None,
     ) -> None:
         self.workspace = (
             workspace if isinstance(workspace, Workspace) else open_workspace(workspace)
@@ -113,6 +122,10 @@ class Thread:
                 )
         self.preflight = settings
         self.record_recalls = record_recalls
+        self._prefetch = prefetch_cache if prefetch_cache is not None else shared_cache()
+        if settings.design == "prefetch" and self.enabled:
+            # A worker waits before the first turn: no turn waits for one to start.
+            self._prefetch.warm()
         self.turns: list[TurnResult] = []
         self.prepared_markers: list[dict[str, Any]] = []
         self.archive = archive_enabled(archive)
@@ -208,10 +221,13 @@ class Thread:
 
     def _skip_reason(self, message: str, first_turn: bool) -> ColdStartReason | None:
         """The gate's answer for this turn: the structural reason, else the message's."""
+        # The prefetch design serves every turn of a thread: only the flag and the role
+        # hold it back.
+        every_turn = self.preflight.design == "prefetch"
         structural = structural_skip_reason(
             is_orchestrator=self.is_orchestrator,
-            first_turn=first_turn,
-            has_prior_conversation=has_prior_conversation(self.transcript),
+            first_turn=first_turn or every_turn,
+            has_prior_conversation=not every_turn and has_prior_conversation(self.transcript),
             enabled=self.enabled,
         )
         return structural or super_context_skip_reason(
@@ -226,7 +242,9 @@ class Thread:
         on_step: Callable[[TraceStep], None] | None,
     ) -> None:
         bundle = self._preflight(message, first_turn, result, on_step)
-        if bundle is None:
+        if bundle is None or not result.prepared_for_message:
+            # A bundle of an earlier lookup (prefetch) leaves agent_prepare_context free to
+            # prepare this message.
             return
         self.prepared_markers.append(
             {"turn": self.turn_number, "has_enough_context": bundle.has_enough_context}
@@ -243,10 +261,15 @@ class Thread:
         on_step: Callable[[TraceStep], None] | None,
     ) -> ContextBundle | None:
         """The gate, then the pre-flight of this thread's design, into ``result``."""
+        reason = self._skip_reason(message, first_turn)
+        earlier: Lookup | None = None
+        if reason is None and self.preflight.design == "prefetch":
+            earlier = self._prefetch.lookup(self._prefetch_key)
         return prepare_turn(
             message,
             result,
-            reason=self._skip_reason(message, first_turn),
+            reason=reason,
+            earlier=earlier,
             settings=self.preflight,
             workspace=self.workspace,
             definition=self.definition,
@@ -312,7 +335,51 @@ class Thread:
             self.transcript.append(Message(role="assistant", content=result.reply))
             self._archive(result)
         self.turns.append(result)
+        self._prefetch_after(message, result)
         return result
+
+    # -- prefetch ----------------------------------------------------------------------------
+
+    @property
+    def _prefetch_key(self) -> tuple[str, str]:
+        # The workspace too: two workspaces may hold threads of the same id.
+        return (str(self.workspace.root), self.thread_id)
+
+    def _prefetch_after(self, message: str, result: TurnResult) -> None:
+        """With the ``prefetch`` design, start the pack of ``message`` for the next turn;
+        never waits. A message the gate would not prepare (a greeting, an empty one) starts
+        none: the last pack stays."""
+        if self.preflight.design != "prefetch" or self._skip_reason(message, False) is not None:
+            return
+        note = start_lookup(
+            self._prefetch,
+            self._prefetch_key,
+            message,
+            workspace=self.workspace,
+            definition=self.definition,
+            conversation_id=self.conversation_id,
+            settings=self.preflight,
+            turn=self.turn_number - 1,
+        )
+        if note is not None:
+            result.notes.append(note)
+
+    def wait_for_prefetch(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` seconds for this thread's background lookups to end;
+        whether they have. An evaluation calls it between turns, as a user's typing gives
+        a build its time; a live turn never waits."""
+        return self._prefetch.wait(timeout_s, self._prefetch_key)
+
+    def close(self) -> None:
+        """End the thread: its prefetched pack is forgotten (a lookup still running is
+        thrown away when it ends)."""
+        self._prefetch.drop(self._prefetch_key)
+
+    def __enter__(self) -> Thread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _archive(self, result: TurnResult) -> None:
         """Keep the completed turn in the workspace's past conversations; a failure is a

@@ -28,6 +28,7 @@ from ..eval.variants import (
     design_variant,
     split_agent_option,
 )
+from ..harness.designs import DESIGNS
 from ..routes import parse_model_id
 from .eval_widget import EvalComparison
 from .magic_io import argument, line_magic, magic_arguments, parse_argstring, usage_errors
@@ -107,7 +108,7 @@ class EvalMagics(magic.Magics):
         "--design",
         action="append",
         default=[],
-        choices=["scout", "pack", "cached", "cold"],
+        choices=list(DESIGNS),
         help="run a pre-flight design as a variant named after it (repeatable), instead of "
         "the shipped scout alone",
     )

@@ -16,7 +16,7 @@ from IPython.core import magic
 from IPython.core.error import UsageError
 
 from ..config import set_super_context_enabled, super_context_status
-from ..harness import Thread, TurnResult
+from ..harness import DESIGNS, Thread, TurnResult
 from .archive_notice import archive_notice
 from .display import TurnDisplay, turn_provenance
 from .magic_io import (
@@ -117,7 +117,7 @@ class ThreadMagics(MagicState):
     @argument(
         "--design",
         default=None,
-        choices=["scout", "pack", "cached", "cold"],
+        choices=list(DESIGNS),
         help="the pre-flight design of the thread's first turn (default: [preflight] design)",
     )
     @argument(

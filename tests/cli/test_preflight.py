@@ -53,6 +53,21 @@ def test_scout_design_cold_and_cached(workspace: Path) -> None:
     assert served["prepared_by"] == "cached" and "(profile)" in served["envelope"]
 
 
+def test_scout_design_prefetch_has_no_earlier_turn_and_prepares_nothing(workspace: Path) -> None:
+    out = run_cli("scout", "--workspace", str(workspace), "--design", "prefetch", "--json", MESSAGE)
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    assert data["envelope"] is None and data["design"] == "prefetch"
+    assert data["problems"][0].startswith("no_earlier_lookup")
+
+
+def test_the_design_choices_are_the_harness_designs() -> None:
+    from supercontext_lab.cli.preflight import DESIGN_CHOICES
+    from supercontext_lab.harness.designs import DESIGNS
+
+    assert DESIGN_CHOICES == DESIGNS
+
+
 def test_cache_build_stores_the_envelope_in_the_workspace(workspace: Path) -> None:
     out = run_cli("cache", "build", "--workspace", str(workspace), "--json")
     assert out.returncode == 0, out.stderr

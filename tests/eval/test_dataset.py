@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from supercontext_lab import DatasetError
 from supercontext_lab.eval import EvalCase, Expectations, load_dataset, parse_dataset
-from supercontext_lab.eval.dataset import CASE_KEYS, EXPECT_KEYS, STRUCTURES
+from supercontext_lab.eval.dataset import (
+    CASE_KEYS,
+    EXPECT_KEYS,
+    MAX_FOLLOW_UPS,
+    STRUCTURES,
+    FollowUp,
+)
 from supercontext_lab.sources.demo import demo_workspace_path
 from supercontext_lab.sources.workspace import Workspace
 
@@ -62,6 +68,63 @@ def test_a_full_case_parses(tmp_path: Path) -> None:
     )
     assert case.expect.to_dict()["skills"] == ["figure-polish"]
     assert set(case.to_dict()) == {"id", "message", "focus", "workspace", "structure", "expect"}
+
+
+def test_follow_ups_are_the_threads_later_messages_with_their_own_expectations() -> None:
+    line = json.dumps(
+        {
+            "id": "a",
+            "message": "What did we decide about the kernel?",
+            "expect": {"mentions": ["2Dt"]},
+            "follow_ups": [
+                {"message": "Who decided it?", "expect": {"mentions": ["Amara"]}},
+                {
+                    "message": "When is the renewal due?",
+                    "topic_change": True,
+                    "expect": {"mentions": ["2026-12-15"], "must_not_mention": ["2Dt"]},
+                },
+                {"message": "Thanks"},
+            ],
+        }
+    )
+    (case,) = parse_dataset(line)
+    assert case.follow_ups == (
+        FollowUp("Who decided it?", Expectations(mentions=("Amara",))),
+        FollowUp(
+            "When is the renewal due?",
+            Expectations(mentions=("2026-12-15",), must_not_mention=("2Dt",)),
+            topic_change=True,
+        ),
+        FollowUp("Thanks"),
+    )
+    # Written back as it was read; a case without follow-ups writes no key.
+    assert parse_dataset(json.dumps(case.to_dict()))[0] == case
+    assert "follow_ups" not in parse_dataset(GOOD)[0].to_dict()
+
+
+@pytest.mark.parametrize(
+    ("follow_ups", "needle"),
+    [
+        ('"next"', '"follow_ups" must be an array of objects, not a string'),
+        ('["next"]', "follow_ups item 1: must be an object, not a string"),
+        ('[{"message": "ok"}, {}]', 'follow_ups item 2: "message" must be a non-empty string'),
+        ('[{"message": "  "}]', '"message" must be a non-empty string'),
+        ('[{"message": "m", "topic": 1}]', 'follow_ups item 1: unknown key "topic"'),
+        ('[{"message": "m", "topic_change": "yes"}]', '"topic_change" must be true or false'),
+        (
+            '[{"message": "m", "expect": {"mentions": [1]}}]',
+            'follow_ups item 1: "expect.mentions" must be an array of strings',
+        ),
+        (
+            "[" + ", ".join(['{"message": "m"}'] * (MAX_FOLLOW_UPS + 1)) + "]",
+            f"a case has at most {MAX_FOLLOW_UPS}",
+        ),
+    ],
+)
+def test_bad_follow_ups_name_the_line_and_the_item(follow_ups: str, needle: str) -> None:
+    with pytest.raises(DatasetError) as info:
+        parse_dataset(f'{{"id": "a", "message": "m", "follow_ups": {follow_ups}}}', source="d")
+    assert str(info.value).startswith("d, line 1: ") and needle in str(info.value)
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)
@@ -288,6 +351,12 @@ def test_the_demo_dataset_is_large_and_true_of_the_demo_workspace(
         assert case.workspace is None, case.id
         for mention in expect.mentions or ():
             assert mention.casefold() in text, (case.id, mention)
+        for follow_up in case.follow_ups:
+            for mention in (
+                *(follow_up.expect.mentions or ()),
+                *(follow_up.expect.must_not_mention or ()),
+            ):
+                assert mention.casefold() in text, (case.id, follow_up.message, mention)
         for skill in expect.skills or ():
             assert skill in skills, (case.id, skill)
         for tool in expect.tools or ():
@@ -311,6 +380,14 @@ def test_the_demo_dataset_covers_every_kind_of_expectation(demo_cases: list[Eval
         c for c in demo_cases if unrelated & {m.casefold() for m in c.expect.must_not_mention or ()}
     ]
     assert len(guarded) == len(demo_cases)
+    # Threads of several messages: some on one topic, some changing it, where a context
+    # looked up for an earlier message is stale.
+    threads = [c for c in demo_cases if c.follow_ups]
+    later = [f for c in threads for f in c.follow_ups]
+    assert len(threads) >= 10 and sum(len(c.follow_ups) >= 2 for c in threads) >= 5
+    changed = [f for f in later if f.topic_change]
+    assert len(changed) >= 5 and len(later) - len(changed) >= 5
+    assert all(f.expect.mentions and f.expect.must_not_mention for f in changed)
 
 
 def test_the_memory_only_facts_are_not_in_the_prompt_files() -> None:

@@ -196,6 +196,8 @@ def test_eval_cli_designs_end_to_end(dataset: Path) -> None:
         "--design",
         "pack",
         "--design",
+        "prefetch",
+        "--design",
         "cold",
         "--end-to-end",
         "--json",
@@ -203,7 +205,11 @@ def test_eval_cli_designs_end_to_end(dataset: Path) -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     names = [variant["name"] for variant in data["variants"]]
-    assert names == ["pack", "cold"]
+    assert names == ["pack", "prefetch", "cold"]
+    # The cases' follow-ups were sent in their threads, and the replies scored per turn.
+    assert any(case.get("later_turns") for case in data["cases"])
+    lifts = {(row["group"], row["variant"]): row["reply_lift"] for row in data["per_turn"]}
+    assert lifts[("turn 1", "pack")] > 0 and lifts[("later, same topic", "prefetch")] > 0
     pack = data["variants"][0]
     assert pack["design"] == "pack"
     assert set(pack["intervals"]) >= {"mention_rate", "reply_mention_rate", "reply_lift"}
@@ -215,6 +221,7 @@ def test_eval_cli_designs_end_to_end(dataset: Path) -> None:
     assert all("turn" in case for case in data["cases"])
     text = _cli("eval", "--dataset", str(dataset), "--design", "pack", "--end-to-end")
     assert "95 % interval" in text.stdout and "reply_lift" in text.stdout
+    assert "reply_lift by turn" in text.stdout
     assert "McNemar exact p" in text.stdout
     assert "could not be told from noise" in text.stdout
 

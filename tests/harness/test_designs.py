@@ -83,6 +83,18 @@ def test_settings_are_read_from_the_preflight_table() -> None:
     assert (settings.design, settings.deadline_ms, settings.fallback) == ("pack", 1500.0, "cold")
 
 
+def test_the_prefetch_settings_are_read_from_the_preflight_table() -> None:
+    assert (PreflightSettings().prefetch_ttl_s, PreflightSettings().prefetch_pending) == (60.0, 8)
+    _write_config('[preflight]\ndesign = "prefetch"\nprefetch_ttl_s = 30\nprefetch_pending = 2\n')
+    settings = preflight_settings()
+    assert (settings.design, settings.prefetch_ttl_s, settings.prefetch_pending) == (
+        "prefetch",
+        30.0,
+        2,
+    )
+    assert settings.to_dict()["prefetch_ttl_s"] == 30.0
+
+
 @pytest.mark.parametrize(
     ("text", "named"),
     [
@@ -91,6 +103,10 @@ def test_settings_are_read_from_the_preflight_table() -> None:
         ('deadline_ms = "soon"', "preflight.deadline_ms"),
         ('fallback = "scout"', "preflight.fallback"),
         ("pack_tokens = 3", "preflight.pack_tokens"),
+        ("prefetch_ttl_s = 0", "preflight.prefetch_ttl_s"),
+        ('prefetch_ttl_s = "a minute"', "preflight.prefetch_ttl_s"),
+        ("prefetch_pending = 0", "preflight.prefetch_pending"),
+        ("prefetch_pending = 2.5", "preflight.prefetch_pending"),
         ("colour = 1", "preflight.colour"),
     ],
 )
@@ -107,7 +123,9 @@ def test_a_thread_overrides_the_config_and_refuses_a_bad_design(workspace: Works
     _write_config('[preflight]\ndesign = "cold"\n')
     assert Thread(workspace).preflight.design == "cold"
     assert Thread(workspace, design="pack", deadline_ms=250).preflight.deadline_ms == 250.0
-    with pytest.raises(ConfigError, match="design must be one of scout, pack, cached, cold"):
+    with pytest.raises(
+        ConfigError, match="design must be one of scout, pack, cached, prefetch, cold"
+    ):
         Thread(workspace, design="fast")
     with pytest.raises(ConfigError, match="deadline_ms"):
         Thread(workspace, deadline_ms=float("nan"))

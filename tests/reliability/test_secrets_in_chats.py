@@ -4,7 +4,7 @@ The README promises a key is never logged, displayed or stored. A user once past
 configured API key, and keys of common shapes (an ``sk-…`` key no route names, a bearer
 token, an AWS access key, a private key block), into a chat that is now imported. Every
 design quotes recalled turns: the offline scout, the pack, the deadline's fallback, the
-cached envelope, the extractive writer. None of the keys may appear in the scout's run,
+cached envelope, the pack of an earlier lookup (prefetch), the extractive writer. None of the keys may appear in the scout's run,
 the orchestrator's messages, ``TurnResult.to_dict()``, the saved thread, or any byte of
 any file under the workspace's ``.supercontext/`` or the lab home.
 """
@@ -100,13 +100,19 @@ def _files(*folders: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("design", ["scout", "pack", "deadline", "cached", "extractive"])
+@pytest.mark.parametrize(
+    "design", ["scout", "pack", "deadline", "cached", "prefetch", "extractive"]
+)
 def test_a_key_pasted_in_an_imported_chat_is_in_nothing_the_lab_sends_shows_or_keeps(
     tmp_path: Path, configured: None, design: str
 ) -> None:
-    """Keys pasted in an imported chat, by design (scout, pack, deadline, cached, extractive): in no output or file."""
+    """Keys pasted in an imported chat, by design (scout, pack, deadline, cached, prefetch, extractive): in no output or file."""
     root = _workspace(tmp_path / "ws", tmp_path)
     thread = _thread(root, design)
+    if design == "prefetch":
+        # The pack of the first message is sent with the second.
+        thread.send(MESSAGE)
+        assert thread.wait_for_prefetch(30.0)
     result = thread.send(MESSAGE)
     assert result.prepared
     # The old chat was read and quoted: the test would prove nothing otherwise.
