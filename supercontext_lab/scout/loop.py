@@ -74,7 +74,8 @@ CONTEXT_WRAP_UP_SHARE = 0.55
 the next round's tool results and the envelope itself must still fit."""
 
 
-# The first gathering round is the offline scout's: one plan of reads, written once.
+# The first gathering round is the offline scout's: one plan of reads, written once, and
+# the references its best facts name.
 _PLANNER = OfflineScoutModel(name="offline:prefetch")
 _PREFETCH_ROUNDS = 2
 
