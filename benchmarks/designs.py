@@ -192,6 +192,7 @@ def table(report: Any, figures: dict[str, Any]) -> str:
         "",
         markdown_table(header, rows),
         "",
+        *detectable(report),
         f"Latency against a deadline: the scout's pre-flight met a "
         f"{figures['deadline_ms']:g} ms deadline in {figures['scout_met_deadline']} of "
         f"{figures['scout_runs']} cases; past it, the turn goes on with the pack.",
@@ -260,6 +261,19 @@ def turns_table(report: Any, *, offline: bool = False) -> list[str]:
             else []
         ),
     ]
+
+
+def detectable(report: Any) -> list[str]:
+    """The smallest lift over cold these cases can tell from noise, per design, on the
+    cluster-robust standard error (``supercontext_lab.eval.clusters``), as a paragraph."""
+    from supercontext_lab.eval.clusters import mdd_line
+
+    lifts = {}
+    for design in DESIGNS[:-1]:
+        lift = report.variant(design).lift
+        if lift is not None and lift.units:
+            lifts[f"`{design}`"] = lift
+    return [f"Detectable: {mdd_line(lifts)}", ""] if lifts else []
 
 
 def verdict(report: Any, pairs: dict[tuple[str, str], Any]) -> str:

@@ -74,6 +74,11 @@ def test_the_verdict_says_which_design_pays() -> None:
     text = designs.verdict(report, pairs)
     assert text.startswith("**Pays here**")
     assert "`pack` +" in text and "Does not: `cached`" in text
+    # Under the table, the smallest lift these cases can detect (all in the demo's one
+    # workspace: one cluster, so what they would detect if they were independent).
+    (line, _) = designs.detectable(report)
+    assert line.startswith("Detectable: With 8 cases in 1 cluster no clustered standard")
+    assert "(`scout`)" in line and "(`cached`)" in line and "(`cold`)" not in line
 
 
 def _constructed(lifts: dict[str, tuple[float, float, float]]) -> Any:

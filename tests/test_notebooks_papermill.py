@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from supercontext_lab.eval import demo_dataset_path
+from supercontext_lab.harness import Thread
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 # Notebook → its parameters. 03 (the flag and the gate) depends on no choice: it is about
@@ -53,6 +54,19 @@ def _shown(cell: Any) -> str:
             parts.append(output.text)
         parts.append(output.get("data", {}).get("text/plain", ""))
     return "".join(parts)
+
+
+def _conversations(folder: Path) -> list[tuple[str, list[str]]]:
+    """Every conversation stored in the workspace at ``folder``, with its turns' text."""
+    from supercontext_lab.conversations import list_conversations, open_store
+
+    store = open_store(folder, create=False)
+    if store is None:
+        return []
+    return [
+        (info.id, [turn.content for turn in store.turns(info.id)])
+        for info in list_conversations(folder)
+    ]
 
 
 def _assigned(source: str) -> set[str]:
@@ -200,6 +214,9 @@ def test_notebook_01_runs_on_a_workspace_and_messages_of_ones_own(
             ),
         },
     )
+    # A past conversation of the user's own, which the notebook must leave as it is.
+    Thread(kelp, thread_id="earlier").send("Which quadrats did we skip in 2024?")
+    stored = _conversations(kelp)
     out = tmp_path / "01_out.ipynb"
     papermill.execute_notebook(
         str(NOTEBOOKS / "01_quickstart.ipynb"),
@@ -215,8 +232,15 @@ def test_notebook_01_runs_on_a_workspace_and_messages_of_ones_own(
     )
     cells = nbformat.read(out, as_version=4).cells
 
-    first = _shown(_cell(cells, "%config SupercontextMagics.workspace = workspace"))
+    # The folder named is read, never archived into: its conversations are as they were.
+    assert _conversations(kelp) == stored == [("earlier", ["Which quadrats did we skip in 2024?"])]
+    assert (
+        "Workspace: kelp-ws, read where it is; this notebook's threads run with archive=False"
+        in (_shown(_cell(cells, "import os")))
+    )
+    first = _shown(_cell(cells, "%config SupercontextMagics.workspace = setup.folder"))
     assert "workspace: kelp-ws" in first
+    assert "This thread is saved" not in first
     assert "every March along the six Maria Island transects" in first
     assert "Maya" not in first and "grant" not in first.lower()
     sent = _shown(_cell(cells, "lab = get_ipython()"))
@@ -228,3 +252,39 @@ def test_notebook_01_runs_on_a_workspace_and_messages_of_ones_own(
     assert "Composer(" in _shown(_cell(cells, "%supercontext on"))
     # The notebook's private lab home was removed when its kernel stopped.
     assert not list(temporary.glob("supercontext-nb-*"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_notebook_08_on_a_folder_of_ones_own_stores_and_forgets_in_a_copy(
+    tmp_path: Path,
+) -> None:
+    papermill = pytest.importorskip("papermill")
+    from supercontext_lab.testing import build_workspace
+
+    kelp = build_workspace(
+        tmp_path / "kelp-ws",
+        {"memory/global/kelp-survey.md": "The kelp survey runs every March.\n"},
+    )
+    Thread(kelp, thread_id="earlier").send("Which quadrats did we skip in 2024?")
+    stored = _conversations(kelp)
+    out = tmp_path / "08_out.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOKS / "08_past_conversations.ipynb"),
+        str(out),
+        parameters={"workspace": str(kelp)},
+        kernel_name="python3",
+        cwd=str(tmp_path),
+        progress_bar=False,
+    )
+    cells = nbformat.read(out, as_version=4).cells
+
+    # Thread one's turn, the imported export and the forgetting all happened in the copy.
+    assert "Workspace: a copy of kelp-ws in this notebook's lab home" in _shown(
+        _cell(cells, "import os")
+    )
+    assert "(transcript: budget-call)" in _shown(_cell(cells, "two = Thread(ws"))
+    assert "3 conversations from chatgpt (3 added)" in _shown(
+        _cell(cells, "from pathlib import Path")
+    )
+    assert _conversations(kelp) == stored == [("earlier", ["Which quadrats did we skip in 2024?"])]

@@ -242,6 +242,7 @@ def _json_output(report: Any) -> dict[str, Any]:
                 # The counts behind each rate: 0 of 0 is SPEC's value, but not applicable.
                 "counts": {name: list(pair) for name, pair in variant.counts.items()},
                 **({"spread": variant.spread} if variant.spread else {}),
+                **({"lift": variant.lift.to_dict()} if variant.lift is not None else {}),
                 "cache": {
                     "hits": variant.cache_hits,
                     "misses": variant.cache_misses,
@@ -269,7 +270,8 @@ def _json_output(report: Any) -> dict[str, Any]:
         ],
         **({"per_turn": [row.to_dict() for row in rows]} if (rows := report.per_turn()) else {}),
         "paired": [pair.to_dict() for pair in report.paired],
-        "statistics": report.to_dict()["statistics"],
+        "statistics": report.statistics(),
+        "few_cases_note": report.few_cases_note(),
         "settings": dict(report.settings),
         "wall_s": round(report.wall_s, 3),
     }
@@ -357,6 +359,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
         emit("")
         if by_type is not None:
             emit(longmemeval_text(by_type))
+            if report.few_cases_note():
+                emit(report.few_cases_note())
             emit("")
         emit(report.latency_text())
         emit("")

@@ -4,6 +4,9 @@
 the cache's history — latencies, wall time, cache hits — so a rerun prints the same text.
 HTML and Markdown show them. The tables are drawn by :mod:`.report_display` and the files
 written by :mod:`.report_export`; what each variant's runs add up to is :mod:`.summary`.
+Under 20 cases every table, in every form (text, HTML, Markdown, the JSON's
+``few_cases_note``, the widget), carries :meth:`EvalReport.few_cases_note`; a CSV holds
+its rows only.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .clusters import CLUSTER_METHOD, case_clusters
 from .metrics import COUNT_NAMES, METRIC_NAMES
 from .metrics import metric as metric_of
 from .report_display import (
@@ -136,8 +140,18 @@ class EvalReport:
             "settings": dict(self.settings),
             "wall_s": round(self.wall_s, 3),
             "paired": [pair.to_dict() for pair in self.paired],
-            "statistics": {"intervals": INTERVAL_METHOD, "paired": PAIRED_METHOD},
+            "statistics": self.statistics(),
+            "few_cases_note": self.few_cases_note(),
             **({"per_turn": [row.to_dict() for row in rows]} if rows else {}),
+        }
+
+    def statistics(self) -> dict[str, Any]:
+        """How the intervals and tests were made, and how many clusters the cases are in."""
+        return {
+            "intervals": INTERVAL_METHOD,
+            "paired": PAIRED_METHOD,
+            "clustered": CLUSTER_METHOD,
+            "clusters": len(set(case_clusters(self.cases).values())),
         }
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int = 2) -> str:
@@ -159,7 +173,8 @@ class EvalReport:
         """CSV text of ``table`` (``"cases"``: one row per run; ``"metrics"``: one row per
         variant); also written to ``path`` when given. Every cell is a :func:`csv_cell`: a
         case id or expectation starting with ``=`` is text, never a formula. A rate of 0 of
-        0 is "–" (:func:`~.scores.applicable`), as in every table a person reads."""
+        0 is "–" (:func:`~.scores.applicable`), as in every table a person reads. Rows only,
+        however few the cases (see :meth:`few_cases_note` for the other forms)."""
         if table == "cases":
             rows = [
                 shown_case_row(row, result.scores)
@@ -188,10 +203,13 @@ class EvalReport:
         """Rows of ``[metric, value per variant...]``, headed by the variant names."""
         return metrics_rows(self.variants, timings=timings)
 
-    def few_cases_note(self) -> str:
+    def few_cases_note(self, cases: int | None = None) -> str:
         """Under 20 cases, the line every table of this report carries saying what its
-        intervals mean at that size (:func:`~.stats.few_cases_note`); else empty."""
-        return few_cases_note(len(self.cases))
+        intervals mean at that size (:func:`~.stats.few_cases_note`); else empty.
+        ``cases``: a table over fewer cases than the report's (the cases that expect
+        mentions, under a lift)."""
+        count = len(self.cases)
+        return few_cases_note(count if cases is None else min(cases, count))
 
     def to_text(self) -> str:
         """A stable plain-text table (no timings, no cache counts), and under it the
@@ -203,11 +221,11 @@ class EvalReport:
     def latency_text(self) -> str:
         """The latency of one run, per variant: p50 and p95 in milliseconds (a result
         reused from the cache keeps the latency of the run that made it)."""
-        return latency_table(self.variants, self.results)
+        return latency_table(self.variants, self.results, self.few_cases_note())
 
     def intervals_text(self) -> str:
         """Every rate of every variant with its 95 % interval, one row per rate."""
-        return intervals_table(self.variants)
+        return intervals_table(self.variants, self.few_cases_note())
 
     @property
     def end_to_end(self) -> bool:
@@ -220,7 +238,9 @@ class EvalReport:
         pre-flight added and the time to the reply."""
         if not self.end_to_end:
             return ""
-        return replies_table(self.variants, str(self.settings.get("orchestrator", "?")))
+        lifts = [v.lift.cases for v in self.variants if v.lift is not None and v.lift.units]
+        note = self.few_cases_note(min(lifts) if lifts else None)
+        return replies_table(self.variants, str(self.settings.get("orchestrator", "?")), note)
 
     def per_turn(self) -> list[TurnGroupMetrics]:
         """End to end, every variant's reply metrics per group of turns of the cases with
@@ -239,8 +259,10 @@ class EvalReport:
         return per_turn_text(self.per_turn(), self.variant_names)
 
     def paired_text(self) -> str:
-        """One line per two variants: the paired comparison (empty for one variant)."""
-        return paired_lines(self.paired)
+        """One line per two variants: the paired comparison (empty for one variant), and
+        the minimum detectable difference of each."""
+        sizes = [p.clustered.cases if p.clustered is not None else p.cases for p in self.paired]
+        return paired_lines(self.paired, self.few_cases_note(min(sizes) if sizes else None))
 
     @property
     def replies_sent(self) -> int:

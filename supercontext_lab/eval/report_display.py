@@ -1,6 +1,11 @@
 """How the report is shown: plain-text tables for terminals and the command line, HTML and
 Markdown for notebooks and documents.
 
+Under 20 cases every table carries the report's few-cases note (``note``:
+:func:`~.stats.few_cases_note`), and every table of differences (the lift over cold, the
+paired comparisons) the smallest difference its cases can detect
+(:func:`~.clusters.mdd_line`).
+
 Every table is drawn from the per-variant reports (:mod:`.summary`); which metrics go in,
 and so what a rerun prints, the report decides (:mod:`.report`). A value is written by
 :func:`format_value`, a metric's value with its spread over repeats when there are
@@ -13,6 +18,7 @@ import html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from .clusters import mdd_line
 from .end_to_end import REPLY_METRICS
 from .metrics import COUNT_NAMES, METRIC_NAMES, RATE_METRICS, TIMING_METRICS
 from .stats import INTERVAL_METHOD, PAIRED_METHOD, PairedComparison, format_interval
@@ -27,11 +33,13 @@ __all__ = [
     "html_table",
     "intervals_table",
     "latency_table",
+    "lift_lines",
     "markdown_table",
     "metrics_rows",
     "paired_lines",
     "replies_table",
     "text_table",
+    "under",
 ]
 
 
@@ -86,14 +94,21 @@ def metrics_rows(variants: Sequence[VariantReport], *, timings: bool) -> list[li
     return rows
 
 
-def latency_table(variants: Sequence[VariantReport], results: Sequence[CaseResult]) -> str:
+def under(table: str, *lines: str) -> str:
+    """``table`` with the non-empty ``lines`` under it, one a line."""
+    return "\n".join([table, *(line for line in lines if line)])
+
+
+def latency_table(
+    variants: Sequence[VariantReport], results: Sequence[CaseResult], note: str = ""
+) -> str:
     """Per variant, its runs and the p50 and p95 latency of one run in milliseconds."""
     rows = [["latency", "runs", "p50 ms", "p95 ms"]]
     for variant in variants:
         runs = sum(1 for result in results if result.variant == variant.name)
         p50, p95 = variant.metrics["latency_p50_ms"], variant.metrics["latency_p95_ms"]
         rows.append([variant.name, str(runs), f"{p50:.1f}", f"{p95:.1f}"])
-    return text_table(rows)
+    return under(text_table(rows), note)
 
 
 def _with_interval(variant: VariantReport, name: str) -> str:
@@ -105,33 +120,57 @@ def _with_interval(variant: VariantReport, name: str) -> str:
     return text
 
 
-def intervals_table(variants: Sequence[VariantReport]) -> str:
+def intervals_table(variants: Sequence[VariantReport], note: str = "") -> str:
     """Every rate of every variant with its 95 % interval, one row per rate, and the
     method under the table; "–" where a rate is not applicable (0/0)."""
     names = [n for n in RATE_METRICS if any(n in v.metrics for v in variants)]
     rows = [["95 % interval", *(variant.name for variant in variants)]]
     for name in names:
         rows.append([name, *(_with_interval(variant, name) for variant in variants)])
-    return f"{text_table(rows)}\n({INTERVAL_METHOD}; {NOT_APPLICABLE}: not applicable, 0 of 0)"
+    method = f"({INTERVAL_METHOD}; {NOT_APPLICABLE}: not applicable, 0 of 0)"
+    return under(text_table(rows), method, note)
 
 
-def replies_table(variants: Sequence[VariantReport], orchestrator: str) -> str:
+def lift_lines(variants: Sequence[VariantReport]) -> list[str]:
+    """Under the end-to-end table: each variant's lift over cold with its cluster-robust
+    interval and the cases and clusters behind it, then the minimum detectable difference
+    (none when no variant has its clustered lift)."""
+    lifts = {v.name: v.lift for v in variants if v.lift is not None and v.lift.units}
+    if not lifts:
+        return []
+    width = max(len(name) for name in lifts)
+    return [
+        "reply_lift, clustered by workspace or conversation (the table's interval where "
+        "cases share clusters):",
+        *(f"  {name.ljust(width)}  {lift.describe()}" for name, lift in lifts.items()),
+        mdd_line(lifts),
+    ]
+
+
+def replies_table(variants: Sequence[VariantReport], orchestrator: str, note: str = "") -> str:
     """The end-to-end metrics per variant, each with its interval when it has one, under
-    a line naming the ``orchestrator`` that replied."""
+    a line naming the ``orchestrator`` that replied; the clustered lifts and the minimum
+    detectable difference under it (:func:`lift_lines`)."""
     rows = [["end to end", *(variant.name for variant in variants)]]
     for name in REPLY_METRICS:
         rows.append([name, *(_with_interval(variant, name) for variant in variants)])
     head = f"Orchestrator: {orchestrator}, temperature 0"
-    return f"{head}\n{text_table(rows)}"
+    return under(f"{head}\n{text_table(rows)}", *lift_lines(variants), note)
 
 
-def paired_lines(paired: Sequence[PairedComparison]) -> str:
-    """One line per paired comparison under the method's name (empty for none)."""
+def paired_lines(paired: Sequence[PairedComparison], note: str = "") -> str:
+    """One line per paired comparison under the method's name, and the minimum detectable
+    difference of each under them (empty for none)."""
     if not paired:
         return ""
     lines = [f"Paired comparisons ({PAIRED_METHOD}):"]
     lines.extend("  " + pair.line() for pair in paired)
-    return "\n".join(lines)
+    clustered = {
+        f"{pair.first} vs {pair.second}": pair.clustered
+        for pair in paired
+        if pair.clustered is not None and pair.clustered.units
+    }
+    return under("\n".join(lines), mdd_line(clustered), note)
 
 
 def html_table(

@@ -143,7 +143,9 @@ def csv_text(
     path: str | os.PathLike[str] | None = None,
 ) -> str:
     """``rows`` as CSV text under a header of ``columns``, every cell a :func:`csv_cell`;
-    also written to ``path`` when given."""
+    also written to ``path`` when given. Nothing but rows: a spreadsheet or a
+    ``csv.DictReader`` would read a note as one more row (the few-cases note is in the
+    text, HTML, Markdown and JSON forms)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

@@ -32,6 +32,7 @@ from ..routes import ModelRoute, get_model_route
 from ..scout import DEFAULT_SCOUT_TIMEOUT_S
 from ..sources.demo import demo_workspace_path
 from .case_task import CaseTask, run_case_task
+from .clusters import case_clusters
 from .dataset import EvalCase, load_dataset
 from .end_to_end import COLD
 from .executors import EXECUTORS, ExecutorName, run_tasks
@@ -255,13 +256,14 @@ def evaluate(
         )
         wall_s = time.perf_counter() - started
     reports = [variant_report(variant, results, repeats) for variant in chosen]
+    clusters = case_clusters(cases)
     if end_to_end:
-        reports = with_replies(reports, results)
+        reports = with_replies(reports, results, clusters)
     return EvalReport(
         cases=cases,
         variants=reports,
         results=results,
-        paired=paired_comparisons(reports, results, end_to_end=end_to_end),
+        paired=paired_comparisons(reports, results, end_to_end=end_to_end, clusters=clusters),
         settings={
             "executor": executor,
             "concurrency": concurrency,

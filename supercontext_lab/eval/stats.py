@@ -17,11 +17,17 @@ two variants (SPEC §16). One module, so every figure says the same thing.
   null hypothesis each disagreement goes either way with probability one half, so the
   two-sided p-value is a binomial tail. The difference of their mention rates comes with
   its paired bootstrap interval (:func:`compare_pair`).
+* **Clusters.** Both McNemar and the bootstrap treat cases as independent; cases that
+  share a workspace or a conversation are not. Where cases share clusters (and there are
+  two clusters or more), a difference's reported interval is the cluster-robust one of
+  :mod:`.clusters` instead, and the number of clusters is shown beside the cases
+  (:meth:`PairedComparison.line`).
 
 * **Few cases.** Under :data:`FEW_CASES` cases an interval is too wide to settle much;
   every table of results over fewer cases carries :func:`few_cases_note` (the report's
-  text, HTML and Markdown, the command line, the widget, notebook 09), so a 2-case table
-  is never read beside a 33-case one as if it weighed the same.
+  text, HTML and Markdown, every table the command line prints, the JSON's
+  ``few_cases_note``, the widget, notebook 09), so a 2-case
+  table is never read beside a 33-case one as if it weighed the same.
 
 Everything here is plain arithmetic on counts: no numpy, no scipy.
 """
@@ -31,8 +37,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from .clusters import CONFIDENCE, ClusteredEstimate, clustered_mean
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -42,6 +50,7 @@ __all__ = [
     "PAIRED_METHOD",
     "CaseCounts",
     "PairedComparison",
+    "clustered_lift",
     "compare_pair",
     "few_cases_note",
     "format_interval",
@@ -50,7 +59,6 @@ __all__ = [
     "wilson",
 ]
 
-CONFIDENCE = 0.95
 _Z = 1.959963984540054
 """The two-sided 95 % quantile of the standard normal distribution."""
 BOOTSTRAP_RESAMPLES = 2000
@@ -58,8 +66,9 @@ _SEED = 20261215
 INTERVAL_METHOD = "Wilson score interval, 95 %"
 PAIRED_METHOD = (
     "exact McNemar test on each case's outcome 'every expected mention is there'; the "
-    "difference of mention rates with a paired bootstrap 95 % interval (2,000 resamples of "
-    "cases)"
+    "difference of mention rates with a 95 % interval: cluster-robust (t with G-1 degrees "
+    "of freedom, G clusters of cases sharing a workspace or conversation) where cases "
+    "share clusters, else a paired bootstrap (2,000 resamples of cases)"
 )
 
 
@@ -159,6 +168,29 @@ def paired_bootstrap(
     return difference, low, high
 
 
+def clustered_lift(
+    first: Sequence[CaseCounts],
+    second: Sequence[CaseCounts],
+    clusters: Sequence[str],
+    *,
+    cases: Sequence[str] | None = None,
+) -> ClusteredEstimate:
+    """The difference of micro-averaged mention rates, ``rate(first) - rate(second)``, over
+    paired cases (``first[i]`` and ``second[i]`` the same case, in cluster
+    ``clusters[i]``), as the mean of per-case rate differences weighted by expected
+    mentions, with its cluster-robust standard error (:mod:`.clusters`); its interval is
+    cut to [-1, 1]. Cases that expect nothing weigh nothing."""
+    if len(first) != len(second):
+        raise ValueError("a paired difference needs the same cases under both variants")
+    weights = [float(a.expected) for a in first]
+    values = [
+        (a.found - b.found) / a.expected if a.expected else 0.0
+        for a, b in zip(first, second, strict=True)
+    ]
+    estimate = clustered_mean(values, clusters, weights, cases=cases)
+    return replace(estimate, bounds=(-1.0, 1.0))
+
+
 @dataclass(frozen=True)
 class PairedComparison:
     """Two variants on the same cases (see the module docstring)."""
@@ -178,8 +210,23 @@ class PairedComparison:
     difference: float
     low: float
     high: float
+    """The paired bootstrap interval (:func:`paired_bootstrap`)."""
+    clustered: ClusteredEstimate | None = None
+    """The difference with its cluster-robust standard error (:mod:`.clusters`), when the
+    cases' clusters are known."""
+
+    def interval(self) -> tuple[float, float, str]:
+        """The interval a reader is shown and how it was made: the clustered one where
+        cases share clusters and it can be computed, else the bootstrap's."""
+        clustered = self.clustered
+        if clustered is not None and clustered.shares_clusters:
+            shown = clustered.interval()
+            if shown is not None:
+                return shown[0], shown[1], "clustered"
+        return self.low, self.high, "bootstrap"
 
     def to_dict(self) -> dict[str, Any]:
+        low, high, method = self.interval()
         return {
             "first": self.first,
             "second": self.second,
@@ -189,15 +236,23 @@ class PairedComparison:
             "discordant": [self.only_first, self.only_second],
             "mcnemar_exact_p": round(self.p_value, 6),
             "difference": round(self.difference, 6),
-            "interval": [round(self.low, 6), round(self.high, 6)],
+            "interval": [round(low, 6), round(high, 6)],
+            "interval_method": method,
+            "bootstrap_interval": [round(self.low, 6), round(self.high, 6)],
+            "clustered": None if self.clustered is None else self.clustered.to_dict(),
             "method": PAIRED_METHOD,
         }
 
     def line(self) -> str:
-        """One line for a text report."""
+        """One line for a text report: the cases (in how many clusters, when known), the
+        difference and its interval, named by how it was made."""
+        low, high, method = self.interval()
+        sample = f"{self.cases} cases"
+        if self.clustered is not None:
+            sample = self.clustered.sample()
         return (
-            f"{self.first} vs {self.second} ({self.measure}, {self.cases} cases): "
-            f"{self.difference:+.3f} {format_interval(self.low, self.high)}; every mention "
+            f"{self.first} vs {self.second} ({self.measure}, {sample}): "
+            f"{self.difference:+.3f} {format_interval(low, high)} {method}; every mention "
             f"{self.first_complete} vs {self.second_complete}, discordant "
             f"{self.only_first}/{self.only_second}, McNemar exact p {_p(self.p_value)}"
         )

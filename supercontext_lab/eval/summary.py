@@ -4,22 +4,32 @@ A :class:`VariantReport` holds one variant's metrics over all its runs (:mod:`.m
 their spread across repeats, the 95 % interval of each rate and where the variant came
 from; end to end, the reply metrics against the ``cold`` variant join them
 (:mod:`.end_to_end`). Every two variants are compared on the same cases
-(:func:`~.stats.compare_pair`). The report (:mod:`.report`) shows what is built here.
+(:func:`~.stats.compare_pair`). Given each case's cluster (:func:`~.clusters.case_clusters`),
+a lift and every paired difference also get their cluster-robust standard error, and their
+reported interval is the clustered one where cases share clusters. The report
+(:mod:`.report`) shows what is built here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .end_to_end import COLD, paired_counts, reply_metrics, reply_rate_counts
+from .clusters import ClusteredEstimate
+from .end_to_end import COLD, mention_counts, paired_counts, reply_metrics, reply_rate_counts
 from .metrics import aggregate, applicable, rate_counts, spread
 from .results import CaseResult
-from .stats import CaseCounts, PairedComparison, compare_pair, wilson
+from .stats import CaseCounts, PairedComparison, clustered_lift, compare_pair, wilson
 from .variants import Variant
 
-__all__ = ["VariantReport", "paired_comparisons", "variant_report", "with_replies"]
+__all__ = [
+    "VariantReport",
+    "paired_comparisons",
+    "paired_lift",
+    "variant_report",
+    "with_replies",
+]
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,9 @@ class VariantReport:
     """The pre-flight design that prepared the variant's cases."""
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Each rate (and the lift) as the counts behind it, ``(k, n)``: whether it applies."""
+    lift: ClusteredEstimate | None = None
+    """End to end, the reply lift over cold with its cluster-robust standard error (not
+    for cold itself, nor without the cases' clusters)."""
 
     def applies(self, name: str) -> bool:
         """Whether metric ``name`` means anything for this variant: not a rate of 0 of 0
@@ -80,28 +93,63 @@ class VariantReport:
             },
             "counts": {name: list(pair) for name, pair in self.counts.items()},
         }
+        if self.lift is not None:
+            out["lift"] = self.lift.to_dict()
         if self.spread:
             out["spread"] = {name: dict(stats) for name, stats in self.spread.items()}
             out["per_repeat"] = [dict(metrics) for metrics in self.per_repeat]
         return out
 
 
+def _unit_clusters(keys: Sequence[str], clusters: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """For ``"case id#repeat"`` keys, each one's cluster and case: a case with no known
+    cluster is a cluster of its own."""
+    cases = [key.rsplit("#", 1)[0] for key in keys]
+    return [clusters.get(case, f"case: {case}") for case in cases], cases
+
+
+def paired_lift(
+    first: Mapping[str, CaseCounts], second: Mapping[str, CaseCounts], clusters: Mapping[str, str]
+) -> ClusteredEstimate:
+    """The difference of mention rates of two variants over the ``"case id#repeat"`` keys
+    both have, with its cluster-robust standard error (``clusters``: by case id)."""
+    shared = [key for key in first if key in second]
+    groups, cases = _unit_clusters(shared, clusters)
+    return clustered_lift(
+        [first[key] for key in shared], [second[key] for key in shared], groups, cases=cases
+    )
+
+
 def with_replies(
-    reports: list[VariantReport], results: Sequence[CaseResult]
+    reports: list[VariantReport],
+    results: Sequence[CaseResult],
+    clusters: Mapping[str, str] | None = None,
 ) -> list[VariantReport]:
-    """The reports with the end-to-end metrics and their intervals (against ``cold``)."""
+    """The reports with the end-to-end metrics and their intervals (against ``cold``).
+    With ``clusters`` (each case's, by id), each lift also gets its cluster-robust standard
+    error, and its interval is the clustered one where cases share clusters; the paired
+    bootstrap's is kept as ``reply_lift_bootstrap``."""
     cold = [result for result in results if result.variant == COLD]
     out = []
     for report in reports:
         mine = [result for result in results if result.variant == report.name]
         metrics, intervals = reply_metrics(mine, cold)
         counts = reply_rate_counts(mine, cold, is_cold=report.name == COLD)
+        lift = None
+        if clusters is not None and report.name != COLD:
+            turns = [result for result in mine if result.turn is not None]
+            lift = paired_lift(mention_counts(turns), mention_counts(cold), clusters)
+            intervals["reply_lift_bootstrap"] = intervals["reply_lift"]
+            shown = lift.interval() if lift.shares_clusters else None
+            if shown is not None:
+                intervals["reply_lift"] = shown
         out.append(
             replace(
                 report,
                 metrics={**report.metrics, **metrics},
                 intervals={**report.intervals, **intervals},
                 counts={**report.counts, **counts},
+                lift=lift,
             )
         )
     return out
@@ -117,10 +165,15 @@ def _bundle_counts(results: Sequence[CaseResult]) -> dict[str, CaseCounts]:
 
 
 def paired_comparisons(
-    reports: Sequence[VariantReport], results: Sequence[CaseResult], *, end_to_end: bool
+    reports: Sequence[VariantReport],
+    results: Sequence[CaseResult],
+    *,
+    end_to_end: bool,
+    clusters: Mapping[str, str] | None = None,
 ) -> list[PairedComparison]:
     """Every two variants compared on the same cases (:func:`~.stats.compare_pair`): on
-    the reply's mentions end to end, else on the bundle's."""
+    the reply's mentions end to end, else on the bundle's; with ``clusters`` (each case's,
+    by id), with the difference's cluster-robust standard error too."""
     names = [report.name for report in reports]
     by_variant = {name: [r for r in results if r.variant == name] for name in names}
     if end_to_end:
@@ -132,6 +185,9 @@ def paired_comparisons(
     for index, first in enumerate(names):
         for second in names[index + 1 :]:
             compared = compare_pair(first, second, measure, counts)
+            if compared is not None and clusters is not None:
+                clustered = paired_lift(counts[first], counts[second], clusters)
+                compared = replace(compared, clustered=clustered)
             if compared is not None:
                 pairs.append(compared)
     return pairs

@@ -395,6 +395,7 @@ class Thread:
         except (SupercontextError, OSError, ValueError) as exc:
             result.notes.append(one_line(f"the turn was not archived: {exc}", 300))
             return
+        result.archived = True
         # A first turn that only repeats a stored conversation is held back, and stored
         # with the thread's next turn if there is one.
         self._unstored = [] if stored is not None else [*self._unstored, (result.message, reply)]

@@ -161,6 +161,9 @@ class TurnResult:
     preflight_note: str | None = None
     """Why another design than the one asked for prepared the turn (the missed deadline,
     with its figure)."""
+    archived: bool = False
+    """Whether the thread kept the turn among its workspace's past conversations (stored,
+    or held back to go with the next turn when it only repeats a stored conversation)."""
 
     def cold(self, reason: ColdStartReason, detail: str | None) -> None:
         """Record that the preparation ran and failed, and why."""

@@ -289,7 +289,9 @@ class ScoutDisplay(_Display):
 
 
 class TurnDisplay(_Display):
-    """A harness turn: on a first turn the bundle panel then the reply, later the reply only."""
+    """A harness turn: on a first turn the bundle panel then the reply, later the reply only;
+    ``notice`` is a line said under the reply (that the thread is archived, the first time;
+    see :mod:`.archive_notice`)."""
 
     def __init__(
         self,
@@ -297,9 +299,11 @@ class TurnDisplay(_Display):
         *,
         workspace: Workspace | None = None,
         provenance: Mapping[str, Any],
+        notice: str | None = None,
     ) -> None:
         super().__init__(workspace=workspace, provenance=provenance)
         self.turn = turn
+        self.notice = notice
 
     def _reply_plain(self) -> list[str]:
         turn = self.turn
@@ -314,8 +318,9 @@ class TurnDisplay(_Display):
 
     def text(self) -> str:
         turn = self.turn
+        notice = [f"note: {one_line(self.notice)}"] if self.notice else []
         if not turn.first_turn:
-            return "\n".join(self._reply_plain())
+            return "\n".join(self._reply_plain() + notice)
         lines = [f"Turn (first turn): {turn.preparation}", *self._workspace_plain("  ")]
         if turn.reason is not None:
             lines.append(f"  reason: {turn.reason}")
@@ -326,7 +331,7 @@ class TurnDisplay(_Display):
             lines.append(f"  thread goal: {one_line(turn.goal)}")
         if turn.scout is not None:
             lines.extend(_run_plain(turn.scout, prefix="  "))
-        return "\n".join(lines + self._reply_plain())
+        return "\n".join(lines + self._reply_plain() + notice)
 
     def markdown(self) -> str:
         turn = self.turn
@@ -347,6 +352,8 @@ class TurnDisplay(_Display):
         lines += ["**Reply**", "", md_block(turn.reply) or "*none*"]
         if turn.orchestrator_error:
             lines += ["", f"**Orchestrator error:** {md_inline(turn.orchestrator_error)}"]
+        if self.notice:
+            lines += ["", f"*{md_inline(self.notice)}*"]
         return "\n".join(lines)
 
     def _make_widget(self) -> Any:
@@ -355,9 +362,13 @@ class TurnDisplay(_Display):
         import ipywidgets as widgets
 
         from .widgets import BundlePanel
+        from .widgets.html import note
 
         panel = BundlePanel(self.turn.scout, turn=self.turn, workspace=self.workspace)
-        return widgets.VBox([panel, widgets.HTML(value=self._reply_html())])
+        children = [panel, widgets.HTML(value=self._reply_html())]
+        if self.notice:
+            children.append(widgets.HTML(value=note(self.notice, "info")))
+        return widgets.VBox(children)
 
     def _reply_html(self) -> str:
         turn = self.turn

@@ -5,9 +5,12 @@ The options are traitlets with ``config=True``, settable with ``%config``::
 
     %config SupercontextMagics.workspace = "~/my-workspace"
     %config SupercontextMagics.model = "local:smollm2"     # the scout and the reply
+    %config SupercontextMagics.archive = False             # threads archive nothing
 
 ``model`` is the one switch for both of a thread's models; ``scout_model`` or
-``orchestrator_model``, when set, take that one role apart.
+``orchestrator_model``, when set, take that one role apart. ``archive`` decides whether
+the threads started here keep their turns among the workspace's past conversations (the
+lab's config when unset).
 
 A magic given no ``--workspace`` uses the kernel's current workspace: the current thread's
 (``%scout_thread new --workspace DIR`` makes it current), or the folder set with
@@ -26,7 +29,7 @@ from typing import Any
 
 from IPython.core import magic
 from IPython.core.error import UsageError
-from traitlets import Unicode, observe
+from traitlets import Bool, Unicode, observe
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
 from ..errors import ConfigError
@@ -99,6 +102,15 @@ class MagicState(magic.Magics):
     api_key_env = Unicode(
         "",
         help="NAME of the environment variable holding the API key (never the key itself).",
+    ).tag(config=True)
+    archive = Bool(
+        None,
+        allow_none=True,
+        help=(
+            "Whether threads started here keep their turns among the workspace's past "
+            "conversations, for later threads to recall; None: the lab's config "
+            "([memory] archive_threads, default true). Read when a thread starts."
+        ),
     ).tag(config=True)
 
     # Per-kernel state; class-level defaults, replaced on the instance when set.
@@ -202,9 +214,9 @@ class MagicState(magic.Magics):
         design: str | None = None,
         deadline_ms: float | None = None,
     ) -> Thread:
-        """A new thread with this kernel's defaults; the Super Context flag and the
-        ``[preflight]`` settings are read now (``design`` and ``deadline_ms`` override
-        them)."""
+        """A new thread with this kernel's defaults; the Super Context flag, the
+        ``[preflight]`` settings and whether it archives are read now (``design`` and
+        ``deadline_ms`` override the settings)."""
         scout = self._model_id("scout")
         return Thread(
             workspace if isinstance(workspace, Workspace) else self._workspace(workspace),
@@ -216,6 +228,7 @@ class MagicState(magic.Magics):
             ),
             design=design,
             deadline_ms=deadline_ms,
+            archive=self.archive,
         )
 
     def _remember(

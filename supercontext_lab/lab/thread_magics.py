@@ -17,6 +17,7 @@ from IPython.core.error import UsageError
 
 from ..config import set_super_context_enabled, super_context_status
 from ..harness import DESIGNS, Thread, TurnResult
+from .archive_notice import archive_notice
 from .display import TurnDisplay, turn_provenance
 from .magic_io import (
     argument,
@@ -57,7 +58,12 @@ class ThreadMagics(MagicState):
             scout_model=thread.scout_model if turn.scout is not None else None,
             definition_hash=thread.definition.definition_hash(),
         )
-        return TurnDisplay(turn, workspace=thread.workspace, provenance=provenance)
+        return TurnDisplay(
+            turn,
+            workspace=thread.workspace,
+            provenance=provenance,
+            notice=archive_notice(turn, thread.workspace),
+        )
 
     # -- %supercontext ---------------------------------------------------------------------
 

@@ -51,7 +51,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .._text import one_line
-from .layouts import emit_item, paragraph
+from .layouts import emit_item, item_lead, paragraph
 from .units import MAX_UNIT_CHARS, SETTLING_WORDS, Document, Speaker, Unit, UnitKind, UnitWriter
 
 __all__ = [
@@ -115,7 +115,8 @@ def _lines(token: Token | None, fallback: tuple[int, int]) -> tuple[int, int]:
 
 
 def _close_item(writer: UnitWriter) -> None:
-    emit_item(writer, writer.items.pop())
+    emit_item(writer, writer.items.pop(), writer.lead())
+    writer.leads.pop()
 
 
 def _walk(tokens: Sequence[Token], writer: UnitWriter) -> None:
@@ -144,10 +145,14 @@ def _walk(tokens: Sequence[Token], writer: UnitWriter) -> None:
             writer.depth -= 1
         elif kind == "list_item_open":
             if writer.items and writer.items[-1]:
-                # The text of the outer item so far is one unit, before its sub-items.
-                emit_item(writer, writer.items[-1])
+                # The text of the outer item so far is one unit, before its sub-items, and
+                # the label they are read with: "Signal only, after 7 p.m." under "Gil
+                # Marchetti — former code inspector" is how to reach him.
+                emit_item(writer, writer.items[-1], writer.lead())
+                writer.leads[-1] = item_lead(writer.items[-1])
                 writer.items[-1] = []
             writer.items.append([])
+            writer.leads.append("")
         elif kind == "list_item_close":
             _close_item(writer)
         elif kind in ("thead_open", "tbody_open"):

@@ -19,7 +19,7 @@ units the shape the passages and the bundle use:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -32,6 +32,7 @@ __all__ = [
     "NoteSentence",
     "distinct_facts",
     "is_label",
+    "joined",
     "note_blocks",
     "note_prose",
     "note_sections",
@@ -67,10 +68,39 @@ class NoteSentence:
     """How deep in quotes it is: in a pasted e-mail thread, an older message."""
     path: str = ""
     """Every heading above it, outermost first (the note's title, then its sections)."""
+    label: str = ""
+    """What its text opens with to be readable (a sender, a speaker, the item above it),
+    ``""`` for none: two units of one message are quoted with it once."""
+
+    @property
+    def own(self) -> str:
+        """The unit without its label."""
+        if self.label and self.text.startswith(f"{self.label}: "):
+            return self.text[len(self.label) + 2 :]
+        return self.text
 
 
 def _nearest(path: str) -> str:
     return path.rpartition(" › ")[2]
+
+
+def joined(units: Sequence[NoteSentence]) -> str:
+    """Units next to each other as one passage, a label said once while it stays the same
+    ("Sam (09:12): Friday it is. The van comes at 8.") and a sub-item's not at all after
+    the item that gives it."""
+    parts: list[str] = []
+    for index, unit in enumerate(units):
+        before = units[index - 1] if index else None
+        said = (
+            before is not None
+            and bool(unit.label)
+            and (
+                # The same sender or speaker, or the item above a sub-item (its label).
+                unit.label == before.label or before.own.startswith(unit.label.rstrip(" …"))
+            )
+        )
+        parts.append(unit.own if said else unit.text)
+    return " ".join(parts)
 
 
 def note_blocks(text: str) -> list[str]:
@@ -97,6 +127,7 @@ def note_sections(text: str) -> list[NoteSentence]:
             unit.lines,
             unit.depth,
             unit.heading,
+            unit.context if unit.kind != "row" else "",
         )
         for unit in read_document(text).units
         if len(unit.quoted) <= MAX_FACT_CHARS or unit.kind == "row"

@@ -19,7 +19,7 @@ from .._text import one_line
 from .sentences import split_sentences
 from .units import Speaker, UnitKind, UnitWriter
 
-__all__ = ["emit_item", "item_unit", "marked_groups", "paragraph"]
+__all__ = ["LEAD_CHARS", "emit_item", "item_lead", "item_unit", "marked_groups", "paragraph"]
 
 _HEADER_RE = re.compile(r"^\s*(from|sent|date|to|cc|bcc|subject|reply-to)\s*:\s*(.*)$", re.I)
 
@@ -40,8 +40,10 @@ _STAMPED_RE = re.compile(
     re.I,
 )
 
+# "Sam: …", "Sam (12:20): …", "Sam [12:20]: …" (as Teams and Slack paste a chat).
 _NAMED_RE = re.compile(
-    r"^\s*(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2})\s*(?:\((?P<time>[^()]{1,24})\))?:\s+(?P<text>\S.*)$"
+    r"^\s*(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2})\s*"
+    r"(?:[(\[](?P<time>[^()\[\]]{1,24})[)\]])?:\s+(?P<text>\S.*)$"
 )
 
 _SPEAKER_LINE_RE = re.compile(
@@ -141,9 +143,9 @@ def paragraph(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
 def _turn(writer: UnitWriter, match: re.Match[str], lines: tuple[int, int]) -> None:
     who = one_line(match.group("who"), 40)
     when = one_line(match.group("time") or "", 30)
-    text = match.group(0).strip()
-    if _STAMPED_RE.match(text):
-        text = f"{who}: {match.group('text').strip()}"
+    # The speaker once, in front: "[10:24] sam: …", "Sam (10:24): …" and "Sam [10:24]: …"
+    # are all "Sam: …", said at the time the label gives.
+    text = f"{who}: {match.group('text').strip()}"
     writer.add("turn", text, lines, f"{who} ({when})" if when else who)
 
 
@@ -195,8 +197,9 @@ def _prose(writer: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
     else:
         kind, context = ("quote" if writer.depth else "sentence"), ""
     writer.block(text, context)
-    for sentence in split_sentences(text):
-        writer.add(kind, sentence, lines, context)
+    sentences = split_sentences(text)
+    for sentence in sentences:
+        writer.add(kind, sentence, lines, context, opening=sentences[0])
 
 
 def marked_groups(rows: list[str]) -> list[list[str]]:
@@ -212,18 +215,34 @@ def marked_groups(rows: list[str]) -> list[list[str]]:
     return groups
 
 
-def emit_item(writer: UnitWriter, parts: list[tuple[str, tuple[int, int]]]) -> None:
+LEAD_CHARS = 100
+"""The longest label a list item gives its sub-items (its first sentence, cut at a word)."""
+
+
+def item_lead(parts: list[tuple[str, tuple[int, int]]]) -> str:
+    """The label a list item gives its sub-items: its first sentence, at most
+    :data:`LEAD_CHARS` characters cut at a word, without its closing colon or stop."""
+    text = one_line(" ".join(part for part, _ in parts))
+    sentences = split_sentences(text[: LEAD_CHARS * 4])
+    lead = sentences[0] if sentences else text
+    if len(lead) > LEAD_CHARS:
+        lead = lead[:LEAD_CHARS].rsplit(" ", 1)[0] + " …"
+    return lead.rstrip(" :.;")
+
+
+def emit_item(writer: UnitWriter, parts: list[tuple[str, tuple[int, int]]], lead: str = "") -> None:
+    """Add a list item's units; ``lead`` is the label of the item it is a sub-item of."""
     if not parts:
         return
     lines = (parts[0][1][0], parts[-1][1][1])
     rows = [row for part, _ in parts for row in part.split("\n")]
     groups = marked_groups(rows)
     for group in groups[:-1]:
-        item_unit(writer, " ".join(row.strip() for row in group), lines)
-    item_unit(writer, " ".join(row.strip() for row in groups[-1]), lines)
+        item_unit(writer, " ".join(row.strip() for row in group), lines, lead)
+    item_unit(writer, " ".join(row.strip() for row in groups[-1]), lines, lead)
 
 
-def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
+def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int], lead: str = "") -> None:
     text = one_line(text)
     match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
     if match is not None and not writer.senders.get(writer.depth):
@@ -231,6 +250,6 @@ def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
         _turn(writer, match, lines)
         return
     sender = writer.senders.get(writer.depth)
-    context = sender.label() if sender is not None and sender.who else ""
+    context = sender.label() if sender is not None and sender.who else lead
     writer.block(text, context)
     writer.add("item", text, lines, context)

@@ -39,7 +39,9 @@ question or a short request is quoted with the answer after it, a "Yes, that one
 what it answers.
 
 Across notes (:func:`ranked_passages`), a passage is quoted only when it weighs at least
-:data:`KEEP_SHARE` of the best one: a bullet earns its place by addressing the request.
+:data:`KEEP_SHARE` of the best one: a bullet earns its place by addressing the request. A
+note found by following a reference a strong hit names ("RG-2304 … see to-do";
+:mod:`.references`) weighs :data:`HOP_SHARE` of that hit and is quoted where it names it.
 
 Linear in the note: every sentence is analysed once; scores are a pass over the terms.
 """
@@ -51,13 +53,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .facts import NoteSentence, note_sections
+from .facts import NoteSentence, joined, note_sections
+from .references import followed_notes, with_reference
 from .relevance import RequestTerms, sentence_shapes
 from .words import keywords, stems, words
 
 __all__ = [
     "FILE_WEIGHT",
     "HEADING_SHARE",
+    "HOP_SHARE",
     "KEEP_SHARE",
     "PASSAGES_PER_FILE",
     "PASSAGES_PER_NOTE",
@@ -108,6 +112,8 @@ _MAX_SENTENCES = 4_000
 """Sentences of one note scored at most (a note is bounded when read; this bounds the
 work on a pathological one)."""
 _SHORT_WORDS = 5
+# A sentence this short that leads its message is what the next one is about.
+_LEAD_WORDS = 10
 _BACK_REFERENCES = frozenset(
     """
     it its it's they them their this that these those he she his her him there then also
@@ -188,7 +194,7 @@ def passages(
     scored = _settled(units, scored)
     scored.sort(key=lambda item: (-item[0], item[1]))
     if scored and sum(len(unit.text) + 1 for unit in units) <= whole_below + 1:
-        return [Passage(" ".join(unit.text for unit in units), scored[0][0], 0)]
+        return [Passage(joined(units), scored[0][0], 0)]
     chosen: list[Passage] = []
     used: set[int] = set()
     for score, index in scored:
@@ -198,7 +204,7 @@ def passages(
             continue
         start, end = _extent(units, index, used)
         used.update(range(start, end + 1))
-        chosen.append(Passage(" ".join(u.text for u in units[start : end + 1]), score, start))
+        chosen.append(Passage(joined(units[start : end + 1]), score, start))
     return chosen
 
 
@@ -243,13 +249,41 @@ def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list
         unit = units[index]
         if not unit.settles:
             continue
-        terse = len(words(unit.text)) <= SHORT_TURN_WORDS
+        # A terse turn can only be about what it follows; a short sentence of a longer
+        # message ("Sorry for the back and forth.") is not the message's last word.
+        terse = len(words(unit.text)) <= SHORT_TURN_WORDS and not _a_piece(units, index)
         if index not in best and not terse:
             continue
-        before = [best[i] for i in timeline[max(0, at - SETTLE_REACH) : at] if i in best]
+        # What it settles came before it in the thread, not earlier in its own message.
+        before = [
+            best[i]
+            for i in timeline[max(0, at - SETTLE_REACH - _own_sentences(units, index)) : at]
+            if i in best and units[i].lines != unit.lines
+        ]
         if before or index in best:
-            best[index] = max([*before, best.get(index, 0.0)]) + SETTLE_BONUS
+            own = best.get(index, 0.0)
+            # Above what it settles; among the sentences of one settling message, each
+            # keeps its own order (the one with the new date before "Sorry for the back
+            # and forth").
+            best[index] = max([*before, own]) + SETTLE_BONUS + SETTLE_BONUS * own
     return [(score, index) for index, score in best.items()]
+
+
+def _own_sentences(units: list[NoteSentence], index: int) -> int:
+    """How many units before ``units[index]`` are sentences of its own message."""
+    count = 0
+    while index - count > 0 and units[index - count - 1].lines == units[index].lines:
+        count += 1
+    return count
+
+
+def _a_piece(units: list[NoteSentence], index: int) -> bool:
+    """Whether ``units[index]`` is one sentence of a longer message or turn: a unit beside
+    it comes from the same lines."""
+    lines = units[index].lines
+    return any(
+        0 <= other < len(units) and units[other].lines == lines for other in (index - 1, index + 1)
+    )
 
 
 def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
@@ -263,7 +297,17 @@ def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int,
     ):
         return index, index + 1
     if before is not None and (
-        unit.code or _opens_back(unit.text) or len(words(unit.text)) <= _SHORT_WORDS
+        unit.code
+        or _opens_back(unit.own)
+        or len(words(unit.own)) <= _SHORT_WORDS
+        # A short sentence that leads the same message or turn says what the next one is
+        # about:
+        # "Friday 13 March it is. The van will be with you between 8:00 and 10:00."
+        or (
+            before.kind in ("message", "turn")
+            and before.lines == unit.lines
+            and len(words(before.own)) <= _LEAD_WORDS
+        )
     ):
         return index - 1, index
     return index, index
@@ -284,6 +328,9 @@ class Quotable(Generic[_K]):
     whole_below: int = SHORT_NOTE_CHARS
     """A hit whose sentences come to at most this many characters is quoted whole
     (:data:`SHORT_TURN_CHARS` for the turns of a past conversation)."""
+    via: str = ""
+    """The reference a memory hit was found by following (:mod:`.references`), ``""`` for
+    a hit of the request's own search: it is weighed as the hit that named it."""
 
 
 WEAK_HIT = 0.35
@@ -297,6 +344,9 @@ KEEP_SHARE = 0.35
 """A passage is quoted only when it weighs at least this share of the best passage's
 weight: a bullet earns its place by addressing the request."""
 PASSAGES_PER_NOTE = 4
+HOP_SHARE = 0.75
+"""What a note found by following a reference weighs against the hit that named it: one
+step further from the request."""
 PASSAGES_PER_FILE = 2
 
 
@@ -314,7 +364,15 @@ def ranked_passages(
     gives its first sentence. A user file or facet gives up to :data:`PASSAGES_PER_FILE`
     at :data:`FILE_WEIGHT`. The same text twice is quoted once.
     """
-    top = max((t.score for t in texts if t.score is not None and t.score > 0), default=0.0)
+    # A followed reference's search has a scale of its own: it sets no scale, and its hits
+    # weigh what the best hit that named the reference weighs.
+    top = max(
+        (t.score for t in texts if t.score is not None and t.score > 0 and not t.via),
+        default=0.0,
+    )
+    # What names each followed reference: the best hit of the request's own search that
+    # names it (never the note found by it).
+    followed = followed_notes([(t.text, t.via, t.score) for t in texts])
     needed = 1 if len(request.terms) <= 3 else 2
     ranked: list[tuple[float, int, Passage, _K]] = []
     seen: set[str] = set()
@@ -322,6 +380,7 @@ def ranked_passages(
         if quotable.text in seen:
             continue
         seen.add(quotable.text)
+        found: list[Passage] = []
         if quotable.score is None:
             weight = FILE_WEIGHT * quotable.boost
             found = passages(quotable.text, request, limit=PASSAGES_PER_FILE)
@@ -329,18 +388,29 @@ def ranked_passages(
             shared = stems(keywords(f"{quotable.name} {quotable.text}")) & request.terms
             # A name the request gives ("Deel", "B-12") is sign enough on its own.
             named = not shared.isdisjoint(request.names)
-            if (top > 0 and quotable.score < WEAK_HIT * top) or (
-                len(shared) < needed and not named
+            if not quotable.via and not (
+                (top > 0 and quotable.score < WEAK_HIT * top)
+                or (len(shared) < needed and not named)
             ):
-                continue
-            weight = (0.5 + 0.5 * quotable.score / top if top > 0 else 1.0) * quotable.boost
-            found = passages(
-                quotable.text, request, limit=PASSAGES_PER_NOTE, whole_below=quotable.whole_below
-            )
-            if not found:
-                # The search matched the note's name, not a sentence: its first one says
-                # what the note is.
-                found = [Passage(unit.text, 0.0, 0) for unit in note_sections(quotable.text)[:1]]
+                weight = (0.5 + 0.5 * quotable.score / top if top > 0 else 1.0) * quotable.boost
+                found = passages(
+                    quotable.text,
+                    request,
+                    limit=PASSAGES_PER_NOTE,
+                    whole_below=quotable.whole_below,
+                )
+                if not found:
+                    # The search matched the note's name, not a sentence: its first one
+                    # says what the note is.
+                    found = [Passage(u.text, 0.0, 0) for u in note_sections(quotable.text)[:1]]
+            elif quotable.text in followed:
+                # Too weak a match for the request, but found by a reference a strong hit
+                # names: weighed as that hit, quoted where it speaks of the reference.
+                vias, named_by = followed[quotable.text]
+                weight = (0.5 + 0.5 * named_by / top if top > 0 else 1.0) * quotable.boost
+                weight *= HOP_SHARE
+                if named_by >= WEAK_HIT * top:
+                    found = _on_references(quotable, vias, request)
         for passage in found:
             # A small floor keeps a name-only hit above nothing, in its hit's order.
             ranked.append((-(passage.score + 0.01) * weight, order, passage, quotable.key))
@@ -350,6 +420,19 @@ def ranked_passages(
     # push the answer down the bundle.
     floor = KEEP_SHARE * -ranked[0][0] if ranked else 0.0
     return [(passage, key) for score, _, passage, key in ranked if -score >= floor]
+
+
+def _on_references(quotable: Quotable[_K], vias: list[str], request: RequestTerms) -> list[Passage]:
+    """The passages of a note found by following ``vias`` that speak of one of them, each
+    read for the request and its reference; never the note whole (a short log is many
+    references, and this one is about one of them)."""
+    found: dict[int, Passage] = {}
+    for via in vias:
+        asked = with_reference(request, via)
+        for passage in passages(quotable.text, asked, limit=PASSAGES_PER_NOTE):
+            if via in passage.text.lower():
+                found.setdefault(passage.position, passage)
+    return sorted(found.values(), key=lambda passage: -passage.score)
 
 
 def turn_extent(turns: Sequence[str], index: int) -> tuple[int, int]:

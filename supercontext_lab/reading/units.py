@@ -111,8 +111,10 @@ class Unit:
             return self.text
         if self.kind == "row":
             return f"{self.context} — {self.text}" if self.text else self.context
-        if self.kind == "turn" and self.text.startswith(self.context.split(" (")[0] + ":"):
-            return self.text  # "Sam: …" already says who spoke
+        who = self.context.split(" (")[0]
+        if self.kind == "turn" and self.text.startswith(f"{who}:"):
+            # "Sam: …" says who spoke; the label adds when: "Sam (12:20): …".
+            return f"{self.context}{self.text[len(who) :]}"
         return f"{self.context}: {self.text}"
 
 
@@ -163,6 +165,9 @@ class UnitWriter:
     """The speaker a ``**Name**, 12:20`` line named, until the next heading or rule."""
     items: list[list[tuple[str, tuple[int, int]]]] = field(default_factory=list)
     """The open list items (innermost last), each its paragraphs and their lines."""
+    leads: list[str] = field(default_factory=list)
+    """What each open item says before its sub-items (``""`` when nothing): the label its
+    sub-items are read with, as a row is read with its first cell."""
     header: list[str] | None = None
     """The header cells of the table being read."""
     row: list[str] | None = None
@@ -177,6 +182,11 @@ class UnitWriter:
         note adds nothing, so it need not be read line by line."""
         return len(self.units) >= MAX_UNITS and len(self.blocks) >= MAX_UNITS
 
+    def lead(self) -> str:
+        """The label of the innermost open item's sub-items: the nearest lead of the
+        items around it."""
+        return next((lead for lead in reversed(self.leads[:-1]) if lead), "")
+
     def heading(self) -> str:
         """The heading path above the walk, outermost first."""
         return _HEADING_JOIN.join(text for _, text in self.path)
@@ -189,9 +199,21 @@ class UnitWriter:
         if flat:
             self.blocks.append(f"{one_line(context, 200)}: {flat}" if context else flat)
 
-    def add(self, kind: UnitKind, text: str, lines: tuple[int, int], context: str = "") -> None:
+    def add(
+        self,
+        kind: UnitKind,
+        text: str,
+        lines: tuple[int, int],
+        context: str = "",
+        *,
+        opening: str = "",
+    ) -> None:
         """Add a unit: whole when it fits :data:`MAX_UNIT_CHARS`, else its sentences; a
-        text of three characters or fewer only when it has a label (a row's "Yes")."""
+        text of three characters or fewer only when it has a label (a row's "Yes").
+
+        ``opening`` is the first sentence of the message or turn a sentence is cut from,
+        when it is: a message that opens "Correction to the message below." settles with
+        every sentence of it, the new date included, not with its first sentence alone."""
         if len(self.units) >= MAX_UNITS:
             return
         text = one_line(text)
@@ -200,6 +222,7 @@ class UnitWriter:
         pieces = [text]
         if len(text) > MAX_UNIT_CHARS and kind != "code":
             pieces = [one_line(s) for s in split_sentences(text)]
+            opening = opening or pieces[0]
         for piece in pieces:
             if len(piece) > MAX_UNIT_CHARS or (len(piece) <= 3 and not context):
                 continue
@@ -215,7 +238,7 @@ class UnitWriter:
                     dated.group(0) if dated else "",
                     # Only a thread settles: a turn, a message. In prose, minutes and logs
                     # "correction" or "instead" is one more word.
-                    kind in _THREADED and _says_it_settles(piece),
+                    kind in _THREADED and (_says_it_settles(piece) or _says_it_settles(opening)),
                     self.depth,
                 )
             )

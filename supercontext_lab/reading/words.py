@@ -54,7 +54,7 @@ __all__ = [
 
 #: Bumped whenever :func:`analyze` changes, so memory indexes built with an older
 #: analysis rebuild.
-ANALYZER_VERSION = 4
+ANALYZER_VERSION = 5
 
 STOPWORDS = frozenset(
     """
@@ -128,11 +128,40 @@ _DERIVED = (
 )
 
 
+# How notes shorten a calendar ("Sat 14 Mar", "Tues.") where a request writes it out
+# ("Saturday the 14th"). "Jan" is left out: it is a name far more often than January.
+_CALENDAR = {
+    **dict.fromkeys(("mon",), "monday"),
+    **dict.fromkeys(("tue", "tues"), "tuesday"),
+    **dict.fromkeys(("wed",), "wednesday"),
+    **dict.fromkeys(("thu", "thur", "thurs"), "thursday"),
+    **dict.fromkeys(("fri",), "friday"),
+    **dict.fromkeys(("sat",), "saturday"),
+    **dict.fromkeys(("sun",), "sunday"),
+    **dict.fromkeys(("feb",), "february"),
+    **dict.fromkeys(("mar",), "march"),
+    **dict.fromkeys(("apr",), "april"),
+    **dict.fromkeys(("jun",), "june"),
+    **dict.fromkeys(("jul",), "july"),
+    **dict.fromkeys(("aug",), "august"),
+    **dict.fromkeys(("sep", "sept"), "september"),
+    **dict.fromkeys(("oct",), "october"),
+    **dict.fromkeys(("nov",), "november"),
+    **dict.fromkeys(("dec",), "december"),
+}
+_ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")
+
+
 def stem(word: str) -> str:
     """The stem of one word: Snowball English for words of ASCII letters (``deadlines`` →
     ``deadlin``, ``formatted`` → ``format``), with derived forms joined (``submission`` →
-    ``submit``); any other word as it is, lower-cased."""
+    ``submit``); a day's or month's short name is its name (``sat`` → ``saturday``) and an
+    ordinal its number (``14th`` → ``14``); any other word as it is, lower-cased."""
     word = word.lower()
+    ordinal = _ORDINAL.fullmatch(word)
+    if ordinal is not None:
+        return ordinal.group(1)
+    word = _CALENDAR.get(word, word)
     if len(word) <= 3 or not (word.isascii() and word.isalpha()):
         return word
     stemmed: str = _ENGLISH.stemWord(word)

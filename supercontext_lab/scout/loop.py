@@ -72,6 +72,7 @@ the next round's tool results and the envelope itself must still fit."""
 
 # The first gathering round is the offline scout's: one plan of reads, written once.
 _PLANNER = OfflineScoutModel(name="offline:prefetch")
+_PREFETCH_ROUNDS = 2
 
 
 def prefetch_enabled(definition: AgentDefinition, model: ChatModel) -> bool:
@@ -183,10 +184,14 @@ class _Run:
         the conversation as the answer to a first tool-calling turn, so the model's first
         request already carries them."""
         specs = self.registry.specs(self.allowed)
-        plan = _PLANNER.complete(self.messages, tools=specs or None).message
-        if only is not None:
-            plan = replace(plan, tool_calls=tuple(c for c in plan.tool_calls if c.name in only))
-        if plan.tool_calls:
+        # The plan's reads, then the references the best of them name (the planner asks
+        # for those once it has read the first results, and for nothing after them).
+        for _round in range(_PREFETCH_ROUNDS):
+            plan = _PLANNER.complete(self.messages, tools=specs or None).message
+            if only is not None:
+                plan = replace(plan, tool_calls=tuple(c for c in plan.tool_calls if c.name in only))
+            if not plan.tool_calls:
+                return
             self.messages.append(plan)
             self.messages.extend(self.run_tools(plan.tool_calls, 0, prefetched=True))
 

@@ -33,6 +33,7 @@ from ..bundle.records import Source
 from ..bundle.render import attributions_as_text
 from ..reading.facts import distinct_facts, note_sentences
 from ..reading.passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
+from ..reading.references import referred
 from ..reading.relevance import RequestTerms
 from ..reading.transcripts import echoes, no_fact, with_speaker
 from ..sources.workspace import Workspace
@@ -104,9 +105,9 @@ class RunSources:
     integrations: str = ""
     skills_seen: dict[str, bool] = field(default_factory=dict)
     """Every skill id the run saw, installed or from the registry, and whether installed."""
-    _texts: list[tuple[str, Source, float | None, str]] = field(default_factory=list)
+    _texts: list[tuple[str, Source, float | None, str, str]] = field(default_factory=list)
     """Every text facts are quoted from, with what cites it, its recall score (memory
-    hits; ``None`` for facets) and its key."""
+    hits; ``None`` for facets), its key and the recall's query (``""`` for facets)."""
 
     @classmethod
     def for_run(cls, workspace: Workspace) -> RunSources:
@@ -130,13 +131,13 @@ class RunSources:
         data: Mapping[str, Any] = result.data
         if tool == "memory_recall":
             for hit in _dicts(data.get("hits")):
-                self._memory_hit(hit)
+                self._memory_hit(hit, _str(data.get("query")))
         elif tool == "memory_flavour":
             content = _str(data.get("content")).strip()
             if content:
                 facet = _str(data.get("facet"))
                 self.profile.append(f"{facet} {facet.replace('_', ' ')}\n{content}")
-                self._texts.append((content, Source("profile"), None, facet))
+                self._texts.append((content, Source("profile"), None, facet, ""))
         elif tool == "list_workflows":
             for skill in _dicts(data.get("skills")):
                 self._skill(_str(skill.get("dir_name")), skill, installed=True)
@@ -150,14 +151,14 @@ class RunSources:
         elif tool == "web_fetch":
             self._web(_str(data.get("url")), _str(data.get("text")), "")
 
-    def _memory_hit(self, hit: Mapping[str, Any]) -> None:
+    def _memory_hit(self, hit: Mapping[str, Any], query: str) -> None:
         namespace, key = _str(hit.get("namespace")), _str(hit.get("key"))
         content = _str(hit.get("content"))
         if not (namespace and key and content.strip()):
             # A hit without its content gave the model nothing to cite.
             return
         if _str(hit.get("transcript")).strip():
-            self._transcript_hit(hit, content)
+            self._transcript_hit(hit, content, query)
             return
         source = Source("memory", f"{namespace}/{key}")
         if source in self.named:
@@ -165,9 +166,9 @@ class RunSources:
         self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
         score = hit.get("score")
         recalled = float(score) if isinstance(score, int | float) else 0.0
-        self._texts.append((content, source, recalled, key))
+        self._texts.append((content, source, recalled, key, query))
 
-    def _transcript_hit(self, hit: Mapping[str, Any], content: str) -> None:
+    def _transcript_hit(self, hit: Mapping[str, Any], content: str, query: str) -> None:
         """A turn of a past conversation: the conversation is the source, and every turn
         of it the run read is its text."""
         source = Source("transcript", _str(hit.get("transcript")).strip())
@@ -181,7 +182,7 @@ class RunSources:
         self.named[source] = SourceText(source, text, known.title if known else shown)
         score = hit.get("score")
         recalled = float(score) if isinstance(score, int | float) else 0.0
-        self._texts.append((content, source, recalled, ""))
+        self._texts.append((content, source, recalled, "", query))
 
     def _skill(self, skill_id: str, item: Mapping[str, Any], *, installed: bool) -> None:
         if not skill_id:
@@ -234,8 +235,15 @@ class RunSources:
         # A past turn that only repeats the request (the same question asked in an
         # earlier thread) is no fact, and must not set the scale other hits are weighed by.
         texts = [
-            Quotable(text, source, score, name, whole_below=_whole_below(source))
-            for text, source, score, name in self._texts
+            Quotable(
+                text,
+                source,
+                score,
+                name,
+                whole_below=_whole_below(source),
+                via=referred(query, request),
+            )
+            for text, source, score, name, query in self._texts
             if source.kind != "transcript" or not echoes(text, request)
         ]
         if self.memory_md.strip():

@@ -143,6 +143,17 @@ def test_no_structure_is_none_and_stays_out_of_the_line() -> None:
         assert "structure" not in case.to_dict()
 
 
+def test_a_case_may_name_its_cluster() -> None:
+    line = json.dumps({"id": "a", "message": "m", "cluster": " kernel-thread "})
+    (case,) = parse_dataset(line)
+    assert case.cluster == "kernel-thread"
+    assert case.to_dict()["cluster"] == "kernel-thread"
+    assert parse_dataset(json.dumps(case.to_dict()))[0].cluster == "kernel-thread"
+    (plain,) = parse_dataset(GOOD)
+    assert plain.cluster is None and "cluster" not in plain.to_dict()
+    assert "cluster" in CASE_KEYS
+
+
 def test_expected_sources_are_read_as_citations() -> None:
     sources = ["memory: adr/ADR019-use-amazon-ses", "transcript: conv-7", "profile"]
     line = json.dumps({"id": "a", "message": "m", "expect": {"sources": sources}})
@@ -228,6 +239,8 @@ def test_absolute_workspace_and_bom(tmp_path: Path) -> None:
             '"structure" must be a string',
         ),
         (['{"id": "a", "message": "m", "structure": 3}'], 1, "not a number"),
+        (['{"id": "a", "message": "m", "cluster": " "}'], 1, '"cluster" is empty'),
+        (['{"id": "a", "message": "m", "cluster": 4}'], 1, '"cluster" must be a string'),
         (['{"id": "a", "message": "m", "expect": {"sources": ["notes.md"]}}'], 1, "no citation"),
         (
             ['{"id": "a", "message": "m", "expect": {"sources": ["memory: a/b) x"]}}'],

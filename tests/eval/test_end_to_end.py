@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,41 @@ def test_end_to_end_scores_replies_against_cold(small_cases: list[EvalCase]) -> 
     assert "Reply (prepared by pack)" in widget.case_html.value
 
 
+def test_the_lift_over_cases_in_clusters_is_clustered_with_its_mdd(
+    small_cases: list[EvalCase],
+) -> None:
+    # Six cases in three clusters of two (as follow-ups of three conversations would be).
+    cases = [
+        replace(case, cluster=group)
+        for case, group in zip(small_cases, ["x", "x", "y", "y", "z", "z"], strict=True)
+    ]
+    report = evaluate(cases, [design_variant("pack")], progress=False, end_to_end=True, cache=False)
+    pack = report.variant("pack")
+    lift = pack.lift
+    assert lift is not None and lift.clusters == 3 and lift.se is not None
+    assert lift.estimate == pytest.approx(pack.metrics["reply_lift"])
+    assert pack.intervals["reply_lift"] == lift.interval()
+    text = report.replies_text()
+    assert f"  pack  {lift.describe()}" in text
+    assert f"in 3 clusters, differences smaller than {lift.mdd():.2f} (pack)" in text
+    assert "cannot be told from noise" in text
+    paired = report.paired_text()
+    assert "in 3 clusters): " in paired and "] clustered; " in paired
+    assert report.to_dict()["statistics"]["clusters"] == 3
+    assert report.to_dict()["variants"][0]["lift"]["clusters"] == 3
+    # On one workspace (the demo), no clustered interval: the bootstrap's, said as such.
+    alone = evaluate(
+        small_cases, [design_variant("pack")], progress=False, end_to_end=True, cache=False
+    )
+    text = alone.replies_text()
+    assert "in 1 cluster: no clustered interval" in text
+    assert "no clustered standard error can be computed" in text
+    assert (
+        alone.variant("pack").intervals["reply_lift"]
+        == (alone.variant("pack").intervals["reply_lift_bootstrap"])
+    )
+
+
 def test_a_variant_named_cold_must_be_the_cold_design(small_cases: list[EvalCase]) -> None:
     with pytest.raises(ValueError, match="cold design"):
         evaluate(
@@ -179,11 +215,15 @@ def test_eval_cli_designs_end_to_end(dataset: Path) -> None:
     assert set(pack["intervals"]) >= {"mention_rate", "reply_mention_rate", "reply_lift"}
     assert "reply_lift" in pack["metrics"]
     assert data["paired"][0]["first"] == "pack" and "mcnemar_exact_p" in data["paired"][0]
+    assert pack["lift"]["clusters"] == 1 and pack["lift"]["se"] is None
+    assert data["few_cases_note"].startswith("Only 6 cases")
+    assert data["statistics"]["clusters"] == 1
     assert all("turn" in case for case in data["cases"])
     text = _cli("eval", "--dataset", str(dataset), "--design", "pack", "--end-to-end")
     assert "95 % interval" in text.stdout and "reply_lift" in text.stdout
     assert "reply_lift by turn" in text.stdout
     assert "McNemar exact p" in text.stdout
+    assert "could not be told from noise" in text.stdout
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,8 @@ def test_the_widget_shows_not_applicable_and_the_few_cases_note(
     assert report.variant("cold").shown("tool_precision") is None
     widget = EvalComparison(report)
     assert report.few_cases_note() in widget.metrics_html.value
+    # Every table of the statistics too: the intervals and the paired comparisons.
+    assert widget.statistics_html.value.count(escape(report.few_cases_note())) == 2
     assert "<td>\u2013</td>" in widget.metrics_html.value
     assert "\u2013: not applicable" in widget.statistics_html.value
     # The chart leaves a rate that does not apply without a bar, and still draws.

@@ -85,6 +85,7 @@ def test_exports(report: EvalReport, tmp_path: Path) -> None:
 
     report.to_csv(tmp_path / "cases.csv")
     with (tmp_path / "cases.csv").open(encoding="utf-8", newline="") as handle:
+        # Rows only, however few the cases: a note would read as one more row.
         rows = list(csv.DictReader(handle))
     assert tuple(rows[0]) == CASE_COLUMNS
     assert [(r["id"], r["variant"]) for r in rows] == [(r.id, r.variant) for r in report.results]
@@ -201,3 +202,34 @@ def test_a_table_of_few_cases_says_what_its_intervals_mean(
     enough = evaluate(many, progress=False, cache=False)
     assert enough.few_cases_note() == ""
     assert "Only " not in enough.to_text() + enough.to_html() + enough.to_markdown()
+    assert "Only " not in enough.intervals_text() + enough.latency_text() + enough.to_csv()
+    assert enough.to_dict()["few_cases_note"] == ""
+
+
+def test_under_twenty_cases_every_table_in_every_form_carries_the_note(
+    small_cases: list[EvalCase],
+) -> None:
+    report = evaluate(
+        small_cases[:3],
+        [design_variant("pack"), design_variant("cold")],
+        progress=False,
+        cache=False,
+        end_to_end=True,
+    )
+    note = report.few_cases_note()
+    assert note.startswith("Only 3 cases: ")
+    tables = {
+        "text": report.to_text(),
+        "intervals": report.intervals_text(),
+        "latency": report.latency_text(),
+        "paired": report.paired_text(),
+    }
+    for name, text in tables.items():
+        assert text.rstrip("\n").splitlines()[-1] == note, name
+    assert "Only " not in report.to_csv(table="cases") + report.to_csv(table="metrics")
+    # The lift is over the cases that expect mentions: its table says how few they are.
+    lifted = report.variant("pack").lift
+    assert lifted is not None
+    assert report.replies_text().splitlines()[-1] == report.few_cases_note(lifted.cases)
+    assert note in report.to_html() and note in report.to_markdown()
+    assert json.loads(report.to_json())["few_cases_note"] == note

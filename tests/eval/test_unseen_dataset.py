@@ -1,4 +1,4 @@
-"""The unseen workspaces: six users' workspaces and questions, one with a ChatGPT export.
+"""The unseen workspaces: ten users' workspaces and questions, three with a ChatGPT export.
 The set loads, every expectation points at text and documents that exist, and an
 evaluation reads the export as the workspace's past conversations."""
 
@@ -36,7 +36,7 @@ def _conversation_ids(workspace: Path) -> set[str]:
     }
 
 
-def test_six_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
+def test_ten_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
     by_workspace: dict[str, list[EvalCase]] = {}
     for case in cases:
         assert case.workspace is not None and case.structure is not None
@@ -44,10 +44,14 @@ def test_six_workspaces_each_with_one_question_nothing_answers(cases: list[EvalC
     assert sorted(by_workspace) == [
         "clinical",
         "construction",
+        "ecommerce-ops",
         "family-law",
         "game-studio",
+        "grant-office",
         "newsroom",
+        "school-head-of-year",
         "sre",
+        "vet-clinic",
     ]
     for mine in by_workspace.values():
         assert len(mine) >= 9

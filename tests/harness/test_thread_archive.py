@@ -74,12 +74,12 @@ def test_the_offline_stand_in_reply_is_not_archived(workspace: Workspace) -> Non
 
 
 def test_archiving_is_off_by_argument_or_by_config(workspace: Workspace) -> None:
-    Thread(workspace, archive=False).send(SETTLED)
+    assert Thread(workspace, archive=False).send(SETTLED).archived is False
     assert list_conversations(workspace) == []
     set_setting("memory.archive_threads", False)
     thread = Thread(workspace)
     assert thread.archive is False
-    thread.send(SETTLED)
+    assert thread.send(SETTLED).archived is False
     assert list_conversations(workspace) == []
     assert Thread(workspace, archive=True).archive is True
 
@@ -93,6 +93,7 @@ def test_a_failed_orchestrator_call_is_not_archived(workspace: Workspace) -> Non
     thread = Thread(workspace, orchestrator_model=broken, thread_id="down")
     result = thread.send(SETTLED)
     assert result.orchestrator_error
+    assert not result.archived
     assert list_conversations(workspace) == []
 
 
@@ -114,6 +115,7 @@ def test_an_archive_that_cannot_be_written_is_a_note_not_a_broken_turn(
     result = Thread(workspace, super_context_enabled=True).send(SETTLED)
     assert result.reply
     assert len(result.notes) == 1 and result.notes[0].startswith("the turn was not archived:")
+    assert not result.archived
 
 
 def test_a_resumed_thread_keeps_archiving_under_its_id(
@@ -151,9 +153,10 @@ def test_a_first_turn_repeated_word_for_word_is_not_stored_twice(workspace: Work
 def test_a_held_back_first_turn_is_stored_with_the_threads_next_turn(
     workspace: Workspace,
 ) -> None:
-    Thread(workspace, thread_id="first").send(QUESTION)
+    assert Thread(workspace, thread_id="first").send(QUESTION).archived
     again = Thread(workspace, thread_id="again")
-    again.send(QUESTION)
+    # Held back, not lost: the turn is the thread's, kept for its next one.
+    assert again.send(QUESTION).archived
     assert "again" not in {c.id for c in list_conversations(workspace.root)}
     again.send("And who prints it?")
     store = open_store(workspace.root, create=False)

@@ -13,7 +13,16 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import RichOutput, capture_output
 
 from supercontext_lab.agents.definition import default_agent_toml
+from supercontext_lab.lab.archive_notice import reset_archive_notice
 from supercontext_lab.testing import build_workspace
+
+
+@pytest.fixture(autouse=True)
+def archive_notice_said() -> None:
+    """The archive notice is said once a session, whichever test archives first: every
+    test starts after it was said, and those about it start a session of their own
+    (``reset_archive_notice()``), so no test depends on the order they run in."""
+    reset_archive_notice(said=True)
 
 
 @pytest.fixture

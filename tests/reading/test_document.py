@@ -208,3 +208,53 @@ def test_a_unit_longer_than_the_limit_is_cut_into_sentences_never_inside_one() -
     units = read_document(item).units
     assert len(units) == 60
     assert all(len(u.text) <= MAX_UNIT_CHARS for u in units)
+
+
+def test_a_sub_item_is_read_with_the_item_above_it() -> None:
+    note = (
+        "# Suppliers\n\n"
+        "- **Nordic Timber** — glulam beams for the atrium. Account NT-552.\n"
+        "  - Orders by phone only: 0161 555 0101, ask for Lise.\n"
+        "  - Deliveries Tue and Thu before 9 a.m.\n"
+        "- **Ferro Steel** — rebar.\n"
+    )
+    units = read_document(note).units
+    phone = next(unit for unit in units if "0161" in unit.text)
+    assert phone.context == "Nordic Timber — glulam beams for the atrium"
+    assert phone.quoted == (
+        "Nordic Timber — glulam beams for the atrium: Orders by phone only: 0161 555 0101, "
+        "ask for Lise."
+    )
+    # The item above keeps no label of its own; its sibling below is read on its own.
+    assert next(u for u in units if u.text.startswith("Nordic")).context == ""
+    assert next(u for u in units if u.text.startswith("Ferro")).context == ""
+
+
+def test_every_sentence_of_a_message_that_opens_with_a_correction_settles() -> None:
+    note = (
+        "From: Ana Ruiz\nSent: Monday, 3 March 2026 9:00\nSubject: RE: audit\n\n"
+        "Correction to my last message. The audit now starts on 14 April. Sorry.\n\n"
+        "> From: Ana Ruiz\n> Sent: Friday, 28 February 2026 16:00\n> Subject: audit\n>\n"
+        "> The audit starts on 7 April. Thanks, the inspectors will come at 8.\n"
+    )
+    units = [u for u in read_document(note).units if u.kind == "message" and u.depth == 0]
+    assert [u.settles for u in units if not u.text.startswith("Subject")] == [True, True, True]
+    quoted = [u for u in read_document(note).units if u.depth == 1]
+    # "Thanks" settles nothing, and the older message opens with no correction.
+    assert not any(u.settles for u in quoted)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Owen [10:34]: OK, final: Prof. Sandhu signs it.",
+        "Owen (10:34): OK, final: Prof. Sandhu signs it.",
+    ],
+)
+def test_a_chat_line_with_its_time_is_a_turn_quoted_with_its_speaker_once(line: str) -> None:
+    note = f"Marcus [10:20]: Hallam is away.\n{line}\n"
+    turn = [u for u in read_document(note).units if u.kind == "turn"][-1]
+    assert turn.context == "Owen (10:34)"
+    assert turn.settles
+    assert turn.quoted.startswith("Owen (10:34): OK, final: Prof.")
+    assert turn.quoted.count("Owen") == 1

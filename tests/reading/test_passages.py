@@ -141,3 +141,39 @@ def test_passages_that_each_answer_part_of_the_request_both_stay() -> None:
         Quotable("The kelp transects committee meets in Room 2.14.", "where", 6.0),
     ]
     assert [key for _, key in ranked_passages(texts, request)] == ["when", "where"]
+
+
+def test_a_correction_brings_its_new_date_not_its_small_talk() -> None:
+    note = (
+        "From: Ana Ruiz\nSent: Monday, 3 March 2026 9:00\nSubject: RE: audit\n\n"
+        "Correction to my last message. The audit now starts on 14 April. Sorry for the "
+        "back and forth. Ana\n\n"
+        "> From: Ana Ruiz\n> Sent: Friday, 28 February 2026 16:00\n> Subject: audit\n>\n"
+        "> The audit starts on 7 April, inspectors at 8.\n"
+    )
+    found = passages(note, request_terms("When does the audit start?"), limit=3)
+    assert "14 April" in found[0].text
+    # A short sentence of the correcting message is no terse last word of its own.
+    assert not any("back and forth" in passage.text for passage in found[:2])
+
+
+def test_a_short_lead_of_a_message_comes_with_the_sentence_after_it() -> None:
+    note = (
+        "From: Marta\nSent: 6 March 2026\nSubject: RE: delivery\n\n"
+        "Friday 13 March it is. The van will be with you between 8:00 and 10:00, so "
+        "someone who can sign for the drugs must be in.\n"
+    )
+    found = passages(note, request_terms("When is the drugs van coming?"))
+    assert found[0].text.startswith("Marta (6 March 2026): Friday 13 March it is. The van")
+    assert found[0].text.count("Marta") == 1
+
+
+def test_a_sub_item_quoted_after_its_item_is_not_labelled_with_it_again() -> None:
+    note = (
+        "# Next steps\n\n"
+        "- Bring the backend into the main repository and build it in CI:\n"
+        "  - vendored with git-subtree, synced weekly.\n"
+    )
+    found = passages(note, request_terms("How do we bring the backend into the repository?"))
+    assert found[0].text.count("Bring the backend") == 1
+    assert "git-subtree" in found[0].text

@@ -136,3 +136,15 @@ def test_identifiers_are_terms_whole_beside_their_parts() -> None:
     # A word ending a sentence is no identifier; an overlong run is not one either.
     assert identifiers("It failed. Then") == []
     assert identifiers("a-" * 40 + "b") == []
+
+
+def test_a_days_or_months_short_name_is_its_name_and_an_ordinal_its_number() -> None:
+    assert stems(["sat", "saturday"]) == {"saturday"}
+    assert stems(["tues", "tue", "tuesday"]) == {"tuesday"}
+    assert stems(["sept", "september"]) == stems(["september"])
+    assert stems(["14th", "14"]) == {"14"}
+    assert stems(["1st", "2nd", "3rd"]) == {"1", "2", "3"}
+    # "Jan" is a name far more often than January.
+    assert stems(["jan"]) != stems(["january"])
+    # "Sat 14 Mar" answers "Saturday the 14th" word for word.
+    assert set(analyze("Saturday, the 14th of March")) >= set(analyze("Sat 14 Mar"))

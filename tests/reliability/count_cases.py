@@ -74,6 +74,7 @@ GROUPS = [
             "test_cached_envelope",
             "test_secrets_in_chats",
             "test_steered_recommendations",
+            "test_workspace_copies",
         ],
     ),
 ]
@@ -213,7 +214,8 @@ def build_table() -> str:
         f"agent files, claims built to pass the grounding check, shipped and tampered "
         f"memory indexes, spreadsheet formulas, names forging report lines or hiding "
         f"characters, forgotten secrets, killed updates, exports of one name, JSON "
-        f"layouts, planted cached envelopes, keys pasted in old chats, steering chats): "
+        f"layouts, planted cached envelopes, keys pasted in old chats, steering chats, "
+        f"workspaces copied for a notebook): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

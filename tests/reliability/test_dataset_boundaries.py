@@ -15,6 +15,7 @@ import pytest
 
 from supercontext_lab.errors import DatasetError
 from supercontext_lab.eval import evaluate, load_dataset, parse_dataset
+from supercontext_lab.eval.clusters import case_clusters
 from supercontext_lab.sources.demo import demo_workspace_path
 
 from .support import assert_one_line_exit_2, run_cli, write
@@ -123,8 +124,9 @@ def test_parsed_text_without_a_folder_may_name_only_allowed_workspaces(tmp_path:
         '{"id": "a\\ud800", "message": "budget \\udc00 plan"}',
         '{"id": "a", "message": "m", "expect": {"mentions": ["\\ud83d"]}}',
         '{"id": "a", "message": "m", "focus": "\\udfff"}',
+        '{"id": "a", "message": "m", "cluster": "\\ud800x"}',
     ],
-    ids=["id-and-message", "expectation", "focus"],
+    ids=["id-and-message", "expectation", "focus", "cluster"],
 )
 def test_lone_surrogates_in_a_dataset_read_as_replacement_characters(
     line: str, tmp_path: Path
@@ -136,6 +138,35 @@ def test_lone_surrogates_in_a_dataset_read_as_replacement_characters(
     done = run_cli("eval", "--dataset", str(dataset), "--no-cache", "--json", input=b"")
     assert done.returncode == 0, done.stderr.decode("utf-8", "replace")[-2000:]
     json.loads(done.stdout.decode("utf-8"))
+
+
+@pytest.mark.parametrize(
+    "cluster",
+    ['=HYPERLINK("http://example.invalid")', "a\nb\x1b[31mred\u202e", "x" * 500_000],
+    ids=["a-formula", "control-characters", "half-a-megabyte"],
+)
+def test_a_cluster_name_groups_cases_and_is_printed_nowhere(cluster: str) -> None:
+    """A case's "cluster" holding a formula, terminal escapes or 500,000 characters
+
+    It only groups cases for the clustered standard errors: two clusters counted, and the
+    name reaches no table, CSV, HTML or JSON of the report."""
+    lines = [_case(id="a", cluster=cluster), _case(id="b", cluster=cluster)]
+    lines.append(_case(id="c", cluster="other"))
+    cases = parse_dataset("\n".join(lines))
+    assert len(set(case_clusters(cases).values())) == 2
+    report = evaluate(cases, progress=False, cache=False)
+    shown = "".join(
+        [
+            report.to_text(),
+            report.intervals_text(),
+            report.to_html(),
+            report.to_markdown(),
+            report.to_csv(),
+            report.to_csv(table="metrics"),
+            report.to_json(),
+        ]
+    )
+    assert cluster[:40] not in shown and "\x1b" not in shown
 
 
 def test_a_line_of_two_million_characters_is_refused(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from ...config import set_super_context_enabled, super_context_status
 from ...errors import SupercontextError
 from ...harness import Thread, TurnResult
 from ...harness.progress import Progress, RunProgress
+from ..archive_notice import archive_notice
 from .guard import guarded
 from .html import escape, note
 from .panel import BundlePanel, describe_cold_start
@@ -321,6 +322,9 @@ class Composer(widgets.VBox):  # type: ignore[misc]
             )
         else:
             children.append(widgets.HTML(_bubble("Assistant", turn.reply, colour="#1565c0")))
+        notice = archive_notice(turn, thread.workspace)
+        if notice is not None:
+            children.append(widgets.HTML(note(notice, "info")))
         return children
 
     @staticmethod

@@ -36,6 +36,7 @@ from ...reading.passages import (
     passages,
     ranked_passages,
 )
+from ...reading.references import references, referred
 from ...reading.relevance import coverage, name_fit, named_in_notes
 from ...reading.transcripts import echoes, no_fact, with_speaker
 from ..base import Message, ModelReply, ToolCall, estimate_usage
@@ -60,6 +61,9 @@ __all__ = ["OfflineScoutModel"]
 # not cited (profile) in a summary at most.
 _HIT_FACTS = 7
 _MEMORY_FACTS = 6
+# The references of the best facts are followed (the best three), a few hits each.
+_FOLLOWED_FROM = 3
+_FOLLOWED_HITS = 3
 
 
 def _ordered_calls(specs: list[tuple[str, dict[str, Any]]]) -> Message:
@@ -99,10 +103,17 @@ class OfflineScoutModel(OfflineModel):
     ) -> list[tuple[str, dict[str, Any]]]:
         if request_kind(context.request) == "greeting" or not context.query_words:
             return []
+        if rounds == 1 and "memory_recall" in offered:
+            # Every read of the plan is independent of the others, so they all went out in
+            # the first reply (as the prompt asks). The one read that depends on what they
+            # found: the references the best facts name ("RG-2304 … see to-do"), followed
+            # to the notes about them (:mod:`~supercontext_lab.reading.references`).
+            best = [fact.text for fact in self._memory_facts(context)[:_FOLLOWED_FROM]]
+            return [
+                ("memory_recall", {"namespace": "*", "query": ref, "limit": _FOLLOWED_HITS})
+                for ref in references(best, context.terms)
+            ]
         if rounds > 0:
-            # Every read of the plan is independent of the others, so they all go out in
-            # the first reply (as the prompt asks): a second gathering round would re-send
-            # the whole conversation for nothing.
             return []
         query = " ".join(context.query_words[:10])
         plan: list[tuple[str, dict[str, Any]]] = []
@@ -126,6 +137,7 @@ class OfflineScoutModel(OfflineModel):
         boosted = wanted_categories(context)
         hits: list[Quotable[tuple[str, str]]] = []
         for result in context.results.get("memory_recall", []):
+            via = referred(str(result.get("query", "")), context.terms)
             for hit in result.get("hits", []):
                 if not isinstance(hit, dict):
                     continue
@@ -152,6 +164,7 @@ class OfflineScoutModel(OfflineModel):
                         # "Decision"), the intent not.
                         1.6 if category in boosted else 1.0,
                         SHORT_TURN_CHARS if transcript else SHORT_NOTE_CHARS,
+                        via,
                     )
                 )
         # MEMORY.md and PROFILE.md compete in the same ranking, at a file's weight: a line of

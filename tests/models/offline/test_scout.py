@@ -13,6 +13,7 @@ from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineSco
 from supercontext_lab.scout import ScoutRun, run_scout
 from supercontext_lab.sources.demo import demo_workspace_path
 from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing.workspace import build_workspace
 
 UNRELATED = ("sourdough", "lofoten", "brake")
 
@@ -335,3 +336,33 @@ def test_a_past_conversation_naming_a_skill_is_no_sign_for_it(tmp_path: Path) ->
     (root / "memory" / "global" / "figures.md").write_text(said + "\n")
     noted = _bundle(_scout(Workspace(root), request))
     assert [s.skill for s in noted.recommended_skills] == ["figure-polish"]
+
+
+def test_the_scout_follows_a_reference_its_best_fact_names(tmp_path: Path) -> None:
+    root = build_workspace(
+        tmp_path / "ws",
+        {
+            "PROFILE.md": "# Profile\n\nSite manager.\n",
+            "memory/permits/tracker.md": (
+                "# Permit tracker\n\n| Ref | Site | Status |\n| --- | --- | --- |\n"
+                "| BP-7781 | Harbour Road retaining wall | on hold (see site diary) |\n"
+                "| BP-7790 | School annex canopy | issued 02/03 |\n"
+            ),
+            "memory/site/diary.md": (
+                "# Site diary\n\n"
+                + "".join(
+                    f"- 02/{day:02d}: bay {day} formwork checked, no issues\n"
+                    for day in range(1, 28)
+                )
+                + "- 03/05: BP-7781 inspector wants soil report rev C for the wall before she "
+                "lifts the hold\n"
+            ),
+        },
+    )
+    run = _scout(Workspace(root), "Why is the Harbour Road retaining wall permit stuck?")
+    recalls = [s.arguments for s in run.trace if s.kind == "tool" and s.tool == "memory_recall"]
+    # The tracker is short, so quoted whole: both its references are followed, the first
+    # first.
+    assert '"bp-7781"' in recalls[1]
+    summary = _bundle(run).summary
+    assert "soil report rev C" in summary and "(memory: site/diary)" in summary
