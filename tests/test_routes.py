@@ -13,12 +13,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from supercontext_lab.config import config_path
 from supercontext_lab.models.offline import OfflineScoutModel
 from supercontext_lab.models.openai import OpenAICompatibleModel
 from supercontext_lab.models.routing import model_for_route
-from supercontext_lab.routes import ModelRoute, get_model_route, parse_model_id, set_model_route
+from supercontext_lab.routes import (
+    KNOWN_CONTEXT_TOKENS,
+    ModelRoute,
+    get_model_route,
+    parse_model_id,
+    set_model_route,
+)
 from supercontext_lab.scout import run_scout
 from supercontext_lab.sources.demo import open_workspace
 from supercontext_lab.testing import OpenAITestServer
@@ -113,3 +120,43 @@ def test_what_an_openai_compatible_model_declares() -> None:
         None,
         None,
     )
+
+
+def test_an_openai_compatible_route_declares_the_window_it_is_given(lab_home: Path) -> None:
+    route = ModelRoute(kind="openai", base_url="http://127.0.0.1:9/v1", model="m")
+    assert route.resolved_context_tokens() is None  # budgeted as the small default
+    sized = route.model_copy(update={"context_tokens": 32_768})
+    assert OpenAICompatibleModel.from_route(sized).info.context_tokens == 32_768
+    set_model_route("burst", sized)
+    assert "context_tokens = 32768" in config_path().read_text("utf-8")
+    assert get_model_route("burst").context_tokens == 32_768
+    hosted = parse_model_id("openai:gpt-4o")
+    assert hosted.resolved_context_tokens() == KNOWN_CONTEXT_TOKENS["api.openai.com"]
+    assert OpenAICompatibleModel.from_route(hosted).info.context_tokens == 128_000
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"kind": "local", "context_tokens": 4096},
+        {"kind": "offline", "context_tokens": 4096},
+        {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "context_tokens": 0},
+        {
+            "kind": "openai",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "m",
+            "context_tokens": True,
+        },
+        {
+            "kind": "openai",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "m",
+            "context_tokens": 1.5,
+        },
+    ],
+)
+def test_a_window_is_a_whole_number_of_tokens_set_only_on_openai_routes(
+    table: dict[str, object],
+) -> None:
+    with pytest.raises(ValidationError):
+        ModelRoute.model_validate(table)

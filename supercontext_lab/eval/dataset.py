@@ -18,10 +18,9 @@ is absent is simply not scored. ``follow_ups`` are the thread's later messages (
 :data:`MAX_FOLLOW_UPS`), sent one after another in the same thread by an end-to-end
 evaluation and scored on their replies with their own ``expect``; ``topic_change`` marks a
 message on another topic than the one before it, where context looked up for an earlier
-message is stale. An evaluation of bundles alone scores the first message only.
-``structure`` says how the text that answers the case is laid out (one of
-:data:`STRUCTURES`: a table, an email thread, a chat, a log, a list, prose or code), so
-results can be broken down by it; it is not scored. ``sources`` names the
+message is stale. An evaluation of bundles alone scores the first message only. ``structure`` says how the text that answers the case is
+laid out (one of :data:`STRUCTURES`: a table, an email thread, a chat, a log, a list, prose
+or code), so results can be broken down by it; it is not scored. ``sources`` names the
 documents that answer the case as a bundle cites them (``memory: <namespace>/<key>``,
 ``transcript: <conversation id>``, ``memory``, ``profile``): a bullet citing one of them
 addresses the request (bullet precision) even where it quotes another sentence of it.
@@ -56,8 +55,11 @@ from .._bounded import json_loads
 from .._confine import read_limited
 from .._json import json_type_name
 from .._text import one_line, visible, without_surrogates
+from ..bundle.records import find_attributions
 from ..errors import DatasetError, PathRefusedError, WorkspaceError
-from .expectations import EXPECT_KEYS, Expectations, read_expectations
+from .dataset_lines import Line as _Line
+from .dataset_lines import optional_text as _optional_text
+from .dataset_lines import required_text as _required_text
 
 __all__ = [
     "CASE_KEYS",
@@ -79,21 +81,46 @@ MAX_DATASET_BYTES = 64 << 20
 MAX_LINE_CHARS = 1_000_000
 """Longest line (one case) read."""
 
-CASE_KEYS = (
-    "id",
-    "message",
-    "focus",
-    "workspace",
-    "structure",
-    "cluster",
-    "expect",
-    "follow_ups",
-)
+CASE_KEYS = ("id", "message", "focus", "workspace", "structure", "cluster", "expect", "follow_ups")
 FOLLOW_UP_KEYS = ("message", "expect", "topic_change")
 MAX_FOLLOW_UPS = 8
 """Later messages a case may hold."""
 STRUCTURES = ("table", "email", "chat", "log", "list", "prose", "code")
 """The values ``structure`` may take: how the text that answers a case is laid out."""
+EXPECT_KEYS = (
+    "skills",
+    "tools",
+    "has_goal",
+    "has_enough_context",
+    "mentions",
+    "must_not_mention",
+    "sources",
+)
+_LIST_KEYS = ("skills", "tools", "mentions", "must_not_mention", "sources")
+_BOOL_KEYS = ("has_goal", "has_enough_context")
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What a case expects of the bundle; ``None`` means "not scored for this case"."""
+
+    skills: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = None
+    has_goal: bool | None = None
+    has_enough_context: bool | None = None
+    mentions: tuple[str, ...] | None = None
+    must_not_mention: tuple[str, ...] | None = None
+    sources: tuple[str, ...] | None = None
+    """The documents that answer the case, as a bundle cites them (``memory: ns/key``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``expect`` object as it would be written in the dataset (set keys only)."""
+        out: dict[str, Any] = {}
+        for key in EXPECT_KEYS:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
 
 
 @dataclass(frozen=True)
@@ -144,36 +171,6 @@ class EvalCase:
         return out
 
 
-class _Line:
-    """Error helper bound to one line of one file (and a part of it: ``at``)."""
-
-    def __init__(self, source: str, number: int, at: str = "") -> None:
-        self.source = source
-        self.number = number
-        self.at = at
-
-    def error(self, problem: str) -> DatasetError:
-        return DatasetError(f"{self.source}, line {self.number}: {self.at}{problem}")
-
-
-def _required_text(where: _Line, data: Mapping[str, Any], key: str) -> str:
-    if key not in data:
-        raise where.error(f'"{key}" is missing; every case needs "id" and "message".')
-    value = data[key]
-    if not isinstance(value, str):
-        raise where.error(f'"{key}" must be a string, not {json_type_name(value)}.')
-    if not value.strip():
-        raise where.error(f'"{key}" is empty; give the case a non-empty {key}.')
-    return value
-
-
-def _optional_text(where: _Line, data: Mapping[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise where.error(f'"{key}" must be a string or null, not {json_type_name(value)}.')
-    return value
-
-
 def _structure(where: _Line, data: Mapping[str, Any]) -> str | None:
     value = data.get("structure")
     if value is None:
@@ -189,9 +186,61 @@ def _structure(where: _Line, data: Mapping[str, Any]) -> str | None:
     return value
 
 
+def _check_sources(where: _Line, sources: tuple[str, ...]) -> None:
+    """Each expected source must be written as a bundle cites one (SPEC §2), or it could
+    never match a bullet's attribution."""
+    for item in sources:
+        found = find_attributions(f"({item})")
+        if len(found) != 1 or found[0].end != len(item) + 2:
+            shown = visible(one_line(item, 60))
+            raise where.error(
+                f'"expect.sources" holds "{shown}", which is no citation; write it as a '
+                'bundle cites, e.g. "memory: global/decision-kernel" or "profile".'
+            )
+
+
 def _expectations(where: _Line, raw: object, at: str = "") -> Expectations:
     """The ``expect`` object; ``at`` names where it is (a follow-up's) in every error."""
-    return read_expectations(raw, _Line(where.source, where.number, at or where.at).error)
+    if at:
+        where = _Line(where.source, where.number, at)
+    if not isinstance(raw, dict):
+        raise where.error(f'"expect" must be an object, not {json_type_name(raw)}.')
+    unknown = sorted(set(raw) - set(EXPECT_KEYS))
+    if unknown:
+        raise where.error(
+            f'unknown key "expect.{unknown[0]}"; expectations are {", ".join(EXPECT_KEYS)}.'
+        )
+    values: dict[str, Any] = {}
+    for key in _LIST_KEYS:
+        if key not in raw:
+            continue
+        items = raw[key]
+        if not isinstance(items, list):
+            raise where.error(
+                f'"expect.{key}" must be an array of strings, not {json_type_name(items)}.'
+            )
+        # Name the item too: in a list of twenty mentions, "item 7" finds the typo.
+        for number, item in enumerate(items, start=1):
+            if not isinstance(item, str):
+                raise where.error(
+                    f'"expect.{key}" must be an array of strings; item {number} is '
+                    f"{json_type_name(item)}."
+                )
+            if not item.strip():
+                raise where.error(f'"expect.{key}" item {number} is an empty string; remove it.')
+        cleaned = tuple(item.strip() for item in items)
+        if key == "sources":
+            _check_sources(where, cleaned)
+        values[key] = cleaned
+    for key in _BOOL_KEYS:
+        if key not in raw:
+            continue
+        if not isinstance(raw[key], bool):
+            raise where.error(
+                f'"expect.{key}" must be true or false, not {json_type_name(raw[key])}.'
+            )
+        values[key] = raw[key]
+    return Expectations(**values)
 
 
 def _follow_ups(where: _Line, raw: object) -> tuple[FollowUp, ...]:

@@ -73,6 +73,11 @@ def model_identity(route: Mapping[str, Any]) -> dict[str, Any]:
         # call: another conversation, so another run.
         "small_model": parsed.counts_as_small(),
     }
+    window = parsed.resolved_context_tokens()
+    if window is not None:
+        # Another window cuts what the model is sent: another conversation. Named only
+        # when declared, so the keys of routes without one stay as they were.
+        identity["context_tokens"] = window
     if parsed.kind == "local":
         identity["file"] = file_identity(resolve_gguf(parsed.model))
     return identity

@@ -19,6 +19,7 @@ from ..routes import EmissionFormat
 from .choices import BundleChoices
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "ChatModel",
     "EmissionFormat",
     "Message",
@@ -137,8 +138,9 @@ class ModelInfo:
     """The name the model is shown and reported by, as the user named it
     (``ollama:qwen2.5``, ``local:smollm2``, ``offline:scout``); the model's ``name``."""
     context_tokens: int | None = None
-    """The context window in tokens, when the model knows it: the scout asks for the
-    envelope early once a conversation fills most of it."""
+    """The context window in tokens, when the model knows it: every request is held to it
+    (:mod:`.window`; ``None`` is budgeted as a small default window), and the scout asks
+    for the envelope early once a conversation fills most of it."""
     run_timeout_s: float | None = None
     """The wall-clock budget one scout run needs on this model when the caller sets none
     (a CPU model needs minutes); ``None`` keeps the scout's default."""
@@ -201,10 +203,15 @@ class ChatModel(Protocol):
         ...
 
 
+CHARS_PER_TOKEN = 4
+"""The lab's one estimate of tokens: four characters (or bytes of a request body) a
+token, about what tokenizers give for English prose and JSON."""
+
+
 def estimate_tokens(text: str) -> int:
-    """A rough token count (four characters a token, rounded up) for models that do not
+    """A rough token count (:data:`CHARS_PER_TOKEN`, rounded up) for models that do not
     report usage, so traces and evaluations still show plausible figures."""
-    return -(-len(text) // 4)
+    return -(-len(text) // CHARS_PER_TOKEN)
 
 
 def _message_text(message: Message) -> str:

@@ -1,7 +1,8 @@
 """The GGUF file a local route serves: checked before a server starts, and named in cache keys.
 
 :func:`check_gguf` reads what llama.cpp would trip over, before a child process is
-started for it, and says in one line what is wrong: not a regular file, cannot be read,
+started for it (and the context length the model was trained on), and says in one line
+what is wrong: not a regular file, cannot be read,
 not a GGUF model (the magic number, the version, the counts and every metadata entry and
 tensor record of the header are read, each bounded by the file's size), or too large for
 the memory available. :func:`file_identity` is what names the file in the response cache
@@ -35,6 +36,8 @@ _MAX_DEPTH = 3
 # Sizes of the fixed-width metadata value types, by type number.
 _FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 _STRING, _ARRAY = 8, 9
+# The integer types a context length is written in, by type number.
+_INTEGERS = {4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
 
 
 class _Damaged(Exception):
@@ -124,8 +127,9 @@ class _Reader:
             raise _Damaged(f"its header is damaged (a value of unknown type {kind} in {what})")
 
 
-def _read_header(handle: BinaryIO, size: int) -> None:
-    """Raise :class:`_Damaged` unless ``handle`` starts with a whole GGUF header."""
+def _read_header(handle: BinaryIO, size: int) -> int | None:
+    """Raise :class:`_Damaged` unless ``handle`` starts with a whole GGUF header; return
+    the context length it declares (``<architecture>.context_length``), if any."""
     if handle.read(4) != GGUF_MAGIC:
         raise _Damaged("it does not start with the GGUF magic number")
     reader = _Reader(handle, size)
@@ -136,10 +140,16 @@ def _read_header(handle: BinaryIO, size: int) -> None:
     if not 0 < tensors <= _MAX_TENSORS or entries > _MAX_ENTRIES:
         raise _Damaged(f"its header is damaged ({tensors:,} tensors, {entries:,} metadata entries)")
     keys = set()
+    trained: int | None = None
     for _ in range(entries):
         key = reader.string("a metadata key", keep=True, limit=_MAX_NAME)
         keys.add(key)
-        reader.value(reader.u32(f"the type of {key!r}"), f"the value of {key!r}")
+        kind = reader.u32(f"the type of {key!r}")
+        if kind in _INTEGERS and key.endswith(".context_length") and key.count(".") == 1:
+            length = struct.unpack(_INTEGERS[kind], reader.take(_FIXED[kind], repr(key)))[0]
+            trained = length if length > 0 else None
+        else:
+            reader.value(kind, f"the value of {key!r}")
     if "general.architecture" not in keys:
         raise _Damaged("its header names no model architecture (general.architecture)")
     for _ in range(tensors):
@@ -152,11 +162,14 @@ def _read_header(handle: BinaryIO, size: int) -> None:
             raise _Damaged("its header is damaged (a tensor of unknown type)")
         if reader.u64("a tensor's offset") > size:
             raise _Damaged("its header is damaged (a tensor's data lies past the end of the file)")
+    return trained
 
 
-def check_gguf(path: Path) -> None:
+def check_gguf(path: Path) -> int | None:
     """Raise :class:`ConfigError` with one line naming ``path`` and the cause unless it is
-    a readable GGUF model that fits in the memory available."""
+    a readable GGUF model that fits in the memory available; return the context length
+    the model was trained on (its header's ``<architecture>.context_length``), ``None``
+    when the header does not say."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -173,7 +186,7 @@ def check_gguf(path: Path) -> None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
             # /proc files report a size of 0; what can be read is what counts.
-            _read_header(handle, info.st_size or (1 << 20))
+            trained = _read_header(handle, info.st_size or (1 << 20))
     except OSError as exc:
         raise ConfigError(f"The local model file {path} cannot be read ({exc.strerror}).") from None
     except _Damaged as exc:
@@ -184,6 +197,7 @@ def check_gguf(path: Path) -> None:
             f"The local model file {path} is too large for memory ({info.st_size / 2**30:.1f} "
             f"GiB, {memory / 2**30:.1f} GiB available); use a smaller model or free memory."
         )
+    return trained
 
 
 _IDENTITY_LOCK = threading.Lock()

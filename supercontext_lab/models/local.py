@@ -160,8 +160,9 @@ class TokenCounter:
 class LocalModel(OpenAICompatibleModel):
     """The OpenAI-compatible client of a local server, configured for a CPU model.
 
-    It declares what the scout needs to know (its run budget, its context window, that it
-    is local and small, its model file as cache identity), caps free-text replies at
+    It declares what the scout needs to know (its run budget, its context window: the
+    ``context_tokens`` its server was started with, that it is local and small, its model
+    file as cache identity), caps free-text replies at
     :data:`LOCAL_MAX_TOKENS` and counts the usage the server does not report with a
     :class:`TokenCounter`. ``api_key`` is the server's per-run key; ``before_request``
     checks that the server is still the lab's own child before each call.
@@ -183,6 +184,7 @@ class LocalModel(OpenAICompatibleModel):
         api_key: str | None = None,
         before_request: Callable[[], None] | None = None,
         cache_identity: str = "",
+        context_tokens: int = LOCAL_CONTEXT_TOKENS,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -200,7 +202,7 @@ class LocalModel(OpenAICompatibleModel):
             api_key=api_key,
             before_request=before_request,
             declared=ModelInfo(
-                context_tokens=LOCAL_CONTEXT_TOKENS,
+                context_tokens=context_tokens,
                 run_timeout_s=LOCAL_RUN_TIMEOUT_S,
                 # The server's port changes every session; the model file names it.
                 cache_identity=cache_identity,
@@ -237,4 +239,5 @@ def local_chat_model(
         api_key=server.api_key,
         before_request=server.ensure_running,
         cache_identity=f"local:{file_identity(gguf)}",
+        context_tokens=server.context_tokens,
     )

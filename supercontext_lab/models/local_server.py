@@ -39,6 +39,7 @@ __all__ = [
     "cpu_has_amx",
     "local_server",
     "missing_extra",
+    "served_window",
     "stop_local_servers",
 ]
 
@@ -46,11 +47,21 @@ INSTALL_HINT = 'pip install "supercontext-lab[local]"'
 """The one command that brings the local route's packages."""
 
 LOCAL_CONTEXT_TOKENS = 8192
-"""Context window the server is started with (SmolLM2 was trained on 8,192 tokens; the
-server's own default of 2,048 is smaller than the scout's first prompt)."""
+"""The largest context window a server is started with: the model's own (the context
+length its GGUF header declares) when smaller. SmolLM2 was trained on 8,192 tokens; the
+server's own default of 2,048 is smaller than the scout's first prompt."""
 
 STARTUP_TIMEOUT_S = 120.0
 """How long the server may take to load its weights and answer ``/v1/models``."""
+
+
+def served_window(gguf: Path, cap: int = LOCAL_CONTEXT_TOKENS) -> int:
+    """The context window ``gguf`` is served with: the context length it was trained on
+    (its header's, :func:`~.gguf.check_gguf`, which also checks the file), at most
+    ``cap``; ``cap`` when the header does not say. A model is not served past what it
+    was trained on."""
+    trained = check_gguf(gguf)
+    return cap if trained is None else min(cap, trained)
 
 
 def missing_extra(what: str) -> ConfigError:
@@ -171,7 +182,7 @@ class LocalServer:
     def start(self, *, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
         """Start the server and return once it answers; :class:`ConfigError` for a file
         that cannot be served, :class:`ModelError` when the server does not come up."""
-        check_gguf(self.gguf)
+        self.context_tokens = served_window(self.gguf, self.context_tokens)
         _check_server_package()
         handle, log_name = tempfile.mkstemp(prefix="supercontext-llama-", suffix=".log")
         self._log_path = Path(log_name)

@@ -36,6 +36,7 @@ from .base import Message, ModelInfo, ModelReply, ToolSpec
 from .boundary import Secrets, TextStream
 from .choices import BundleChoices
 from .failures import CONNECT_CAP_S, FailureWording, run_attempts
+from .fitting import fit_request
 from .replies import ReplyReader
 from .request import ChatRequest, RequestBuilder
 from .wire import message_from_openai, messages_from_openai
@@ -250,7 +251,9 @@ class OpenAICompatibleModel:
             sleep=sleep,
             bundle_format=bundle_format,
             display_name=route.label,
-            declared=ModelInfo(small=route.counts_as_small()),
+            declared=ModelInfo(
+                context_tokens=route.resolved_context_tokens(), small=route.counts_as_small()
+            ),
         )
 
     @property
@@ -309,7 +312,8 @@ class OpenAICompatibleModel:
         secrets = Secrets.in_use(key)
         wording = self._wording.for_call(secrets, has_key=bool(key))
         shown = TextStream(secrets, on_text) if on_text is not None else None
-        payload = self._requests.payload(request)
+        # Held to the model's window: the oldest history trimmed, then long texts cut.
+        request, payload = fit_request(request, self._requests.payload, self._info)
         reply, streamed = self._exchange(
             payload, self._requests.headers(key), wording, deadline, timeout, shown
         )

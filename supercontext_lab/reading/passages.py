@@ -56,6 +56,7 @@ from typing import Generic, TypeVar
 from .facts import NoteSentence, joined, note_sections
 from .references import followed_notes, with_reference
 from .relevance import RequestTerms, sentence_shapes
+from .settling import SETTLE_BONUS, SETTLE_REACH, SHORT_TURN_WORDS, settled
 from .words import keywords, stems, words
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "passages",
     "ranked_passages",
     "turn_extent",
+    "unit_passages",
 ]
 
 _K = TypeVar("_K")
@@ -89,13 +91,6 @@ the items under "## Next steps" answer "what are the next steps", at half weight
 SHAPE_BONUS = 0.25
 """Added to a sentence's score when it holds the answer shape the request asks for."""
 
-SETTLE_BONUS = 0.3
-"""Added to a unit that says it settles or corrects what came before, over the best unit
-on the request it follows: the thread's last word beats its proposals."""
-
-SETTLE_REACH = 4
-"""How many units back a settling unit looks for what it settles."""
-
 SHORT_NOTE_CHARS = 450
 """A memory note this short (its sentences joined) is quoted whole: about three sentences,
 which is what most hand-written notes are."""
@@ -105,15 +100,12 @@ SHORT_TURN_CHARS = 700
 is quoted whole: a reply that lists ten venues answers "which was the last one" only as
 a whole."""
 
-SHORT_TURN_WORDS = 12
-"""A turn of at most this many words is quoted with a neighbour (see :func:`turn_extent`)."""
-
 _MAX_SENTENCES = 4_000
 """Sentences of one note scored at most (a note is bounded when read; this bounds the
 work on a pathological one)."""
 _SHORT_WORDS = 5
 # A sentence this short that leads its message is what the next one is about.
-_LEAD_WORDS = 10
+_LEAD_WORDS = 8
 _BACK_REFERENCES = frozenset(
     """
     it its it's they them their this that these those he she his her him there then also
@@ -157,7 +149,26 @@ def passages(
     ``whole_below`` characters is one passage: a short note is quoted whole, as its
     sentences explain each other ("Fix: pin GDAL 3.8" after the sentence saying what
     failed)."""
-    units = note_sections(text)[:_MAX_SENTENCES]
+    return unit_passages(
+        note_sections(text)[:_MAX_SENTENCES],
+        request,
+        limit=limit,
+        min_score=min_score,
+        whole_below=whole_below,
+    )
+
+
+def unit_passages(
+    units: Sequence[NoteSentence],
+    request: RequestTerms,
+    *,
+    limit: int = 2,
+    min_score: float = 0.0,
+    whole_below: int = 0,
+) -> list[Passage]:
+    """:func:`passages` of a text already cut into ``units`` (:func:`~.facts.note_sections`;
+    an excerpt of a megabyte note reads it in pieces and scores all their units as one
+    text, so a term weighs the same wherever it is)."""
     if not units or not request.terms:
         return []
     terms = [stems(keywords(unit.text)) & request.terms for unit in units]
@@ -191,7 +202,7 @@ def passages(
             score += SHAPE_BONUS
         if score > min_score:
             scored.append((score, index))
-    scored = _settled(units, scored)
+    scored = settled(units, scored)
     scored.sort(key=lambda item: (-item[0], item[1]))
     if scored and sum(len(unit.text) + 1 for unit in units) <= whole_below + 1:
         return [Passage(joined(units), scored[0][0], 0)]
@@ -230,63 +241,7 @@ def _names_section(unit: NoteSentence, request: RequestTerms, known: dict[str, b
     return verdict
 
 
-def _settled(units: list[NoteSentence], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
-    """The scores with a thread's corrections put first: a unit that says it settles what
-    came before ("OK, final: 90k instead", "Correction: …") scores above the units on the
-    request that precede it within :data:`SETTLE_REACH`.
-
-    "Precede" is in the thread's time: a quoted message is older than the reply above it
-    (a pasted thread often has the newest message on top). The settling unit must itself
-    be on the request, or be a terse reply (at most :data:`SHORT_TURN_WORDS` words) that
-    can only be about what it follows ("OK, final: 90k instead" after the budget's
-    proposals). Only turns and messages settle (see :mod:`.units`): a log's "settled the
-    bank deadline" settles nothing about the next entry's hearing."""
-    if not any(unit.settles for unit in units):
-        return scored
-    best = {index: score for score, index in scored}
-    timeline = sorted(range(len(units)), key=lambda i: (-units[i].depth, i))
-    for at, index in enumerate(timeline):
-        unit = units[index]
-        if not unit.settles:
-            continue
-        # A terse turn can only be about what it follows; a short sentence of a longer
-        # message ("Sorry for the back and forth.") is not the message's last word.
-        terse = len(words(unit.text)) <= SHORT_TURN_WORDS and not _a_piece(units, index)
-        if index not in best and not terse:
-            continue
-        # What it settles came before it in the thread, not earlier in its own message.
-        before = [
-            best[i]
-            for i in timeline[max(0, at - SETTLE_REACH - _own_sentences(units, index)) : at]
-            if i in best and units[i].lines != unit.lines
-        ]
-        if before or index in best:
-            own = best.get(index, 0.0)
-            # Above what it settles; among the sentences of one settling message, each
-            # keeps its own order (the one with the new date before "Sorry for the back
-            # and forth").
-            best[index] = max([*before, own]) + SETTLE_BONUS + SETTLE_BONUS * own
-    return [(score, index) for index, score in best.items()]
-
-
-def _own_sentences(units: list[NoteSentence], index: int) -> int:
-    """How many units before ``units[index]`` are sentences of its own message."""
-    count = 0
-    while index - count > 0 and units[index - count - 1].lines == units[index].lines:
-        count += 1
-    return count
-
-
-def _a_piece(units: list[NoteSentence], index: int) -> bool:
-    """Whether ``units[index]`` is one sentence of a longer message or turn: a unit beside
-    it comes from the same lines."""
-    lines = units[index].lines
-    return any(
-        0 <= other < len(units) and units[other].lines == lines for other in (index - 1, index + 1)
-    )
-
-
-def _extent(units: list[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
+def _extent(units: Sequence[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
     """Where the passage around ``units[index]`` starts and ends (see the module
     docstring)."""
     unit = units[index]

@@ -9,7 +9,10 @@ wherever a bundle comes from:
   rather than what it is about (:data:`TASK_WORDS`: "draft", "finish", "section",
   "remind", …). "Help me finish the sensitivity analysis section for the grant renewal"
   is about ``sensitiv``, ``analysi``, ``grant`` and ``renewal``.
-* The facts **cover** a key term when one fact's text, or the note it cites, holds it.
+* The facts **cover** a key term when one fact's text, or the note it cites, holds it, and
+  the fact says something: a sentence, a row or a log line (a function word or a figure
+  among three words at least), not a bare list of words, which holds the words of any
+  request ("deadline, booking, venue, price") and answers none.
 * ``has_enough_context`` is true only when the facts cover **more than half** of the key
   terms (one of one, two of two, two of three, three of four, three of five, …) and
   **every name** the request gives (a word written with a capital after its first word,
@@ -122,6 +125,8 @@ _ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4
 # inside a name ("Auth0", "B05S").
 _NUMBER_RE = re.compile(r"(?<![^\W\d_])\d+(?:[.,]\d+)*(?![^\W\d_]{2})")
 _TOKEN_RE = re.compile(r"[^\W_]+")
+# What separates the items of a list of words written on one line or a line each.
+_LIST_SPLIT_RE = re.compile(r"[,;|\n]")
 _WHEN_RE = re.compile(
     r"(?:^|[.!?]\s+)when\b|\bwhen\s+(?:is|was|are|were|does|did|do|will|should|can)\b"
     r"|\bwhat\s+time\b",
@@ -269,9 +274,12 @@ def coverage(request: RequestTerms, facts: Iterable[str]) -> Coverage:
     asked = request.shapes & set(_SHAPE_WORDS)
     shaped: set[str] = set()
     for fact in facts:
+        said = words(fact)
+        if not _says_something(fact, said):
+            continue
         # Every word counts here, two-letter names too ("UK", "V1"): the key holds none of
         # the stop words.
-        on_topic = stems([*words(fact), *identifiers(fact)]) & wanted
+        on_topic = stems([*said, *identifiers(fact)]) & wanted
         found |= on_topic
         if on_topic and asked - shaped:
             shaped |= sentence_shapes(fact) & asked
@@ -281,6 +289,22 @@ def coverage(request: RequestTerms, facts: Iterable[str]) -> Coverage:
     )
     lacking = sorted(asked - shaped)
     return Coverage(request.key, covered, missing, request.names, lacking[0] if lacking else "")
+
+
+_LIST_SHARE = 0.8
+
+
+def _says_something(fact: str, said: list[str]) -> bool:
+    """Whether a fact of these words says something, as a sentence, a row or a log line
+    does: three words at least, a function word ("is", "by", "the") or a figure among
+    them, and not a bare list of words ("deadline, budget, the, venue, price": one or two
+    words between each comma or line), which holds the words of any request and answers
+    none."""
+    if len(said) < 3 or not any(word in STOPWORDS or word[:1].isdigit() for word in said):
+        return False
+    pieces = [piece for piece in _LIST_SPLIT_RE.split(fact) if piece.strip()]
+    short = sum(1 for piece in pieces if len(words(piece)) <= 2)
+    return len(pieces) < 4 or short < _LIST_SHARE * len(pieces)
 
 
 def name_fit(terms: Iterable[str], name: str, about: str = "", *, in_notes: bool = False) -> int:

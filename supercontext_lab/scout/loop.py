@@ -8,9 +8,11 @@ timeout bounds the whole run (120 s, unless the model declares it needs more: a 
 CPU model's ``info.run_timeout_s``). A model that declares its ``info.context_tokens`` is
 asked for the envelope early, with the same last call, once the conversation fills more
 than :data:`CONTEXT_WRAP_UP_SHARE` of its window: a small local model must not run out
-of context before it has emitted anything. Secrets the model boundary removed from the
-replies are noted in the run's problems. The final text is settled by :mod:`.settle`
-(extracted, fitted, parsed, grounded); every problem on the way is recorded, never raised.
+of context before it has emitted anything; each round's tool results are cut to the room
+its window leaves (:func:`~.tool_round.fit_answers`). Secrets the model boundary removed
+from the replies are noted in the run's problems. The final text is settled by
+:mod:`.settle` (extracted, fitted, parsed, grounded); every problem on the way is
+recorded, never raised.
 
 Before the first model call the harness may run the first gathering round itself
 (``prefetch``, see :func:`prefetch_enabled`): the reads the offline scout plans for the
@@ -38,6 +40,8 @@ from ..errors import ModelError, ModelTimeoutError, ScoutError
 from ..models.base import ChatModel, Message, ToolCall, Usage
 from ..models.choices import BundleChoices
 from ..models.offline.scout import OfflineScoutModel
+from ..models.window import ContextBudget
+from ..reading.relevance import request_terms
 from ..sources.workspace import Workspace
 from ..tools.base import ToolRegistry
 from ..tools.catalogue import build_scout_registry
@@ -46,7 +50,7 @@ from .grounding_report import GroundingReport
 from .records import PREVIEW_CHARS, ScoutRun, ScoutStatus, StopCause, TraceStep
 from .settle import settle_output
 from .sources import RunSources
-from .tool_round import run_tool_calls
+from .tool_round import fit_answers, run_tool_calls
 
 __all__ = [
     "CONTEXT_WRAP_UP_SHARE",
@@ -70,7 +74,8 @@ CONTEXT_WRAP_UP_SHARE = 0.55
 the next round's tool results and the envelope itself must still fit."""
 
 
-# The first gathering round is the offline scout's: one plan of reads, written once.
+# The first gathering round is the offline scout's: one plan of reads, written once, and
+# the references its best facts name.
 _PLANNER = OfflineScoutModel(name="offline:prefetch")
 _PREFETCH_ROUNDS = 2
 
@@ -342,7 +347,7 @@ class _Run:
             remaining=self.remaining,
             now_ms=self.now_ms,
         )
-        answers: list[Message] = []
+        contents: list[str] = []
         for call, outcome in zip(calls, outcomes, strict=True):
             result, refused = outcome.result, outcome.refused
             self.record(
@@ -362,11 +367,11 @@ class _Run:
             )
             if not refused:
                 self.sources.add_result(call.name, result)
-            content = result.content if result.ok else f"error: {result.content}"
-            answers.append(
-                Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
-            )
-        return answers
+            contents.append(result.content if result.ok else f"error: {result.content}")
+        # What the model is sent fits its window; the trace and the sources keep it whole.
+        budget = ContextBudget.of(self.model.info)
+        room = budget.round_room(self.messages, self.registry.specs(self.allowed))
+        return fit_answers(calls, contents, room, request_terms(self.message, self.focus))
 
 
 def run_scout(

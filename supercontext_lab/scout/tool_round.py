@@ -5,6 +5,11 @@ allowlist, unknown to the registry, or not declared read-only is refused, and it
 is the answer the model gets. The calls of one reply are independent reads, so they run on
 a pool shared by every run (starting threads per reply cost more than the reads); a read
 still running when the run's time is up is abandoned, not awaited.
+
+What the model is sent of the round's results fits the room its context window leaves
+(:func:`fit_answers`): a megabyte note a recall found is cut to the passages that answer
+the request, never sent whole. The run keeps every result whole for its trace and its
+sources.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from ..errors import ToolNotAllowedError
-from ..models.base import ToolCall
+from ..models.base import Message, ToolCall
+from ..models.fitting import fit_texts
+from ..models.window import MIN_RESULT_BYTES, conversation_bytes
+from ..reading.relevance import RequestTerms
 from ..tools.base import ToolRegistry, ToolResult
 
-__all__ = ["CallOutcome", "run_tool_calls", "tool_pool"]
+__all__ = ["CallOutcome", "fit_answers", "run_tool_calls", "tool_pool"]
 
 _POOL_LOCK = threading.Lock()
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
@@ -91,3 +99,23 @@ def run_tool_calls(
             ToolResult(ok=False, content=late), False, started, now_ms() - started
         )
     return [outcomes[index] for index in range(len(calls))]
+
+
+def fit_answers(
+    calls: Sequence[ToolCall], contents: Sequence[str], room: int, request: RequestTerms
+) -> list[Message]:
+    """The tool messages answering ``calls`` with ``contents``, as the model is sent them:
+    together at most ``room`` bytes, the short answers whole and the long ones sharing the
+    rest, each cut to the passages that answer ``request``
+    (:func:`~supercontext_lab.models.fitting.fit_texts`). A share is never below
+    :data:`~supercontext_lab.models.window.MIN_RESULT_BYTES` while the room holds that much
+    for each answer."""
+
+    def answer(call: ToolCall, content: str) -> Message:
+        return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+
+    # What each message weighs around its content (role, call id, name) is room taken.
+    room -= conversation_bytes([answer(call, "") for call in calls])
+    floor = min(MIN_RESULT_BYTES, max(room, 0) // max(len(contents), 1))
+    fitted = fit_texts(contents, room, request, floor=floor)
+    return [answer(call, content) for call, content in zip(calls, fitted, strict=True)]

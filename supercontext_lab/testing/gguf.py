@@ -20,12 +20,22 @@ def _string(text: str) -> bytes:
 
 
 def write_gguf(
-    path: Path, *, architecture: str = "llama", tensors: int = 1, data: bytes = b"\0" * 64
+    path: Path,
+    *,
+    architecture: str = "llama",
+    tensors: int = 1,
+    data: bytes = b"\0" * 64,
+    context_length: int | None = None,
 ) -> Path:
-    """Write a GGUF version-3 file at ``path``: one ``general.architecture`` entry,
-    ``tensors`` one-dimensional F32 tensor records, then ``data``."""
-    header = b"GGUF" + struct.pack("<IQQ", 3, tensors, 1)
+    """Write a GGUF version-3 file at ``path``: one ``general.architecture`` entry (and a
+    ``<architecture>.context_length`` one, a 32-bit unsigned integer, when
+    ``context_length`` is given), ``tensors`` one-dimensional F32 tensor records, then
+    ``data``."""
+    entries = 1 if context_length is None else 2
+    header = b"GGUF" + struct.pack("<IQQ", 3, tensors, entries)
     header += _string("general.architecture") + struct.pack("<I", 8) + _string(architecture)
+    if context_length is not None:
+        header += _string(f"{architecture}.context_length") + struct.pack("<II", 4, context_length)
     for index in range(tensors):
         header += _string(f"tensor.{index}") + struct.pack("<IQIQ", 1, 4, 0, 16 * index)
     header += b"\0" * (-len(header) % 32)  # the data section is aligned

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._bounded import InputLimitError, json_loads
-from .._json import json_type_name
+from .._json import json_type_name, to_json
 from .._secrets import mask_values, masked_data
 from .._text import describe_validation_error, one_line
 from ..config.secrets import values_in_use
@@ -76,11 +76,6 @@ class ToolResult:
     def failure(cls, message: str) -> ToolResult:
         """A failed result carrying a one-line message for the model."""
         return cls(ok=False, content=one_line(message))
-
-
-def to_json(payload: Any) -> str:
-    """Compact, UTF-8-friendly JSON text (what models read best and what the trace stores)."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)

@@ -470,6 +470,15 @@ def test_the_model_identity_never_holds_the_key_variable() -> None:
     assert model_identity(ModelRoute().model_dump()) == {"kind": "offline"}
 
 
+def test_a_declared_window_is_part_of_the_model_identity() -> None:
+    # Another window cuts what the model is sent: another run.
+    route = ModelRoute(kind="openai", base_url="http://127.0.0.1:8000/v1", model="m")
+    plain = model_identity(route.model_dump())
+    assert "context_tokens" not in plain
+    sized = model_identity({**route.model_dump(), "context_tokens": 32_768})
+    assert sized == {**plain, "context_tokens": 32_768}
+
+
 BASE_KEY: dict[str, Any] = {
     "definition": "d",
     "model": {"kind": "offline"},

@@ -40,6 +40,8 @@ from supercontext_lab.testing import ScriptedModel, build_workspace, envelope, t
 from supercontext_lab.testing.gguf import write_gguf
 from supercontext_lab.testing.scripted import Step
 
+_REAL_COMMAND = LocalServer._command
+
 
 def test_local_ids_give_local_routes_with_cpu_defaults() -> None:
     route = parse_model_id("local:smollm2")
@@ -528,3 +530,27 @@ def test_on_a_cpu_with_amx_the_server_reads_prompts_one_token_per_micro_batch(
     assert ("--n_ubatch" in command) is amx
     if amx:
         assert command[command.index("--n_ubatch") + 1] == "1"
+
+
+@pytest.mark.parametrize(("trained", "served"), [(None, 8192), (2048, 2048), (32_768, 8192)])
+def test_a_model_is_served_with_its_own_window_at_most_the_cap(
+    tmp_path: Path, trained: int | None, served: int
+) -> None:
+    gguf = write_gguf(tmp_path / "m.gguf", context_length=trained)
+    assert local_server_module.served_window(gguf) == served
+    model = local.LocalModel(base_url="http://127.0.0.1:9/v1", model="m", context_tokens=served)
+    assert model.info.context_tokens == served
+
+
+def test_the_server_is_started_with_the_window_the_model_declares(
+    tmp_path: Path, stand_in: Callable[[str], None]
+) -> None:
+    stand_in("honest")
+    server = LocalServer(write_gguf(tmp_path / "short.gguf", context_length=2048))
+    server.start(timeout_s=20)
+    try:
+        assert server.context_tokens == 2048
+        command = _REAL_COMMAND(server)
+        assert command[command.index("--n_ctx") + 1] == "2048"
+    finally:
+        server.stop()

@@ -40,7 +40,33 @@ def test_more_than_half_of_the_key_terms_must_be_covered(
 ) -> None:
     words = ["alpha", "bravo", "charlie", "delta"][:key]
     request = request_terms(" ".join(words))
-    assert coverage(request, [" ".join(words[:covered])]).enough is enough
+    fact = f"Notes on {' and '.join(words[:covered])} are here"
+    assert coverage(request, [fact]).enough is enough
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "booking, deadline, ferry, the, islands",
+        "booking\nthe\ndeadline\nferry\nislands",
+        "booking deadline",
+        "ferry booking deadline islands",
+    ],
+)
+def test_a_bare_list_of_words_covers_nothing(fact: str) -> None:
+    assert not coverage(request_terms("What is the ferry booking deadline?"), [fact]).enough
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "The ferry booking deadline is 3 May.",
+        "Ferry — booking deadline: 3 May",
+        "2026-05-03: ferry booking deadline moved to noon",
+    ],
+)
+def test_a_sentence_a_row_or_a_log_line_covers(fact: str) -> None:
+    assert coverage(request_terms("What is the ferry booking deadline?"), [fact]).enough
 
 
 def test_a_request_of_task_words_only_is_covered_by_any_fact() -> None:

@@ -75,6 +75,8 @@ GROUPS = [
             "test_secrets_in_chats",
             "test_steered_recommendations",
             "test_workspace_copies",
+            "test_notes_of_words",
+            "test_model_request_bounds",
         ],
     ),
 ]
@@ -215,7 +217,8 @@ def build_table() -> str:
         f"memory indexes, spreadsheet formulas, names forging report lines or hiding "
         f"characters, forgotten secrets, killed updates, exports of one name, JSON "
         f"layouts, planted cached envelopes, keys pasted in old chats, steering chats, "
-        f"workspaces copied for a notebook): "
+        f"workspaces copied for a notebook, notes of words, megabyte notes sent to a "
+        f"model): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

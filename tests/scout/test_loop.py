@@ -17,8 +17,9 @@ from supercontext_lab.agents import (
     set_tool_enabled,
 )
 from supercontext_lab.errors import ModelError
-from supercontext_lab.models.base import Message, ModelReply, ToolSpec
+from supercontext_lab.models.base import Message, ModelInfo, ModelReply, ToolSpec
 from supercontext_lab.models.openai import OpenAICompatibleModel
+from supercontext_lab.models.window import ContextBudget, conversation_bytes
 from supercontext_lab.scout import (
     GRACE_INSTRUCTION,
     ScoutStatus,
@@ -358,3 +359,24 @@ def test_grounding_mark_keeps_what_it_flags(workspace: Workspace) -> None:
     )
     assert run.ok and run.envelope == reply
     assert any(p.startswith("grounding: flagged bullet") for p in run.problems)
+
+
+def test_a_megabyte_recall_is_cut_to_the_window_the_model_declares(tmp_path: Path) -> None:
+    answer = "The canary word is PELICAN-42."
+    minutes = "\n\n".join(
+        [*(f"Meeting {i}: the lab talked about freezers and pipettes." for i in range(9000))]
+    )
+    minutes = minutes[: len(minutes) // 2] + f"\n\n{answer}\n\n" + minutes[len(minutes) // 2 :]
+    workspace = Workspace(build_workspace(tmp_path / "ws", {"memory/global/minutes.md": minutes}))
+    model = ScriptedModel(
+        [tool_call_message(("memory_recall", {"query": "canary word"})), GOOD],
+        info=ModelInfo(context_tokens=4096),
+    )
+    run = run_scout("What is the canary word?", workspace=workspace, model=model)
+    sent = model.calls[1].messages
+    assert conversation_bytes(sent) <= ContextBudget.of(model.info).prompt_bytes
+    assert answer in (sent[-1].content or "")
+    assert "content_cut" in (sent[-1].content or "")
+    # The run keeps what the tool returned whole, for its trace and its sources.
+    step = next(step for step in run.trace if step.kind == "tool")
+    assert len(step.result) > len(minutes) // 2

@@ -1,15 +1,19 @@
-"""One round of tool calls: refused or run side by side, in order, within the run's time."""
+"""One round of tool calls: refused or run side by side, in order, within the run's time,
+and what the model is sent of them fitted to its window."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from supercontext_lab._json import to_json
 from supercontext_lab.models.base import ToolCall
-from supercontext_lab.scout.tool_round import run_tool_calls, tool_pool
+from supercontext_lab.reading.relevance import request_terms
+from supercontext_lab.scout.tool_round import fit_answers, run_tool_calls, tool_pool
 from supercontext_lab.tools.base import NoArgs, ToolRegistry, ToolResult, make_tool
 
 
@@ -95,3 +99,22 @@ def test_a_read_past_the_time_left_is_abandoned_not_awaited() -> None:
     assert "did not finish before the scout's time ran out" in late.result.content
     assert quick.result.ok
     assert tool_pool().submit(lambda: "free").result(timeout=5) == "free"
+
+
+def test_a_round_fits_its_room_the_short_answers_whole() -> None:
+    answer = "The grant renewal budget is capped at 250k EUR."
+    minutes = "\n\n".join(
+        [*(f"Meeting {i}: the lab talked about freezers." for i in range(5_000)), answer]
+    )
+    calls = [ToolCall(id="call_1", name="memory_recall"), ToolCall(id="call_2", name="list")]
+    contents = [json.dumps({"hits": [{"content": minutes}]}), json.dumps({"skills": []})]
+    sent = fit_answers(calls, contents, 6_000, request_terms("What is the grant budget cap?"))
+    assert [(m.role, m.tool_call_id, m.name) for m in sent] == [
+        ("tool", "call_1", "memory_recall"),
+        ("tool", "call_2", "list"),
+    ]
+    assert sent[1].content == contents[1]
+    hit = json.loads(sent[0].content or "")["hits"][0]
+    assert answer in hit["content"]
+    assert hit["content_cut"].startswith("[cut: ")
+    assert sum(len(to_json(m.to_openai())) for m in sent) <= 6_000

@@ -42,3 +42,10 @@ def test_different_data_is_a_different_model(tmp_path: Path) -> None:
     first = file_identity(write_gguf(tmp_path / "a.gguf", data=b"\0" * 64))
     second = file_identity(write_gguf(tmp_path / "b.gguf", data=b"\1" * 64))
     assert first.split("sha256:")[1] != second.split("sha256:")[1]
+
+
+def test_a_declared_context_length_is_read_back(tmp_path: Path) -> None:
+    assert check_gguf(write_gguf(tmp_path / "plain.gguf")) is None
+    path = write_gguf(tmp_path / "long.gguf", architecture="qwen2", context_length=32_768)
+    assert check_gguf(path) == 32_768
+    assert b"qwen2.context_length" in path.read_bytes()

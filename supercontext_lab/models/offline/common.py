@@ -9,7 +9,12 @@ from ..base import Message, ModelInfo, ModelReply, ToolSpec
 from ..choices import BundleChoices
 from ..request import ChatRequest
 
-__all__ = ["OfflineModel"]
+__all__ = ["OFFLINE_CONTEXT_TOKENS", "OfflineModel"]
+
+OFFLINE_CONTEXT_TOKENS = 32_768
+"""The context window the offline models declare. They read in this process and have no
+window of their own; they are sent what a mid-sized hosted model would be, so a run on
+them shows what the cuts of a megabyte note leave."""
 
 
 class OfflineModel:
@@ -17,7 +22,7 @@ class OfflineModel:
     in this process, offers tools natively, emits free text and holds nothing to release."""
 
     def __init__(self, *, name: str) -> None:
-        self._info = ModelInfo(label=name)
+        self._info = ModelInfo(label=name, context_tokens=OFFLINE_CONTEXT_TOKENS)
 
     @property
     def name(self) -> str:

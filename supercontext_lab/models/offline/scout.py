@@ -9,7 +9,9 @@ itself, so removing a tool from agent.toml visibly changes its bundle. Its plan:
    request's keywords, ``memory_flavour`` when the request is about how the user likes to
    work, ``list_workflows`` and ``skill_registry_search`` to find fitting skills, and
    ``web_search_tool`` when the request asks for fresh outside facts;
-2. then the envelope, built only from those results and the prompt's sections.
+2. when its best facts name references the request does not ("RG-2304 … see to-do"), a
+   second call recalling them (:mod:`~supercontext_lab.reading.references`);
+3. then the envelope, built only from those results and the prompt's sections.
 
 Facts from memory hits name their note, ``(memory: <namespace>/<key>)``, and facts from
 the turns of past conversations their conversation, ``(transcript: <id>)``, saying who
