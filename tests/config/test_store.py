@@ -447,6 +447,7 @@ def test_model_route_defaults() -> None:
         "bundle_format": "auto",
         "small_model": False,
         "label": None,
+        "context_tokens": None,
     }
 
 
