@@ -114,7 +114,9 @@ def _settings(task: CaseTask) -> PreflightSettings:
     # The [preflight] table's budgets and fallback, the variant's design and the
     # evaluation's deadline.
     return preflight_settings().with_overrides(
-        design=task.variant.design, deadline_ms=task.deadline_ms
+        design=task.variant.design,
+        deadline_ms=task.deadline_ms,
+        placement=task.variant.placement,
     )
 
 
@@ -142,6 +144,7 @@ def _run_turn(
         scout_timeout_s=task.timeout_s,
         design=task.variant.design,
         deadline_ms=task.deadline_ms,
+        placement=task.variant.placement,
         record_recalls=False,
         # Evaluations never archive: a case's turn would be a past conversation to the
         # cases after it (SPEC §15).
