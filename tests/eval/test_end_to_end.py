@@ -324,3 +324,20 @@ def test_the_baselines_and_the_system_tail_placement_end_to_end(
     # Each is scored against cold, on the reply.
     assert "reply_lift" in report.metrics("tool-only")
     assert "added_prompt_tokens" in report.metrics("full-context")
+
+
+def test_reusable_prefix_counts_the_whole_messages_repeated_from_the_start() -> None:
+    from supercontext_lab.eval.end_to_end import reusable_prefix_tokens
+    from supercontext_lab.models.base import Message
+
+    system, first = Message(role="system", content="s" * 40), Message(role="user", content="u" * 80)
+    reply = Message(role="assistant", content="a" * 20)
+    tail = Message(role="system", content="block" * 100)
+    second = Message(role="user", content="next")
+    # Prepended: the whole first turn is the next request's prefix.
+    assert reusable_prefix_tokens([system, first, reply], [system, first, reply, second]) == 35
+    # A tail block the thread never stored: the prefix ends where it was.
+    assert (
+        reusable_prefix_tokens([system, first, tail, reply], [system, first, reply, second]) == 30
+    )
+    assert reusable_prefix_tokens([], [system]) == 0
