@@ -46,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
                 targets=[REPO_ROOT / "docs" / "performance.md", REPO_ROOT / "README.md"],
                 log=lambda m: print(m, file=sys.stderr),
             )
+    if given[:1] == ["prompt-reuse"]:
+        from . import prompt_reuse
+        from .runner import isolated_lab_home
+
+        with isolated_lab_home():
+            return prompt_reuse.main(given[1:], log=lambda m: print(m, file=sys.stderr))
     if given[:1] == ["structures"]:
         from . import structures
         from .runner import REPO_ROOT, isolated_lab_home
