@@ -1,8 +1,9 @@
-"""Does pre-flight pay? The five designs end to end, on the offline pair and on a real model.
+"""Does pre-flight pay? The designs end to end, on the offline pair and on a real model.
 
 ``python -m benchmarks designs`` runs ``supercontext_lab.eval.evaluate(...,
-end_to_end=True)`` on the shipped demo dataset with the five pre-flight designs of SPEC
-§16 (``scout``, ``pack``, ``cached``, ``prefetch``, ``cold``): each case is the first
+end_to_end=True)`` on the shipped demo dataset with the variants of :data:`DESIGNS`: the
+pre-flight designs of SPEC §16 (``scout``, ``pack``, ``cached``, ``prefetch``, ``cold``),
+``pack`` at the system tail, and the baselines ``full-context`` and ``tool-only``: each case is the first
 message of a new thread, its follow-ups are sent after it in the same thread, and the
 orchestrator answers every message at temperature 0 once per design. It does so on
 the offline pair (the embedded offline scout and orchestrator, every case) and, with
