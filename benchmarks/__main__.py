@@ -2,8 +2,9 @@
 
 ``python -m benchmarks realmodel [--limit N]`` runs apart from ``all``: it needs the
 ``local`` extra and a CPU model's patience (see benchmarks/README.md). So does
-``python -m benchmarks designs [--model local:smollm2 --limit N]``, the four pre-flight
-designs end to end, and ``python -m benchmarks structures [--model ID] [--no-write]``, the
+``python -m benchmarks designs [--model local:smollm2 --limit N]``, the pre-flight
+designs and the two baselines end to end, ``python -m benchmarks prompt-reuse [--limit N]``,
+the prompt llama.cpp's server reuses across turns with each placement of the bundle, and ``python -m benchmarks structures [--model ID] [--no-write]``, the
 shipped datasets and the structures set by layout on the offline scout, and ``python -m
 benchmarks semantic [--notes N]``, semantic recall's cost on a 3,000-note workspace (the
 ``semantic`` extra), ``python -m benchmarks mcp [--repeats N]``, the MCP server's
@@ -46,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
                 targets=[REPO_ROOT / "docs" / "performance.md", REPO_ROOT / "README.md"],
                 log=lambda m: print(m, file=sys.stderr),
             )
+    if given[:1] == ["prompt-reuse"]:
+        from . import prompt_reuse
+        from .runner import isolated_lab_home
+
+        with isolated_lab_home():
+            return prompt_reuse.main(given[1:], log=lambda m: print(m, file=sys.stderr))
     if given[:1] == ["structures"]:
         from . import structures
         from .runner import REPO_ROOT, isolated_lab_home

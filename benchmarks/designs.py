@@ -1,8 +1,9 @@
-"""Does pre-flight pay? The five designs end to end, on the offline pair and on a real model.
+"""Does pre-flight pay? The designs end to end, on the offline pair and on a real model.
 
 ``python -m benchmarks designs`` runs ``supercontext_lab.eval.evaluate(...,
-end_to_end=True)`` on the shipped demo dataset with the five pre-flight designs of SPEC
-§16 (``scout``, ``pack``, ``cached``, ``prefetch``, ``cold``): each case is the first
+end_to_end=True)`` on the shipped demo dataset with the variants of :data:`DESIGNS`: the
+pre-flight designs of SPEC §16 (``scout``, ``pack``, ``cached``, ``prefetch``, ``cold``),
+``pack`` at the system tail, and the baselines ``full-context`` and ``tool-only``: each case is the first
 message of a new thread, its follow-ups are sent after it in the same thread, and the
 orchestrator answers every message at temperature 0 once per design. It does so on
 the offline pair (the embedded offline scout and orchestrator, every case) and, with
@@ -34,6 +35,7 @@ from typing import Any
 
 from supercontext_lab._atomic import write_atomic
 
+from .designs_turns import reuse_table, turns_table
 from .report import DESIGNS_BEGIN as BEGIN
 from .report import DESIGNS_BLOCK as BLOCK
 from .report import DESIGNS_END as END
@@ -42,14 +44,26 @@ from .runner import REPO_ROOT
 
 __all__ = ["BEGIN", "END", "main", "run_route", "write_block"]
 
-DESIGNS = ("scout", "pack", "cached", "prefetch", "cold")
+DESIGNS = (
+    "scout",
+    "pack",
+    "pack-system-tail",
+    "cached",
+    "prefetch",
+    "full-context",
+    "tool-only",
+    "cold",
+)
+"""The variants measured, by name: the designs, and ``pack`` with its block as a system
+message at the tail of the request (``placement = "system-tail"``)."""
+_TAIL = "-system-tail"
 _DATASET = Path(__file__).resolve().parents[1] / "supercontext_lab/eval/data/demo_dataset.jsonl"
 #: The deadline each route's table counts the scout's pre-flights against.
 DEADLINES_MS = {"offline": 250.0, "local:smollm2": 1500.0}
 _DEFAULT_DEADLINE_MS = 1500.0
 
 _INTRO = (
-    "## Does pre-flight pay? Five designs end to end\n\n"
+    "## Does pre-flight pay? The designs and two baselines end to end\n\n"
     "Each case of the shipped 40-case dataset is sent as the first message of a new "
     "thread, and the orchestrator answers it once per pre-flight design (SPEC §16) with "
     "the same model at temperature 0: `scout` (the context scout), `pack` (the harness's "
@@ -57,7 +71,12 @@ _INTRO = (
     "built ahead from the profile, MEMORY.md and the most recalled or most recent notes, "
     "without reading the request), `prefetch` (nothing on a first turn; each later turn "
     "is sent the pack built in the background from the message before it, as from an "
-    "earlier lookup) and `cold` (nothing). The first table is the first turn; 11 cases "
+    "earlier lookup), `cold` (nothing), and two baselines: `full-context` (every note of "
+    "the workspace, whole, in a stable order, cut at note boundaries to the "
+    "orchestrator's window) and `tool-only` (nothing prepared; the orchestrator is offered "
+    "the read-only `memory_recall` and may call it, at most 3 rounds). `pack-system-tail` "
+    "is the pack sent as a system message at the tail of the request, never stored in "
+    "the thread, where `pack` is prepended to the message. The first table is the first turn; 11 cases "
     "go on with one or two follow-ups in the same thread (6 of them changing topic), "
     "scored per turn in the second. Rates are micro-averaged over "
     "the expected mentions, with 95 % Wilson intervals; the lift is the reply's mention "
@@ -94,13 +113,24 @@ def _p(value: float) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def variants(model: Any) -> list[Any]:
+    """The variants of :data:`DESIGNS` on ``model`` (a route, or ``None``)."""
+    from supercontext_lab.eval.variants import design_variant
+
+    return [
+        design_variant(name.removesuffix(_TAIL), model, placement="system-tail")
+        if name.endswith(_TAIL)
+        else design_variant(name, model)
+        for name in DESIGNS
+    ]
+
+
 def run_route(
     route: str, *, limit: int | None, log: Callable[[str], None]
 ) -> tuple[Any, dict[str, Any]]:
     """The end-to-end evaluation of the four designs on ``route`` (``"offline"`` or a
     model id), and the figures of its table."""
     from supercontext_lab.eval import evaluate, load_dataset
-    from supercontext_lab.eval.variants import design_variant
     from supercontext_lab.routes import ModelRoute, parse_model_id
 
     cases = load_dataset(_DATASET)
@@ -114,7 +144,7 @@ def run_route(
     started = time.perf_counter()
     report = evaluate(
         cases,
-        [design_variant(design, model) for design in DESIGNS],
+        variants(model),
         end_to_end=True,
         orchestrator=model,
         cache=False,
@@ -199,6 +229,7 @@ def table(report: Any, figures: dict[str, Any]) -> str:
         "",
         verdict(report, pairs),
         *turns_table(report, offline=route == "offline"),
+        *reuse_table(report),
     ]
     return "\n".join(lines)
 
@@ -211,73 +242,11 @@ def detectable(report: Any) -> list[str]:
     lifts = {}
     # A prefetch thread's first turn is cold by design: there is no first-turn lift of
     # its to detect (its later turns are in the turn-by-turn table).
-    for design in (d for d in DESIGNS if d not in ("cold", "prefetch")):
-        if design not in report.variant_names:
-            continue
+    for design in (d for d in report.variant_names if d not in ("cold", "prefetch")):
         lift = report.variant(design).lift
         if lift is not None and lift.units:
             lifts[f"`{design}`"] = lift
     return [f"Detectable: {mdd_line(lifts)}", ""] if lifts else []
-
-
-def turns_table(report: Any, *, offline: bool = False) -> list[str]:
-    """The reply's lift over cold per turn of the threads with follow-ups (empty lines
-    when there are none), and what a stale pack costs where the topic changed; with
-    ``offline``, what the stand-in orchestrator's rule makes of the later turns."""
-    rows = report.per_turn()
-    if not rows:
-        return []
-    designs = [d for d in DESIGNS if d in report.variant_names and d != "cold"]
-    by = {(row.group, row.variant): row for row in rows}
-    groups = list(dict.fromkeys(row.group for row in rows))
-    body = []
-    for group in groups:
-        cases = by[(group, "cold")].cases
-        cells = []
-        for design in designs:
-            row = by[(group, design)]
-            low, high = row.lift_interval
-            cells.append(f"{row.lift:+.2f} [{low:+.2f}, {high:+.2f}]")
-        body.append([group, str(cases), *cells])
-    changed = [
-        by[(g, d)] for g in groups if g.endswith("topic changed") for d in (*designs, "cold")
-    ]
-    stale = "; ".join(
-        f"`{row.variant}` {_pct(row.forbidden_rate)} ({row.forbidden[0]} of {row.forbidden[1]})"
-        for row in changed
-        if row.forbidden[1]
-    )
-    return [
-        "",
-        "Turn by turn (the cases with follow-ups; the reply's lift over cold on the same "
-        "cases, with its paired bootstrap interval over cases):",
-        "",
-        markdown_table(["turns", "cases", *(f"`{d}`" for d in designs)], body),
-        *(
-            [
-                "",
-                "Where the topic changed, the share of the earlier topic's facts (the "
-                f"follow-up's forbidden mentions) found in the reply: {stale}.",
-            ]
-            if stale
-            else []
-        ),
-        *(
-            [
-                "",
-                "Read the later turns with the stand-in's rule in mind: the offline "
-                "orchestrator restates a bundle only when it came with the message it "
-                "answers. On a later turn it says it still has the first turn's bundle but "
-                "restates none of it, so `scout`, `pack` and `cached` get a later-turn lift "
-                "of 0 by construction here, whatever a model would make of the context "
-                "already in the thread; and it restates a `prefetch` pack whatever the new "
-                "message asks, so where the topic changed every stale fact the pack holds "
-                "reaches the reply. What a model does with either needs `--model`.",
-            ]
-            if offline
-            else []
-        ),
-    ]
 
 
 def verdict(report: Any, pairs: dict[tuple[str, str], Any]) -> str:

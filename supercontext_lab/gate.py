@@ -94,6 +94,7 @@ class ColdStartReason(str, Enum):
     UNGROUNDED = "ungrounded"
     # The pre-flight design (SPEC §16).
     DESIGN_COLD = "design_cold"
+    DESIGN_TOOL_ONLY = "design_tool_only"
     DEADLINE_MISSED = "deadline_missed"
     NO_CACHED_ENVELOPE = "no_cached_envelope"
     NO_EARLIER_LOOKUP = "no_earlier_lookup"
@@ -157,6 +158,10 @@ _EXPLANATIONS: dict[ColdStartReason, str] = {
         "read supports."
     ),
     ColdStartReason.DESIGN_COLD: 'The pre-flight design is "cold": no context is prepared.',
+    ColdStartReason.DESIGN_TOOL_ONLY: (
+        'The pre-flight design is "tool-only": no context is prepared; the orchestrator '
+        "may call memory_recall itself."
+    ),
     ColdStartReason.DEADLINE_MISSED: (
         "The scout was not done by the pre-turn deadline and nothing else prepared the turn."
     ),

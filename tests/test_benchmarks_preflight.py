@@ -64,12 +64,9 @@ def test_the_designs_table_is_written_per_route_and_kept_by_a_full_run(tmp_path:
 
 def test_the_verdict_says_which_design_pays() -> None:
     from supercontext_lab.eval import demo_dataset_path, evaluate, load_dataset
-    from supercontext_lab.eval.variants import design_variant
 
     cases = [c for c in load_dataset(demo_dataset_path()) if c.expect.mentions][:8]
-    report = evaluate(
-        cases, [design_variant(d) for d in designs.DESIGNS], end_to_end=True, progress=False
-    )
+    report = evaluate(cases, designs.variants(None), end_to_end=True, progress=False)
     pairs = {(p.first, p.second): p for p in report.paired if p.second == "cold"}
     text = designs.verdict(report, pairs)
     assert text.startswith("**Pays here**")

@@ -39,7 +39,7 @@ __all__ = [
     "settings_from_args",
 ]
 
-DESIGN_CHOICES = ("scout", "pack", "cached", "prefetch", "cold")
+DESIGN_CHOICES = ("scout", "pack", "cached", "prefetch", "full-context", "tool-only", "cold")
 """The pre-flight designs, as ``harness.designs.DESIGNS`` lists them (a test holds them
 equal; the engine is not imported to parse arguments)."""
 

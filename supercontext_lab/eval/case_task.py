@@ -114,7 +114,9 @@ def _settings(task: CaseTask) -> PreflightSettings:
     # The [preflight] table's budgets and fallback, the variant's design and the
     # evaluation's deadline.
     return preflight_settings().with_overrides(
-        design=task.variant.design, deadline_ms=task.deadline_ms
+        design=task.variant.design,
+        deadline_ms=task.deadline_ms,
+        placement=task.variant.placement,
     )
 
 
@@ -126,7 +128,7 @@ def _run_turn(
     from ..harness import Thread
     from ..harness.prefetch import PrefetchCache
     from ..routes import ModelRoute
-    from .end_to_end import AtTemperature, turn_record
+    from .end_to_end import AtTemperature, reusable_prefix_tokens, turn_record
 
     inner = session.orchestrator(ModelRoute.model_validate(task.orchestrator or {}))
     cached = _cached_model(session, task, inner)
@@ -142,6 +144,7 @@ def _run_turn(
         scout_timeout_s=task.timeout_s,
         design=task.variant.design,
         deadline_ms=task.deadline_ms,
+        placement=task.variant.placement,
         record_recalls=False,
         # Evaluations never archive: a case's turn would be a past conversation to the
         # cases after it (SPEC §15).
@@ -154,7 +157,12 @@ def _run_turn(
         # The user's typing gives a background lookup (prefetch) its time; the live turn
         # itself never waits for one.
         thread.wait_for_prefetch(task.timeout_s)
-        record = turn_record(thread.send(follow_up.message), follow_up.expect)
+        before = thread.turns[-1].orchestrator_messages
+        sent = thread.send(follow_up.message)
+        record = turn_record(sent, follow_up.expect)
+        record["reusable_prefix_tokens"] = reusable_prefix_tokens(
+            before, sent.orchestrator_messages
+        )
         later.append({"index": index, "topic_change": follow_up.topic_change, **record})
     # The lookup the last turn started has no turn to serve: none is left running.
     prefetch.close(task.timeout_s)

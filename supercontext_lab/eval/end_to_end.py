@@ -21,6 +21,11 @@ What is measured, per variant (:func:`reply_metrics`):
 * ``time_to_reply_p50_ms`` (and p95): from the message to the reply, the pre-flight
   included.
 
+A later turn's record also says how much of its first request repeats, from the start,
+what the thread's previous turn ended with (``reusable_prefix_tokens``,
+:func:`reusable_prefix_tokens`): what a server's prompt cache (llama.cpp's
+``cache_prompt``) can keep instead of reading again.
+
 Rates come with their 95 % intervals (:mod:`.stats`): Wilson for the rates, a paired
 bootstrap for the lift. An empty rate (0/0) has SPEC §11's value (1.0; 0.0 for the
 forbidden mentions) and Wilson's interval of nothing measured, [0, 1];
@@ -35,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..models.base import ChatModel, Message, ModelInfo, ModelReply, ToolSpec
+from ..models.base import ChatModel, Message, ModelInfo, ModelReply, ToolSpec, estimate_tokens
 from ..models.choices import BundleChoices
 from .metrics import percentile
 from .scores import ratio
@@ -56,6 +61,7 @@ __all__ = [
     "reply_counts",
     "reply_metrics",
     "reply_rate_counts",
+    "reusable_prefix_tokens",
     "turn_record",
 ]
 
@@ -135,6 +141,20 @@ def reply_counts(expect: Expectations, reply: str) -> dict[str, Any]:
         "forbidden": None if forbidden is None else forbidden[0],
         "forbidden_expected": None if forbidden is None else forbidden[1],
     }
+
+
+def reusable_prefix_tokens(previous: Sequence[Message], request: Sequence[Message]) -> int:
+    """The estimated tokens of the messages ``request`` (a turn's first request) starts
+    with, unchanged, from ``previous`` (everything the turn before read and wrote, its
+    reply last): the whole messages a prefix cache holds, counted to the first that
+    differs (a cache keeps the part of that one before the difference too; left out
+    here, so this is the low side)."""
+    reused = 0
+    for before, now in zip(previous, request, strict=False):
+        if before != now:
+            break
+        reused += estimate_tokens(now.content or "")
+    return reused
 
 
 def turn_record(turn: TurnResult, expect: Expectations) -> dict[str, Any]:

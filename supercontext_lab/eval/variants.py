@@ -1,8 +1,10 @@
 """Scout variants: a name, an agent definition (agent.toml + prompt.md) and a model route.
 
-A variant may also name a pre-flight design (SPEC §16): ``pack``, ``cached``, ``prefetch``
-or ``cold`` prepare the case without the scout (:func:`design_variant`, named after the design);
-``scout``, the default, runs it.
+A variant may also name a pre-flight design (SPEC §16): ``pack``, ``cached``, ``prefetch``,
+``full-context``, ``tool-only`` or ``cold`` prepare the case without the scout
+(:func:`design_variant`, named after the design); ``scout``, the default, runs it. Its
+``placement`` says where the prepared block sits in the orchestrator's request
+(``prepend`` or ``system-tail``; :mod:`supercontext_lab.harness.designs`).
 
 A variant travels to other threads and processes (a Dask worker) as plain data — the TOML
 text, the prompt text and the route as a dict — and is rebuilt there; see
@@ -23,7 +25,7 @@ from typing import Any
 import tomlkit
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
-from ..harness.designs import DESIGNS
+from ..harness.designs import DESIGNS, PLACEMENTS
 from ..models.base import ChatModel
 from ..routes import BASELINES, DEFAULT_LOCAL_MODEL, ModelRoute, get_model_route
 
@@ -47,6 +49,8 @@ _DESIGN_LABELS = {
     "pack": "pack (no model)",
     "cached": "cached (built ahead, no model)",
     "prefetch": "prefetch (an earlier lookup, no model)",
+    "full-context": "full-context (every note, no model)",
+    "tool-only": "tool-only (the orchestrator recalls itself)",
     "cold": "cold (no pre-flight)",
 }
 
@@ -98,6 +102,7 @@ class VariantSpec:
     route: dict[str, Any] | None
     model_factory: Callable[[], ChatModel] | None
     design: str = "scout"
+    placement: str = "prepend"
 
     def definition(self) -> AgentDefinition:
         """The agent definition, rebuilt and validated."""
@@ -112,7 +117,8 @@ class Variant:
     (offline unless configured otherwise), read when the evaluation starts.
     ``model_factory`` overrides the route: it is called once per run and must return a
     fresh :class:`ChatModel` (for a Dask cluster it must also be picklable). ``design``
-    is the pre-flight design that prepares each case (``"scout"``: the scout runs).
+    is the pre-flight design that prepares each case (``"scout"``: the scout runs);
+    ``placement`` where its block sits in the orchestrator's request.
     """
 
     name: str
@@ -120,9 +126,15 @@ class Variant:
     route: ModelRoute | None = None
     model_factory: Callable[[], ChatModel] | None = None
     design: str = "scout"
+    placement: str = "prepend"
 
     def __post_init__(self) -> None:
         check_variant_name(self.name)
+        if self.placement not in PLACEMENTS:
+            raise ValueError(
+                f"variant {self.name!r}: placement must be one of {', '.join(PLACEMENTS)}, "
+                f"not {self.placement!r}"
+            )
         if self.design not in DESIGNS:
             raise ValueError(
                 f"variant {self.name!r}: design must be one of {', '.join(DESIGNS)}, "
@@ -157,7 +169,9 @@ class Variant:
 
     def renamed(self, name: str) -> Variant:
         """The same variant under another name."""
-        return Variant(name, self.definition, self.route, self.model_factory, self.design)
+        return Variant(
+            name, self.definition, self.route, self.model_factory, self.design, self.placement
+        )
 
     def resolved_route(self) -> ModelRoute:
         """The route this variant runs on now (the configured one when unset)."""
@@ -191,6 +205,7 @@ class Variant:
             route=route.model_dump() if route is not None else None,
             model_factory=self.model_factory,
             design=self.design,
+            placement=self.placement,
         )
 
 
@@ -213,12 +228,24 @@ def pick_baselines(definition: AgentDefinition | None = None) -> list[Variant]:
 
 
 def design_variant(
-    design: str, route: ModelRoute | None = None, definition: AgentDefinition | None = None
+    design: str,
+    route: ModelRoute | None = None,
+    definition: AgentDefinition | None = None,
+    *,
+    placement: str = "prepend",
 ) -> Variant:
-    """The shipped definition (or ``definition``) prepared in ``design``, named after it;
-    ``route`` is the scout's model for the ``scout`` design (the configured one when
-    ``None``) and, in an end-to-end evaluation, what ``agent_prepare_context`` runs on."""
-    return Variant(design, definition or default_agent_definition(), route=route, design=design)
+    """The shipped definition (or ``definition``) prepared in ``design``, named after it
+    (``<design>-system-tail`` with that placement); ``route`` is the scout's model for
+    the ``scout`` design (the configured one when ``None``) and, in an end-to-end
+    evaluation, what ``agent_prepare_context`` runs on."""
+    name = design if placement == "prepend" else f"{design}-{placement}"
+    return Variant(
+        name,
+        definition or default_agent_definition(),
+        route=route,
+        design=design,
+        placement=placement,
+    )
 
 
 def uses_a_model(variant: Variant) -> bool:

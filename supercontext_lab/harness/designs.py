@@ -1,6 +1,6 @@
-"""The five pre-flight designs and the ``[preflight]`` settings (SPEC §16).
+"""The pre-flight designs and the ``[preflight]`` settings (SPEC §16).
 
-A turn can be prepared in five ways:
+A turn can be prepared in seven ways:
 
 * ``"scout"``: the context scout, a model with read-only tools (SPEC §5), as before;
 * ``"pack"``: no model. The harness's gathering round, the facts it found ranked for the
@@ -13,20 +13,31 @@ A turn can be prepared in five ways:
   background from that turn's message, and the thread's next turn is sent the last one
   completed, labelled as from an earlier lookup; the first turn of a thread gets none
   (:mod:`.prefetch`);
+* ``"full-context"``: no scout. Every note of the workspace (PROFILE.md, MEMORY.md, the
+  memory notes), in a stable order, cut at note boundaries to fit the orchestrator's
+  declared window (:mod:`.baselines`), the baseline a reviewer asks for;
+* ``"tool-only"``: no pre-flight; the orchestrator is offered the read-only
+  ``memory_recall`` and may call it itself for a few rounds (:mod:`.orchestrator`);
 * ``"cold"``: no pre-flight at all.
+
+Where the bundle sits (``placement``): ``"prepend"`` puts it in front of the message it
+prepares, kept in the thread's history; ``"system-tail"`` sends it as a system message at
+the tail of that turn's request only, never stored in the thread (later turns do not
+carry it, and the prompt before it is the same from turn to turn).
 
 ``config.toml`` holds the defaults::
 
     [preflight]
-    design = "scout"        # scout | pack | cached | prefetch | cold
+    design = "scout"        # scout | pack | cached | prefetch | full-context | tool-only | cold
     deadline_ms = 1500      # a scout not done by then is abandoned (default: none)
     fallback = "pack"       # what prepares a turn whose scout missed it: pack | cold
     pack_tokens = 600       # the pack's budget, in tokens (four characters a token)
     cached_tokens = 1000    # the cached envelope's budget
     prefetch_ttl_s = 60     # a prefetched pack older than this is not sent
     prefetch_pending = 8    # background builds running or in line in a process, at most
+    placement = "prepend"   # prepend | system-tail
 
-A thread (``Thread(..., design=..., deadline_ms=...)``), a run (``scout --design``) and
+A thread (``Thread(..., design=..., deadline_ms=..., placement=...)``), a run (``scout --design``) and
 an evaluation (``eval --design``) override them.
 """
 
@@ -47,23 +58,29 @@ __all__ = [
     "DEFAULT_PREFETCH_TTL_S",
     "DESIGNS",
     "FALLBACKS",
+    "PLACEMENTS",
     "PREFLIGHT_TABLE",
     "Design",
     "Fallback",
+    "Placement",
     "PreflightSettings",
     "check_deadline_ms",
     "check_design",
+    "check_placement",
     "design_for_route",
     "preflight_settings",
 ]
 
-Design = Literal["scout", "pack", "cached", "prefetch", "cold"]
+Design = Literal["scout", "pack", "cached", "prefetch", "full-context", "tool-only", "cold"]
 DESIGNS: tuple[str, ...] = get_args(Design)
 """The pre-flight designs, in the order reports list them."""
 DEFAULT_DESIGN: Design = "scout"
 
 Fallback = Literal["pack", "cold"]
 FALLBACKS: tuple[str, ...] = get_args(Fallback)
+
+Placement = Literal["prepend", "system-tail"]
+PLACEMENTS: tuple[str, ...] = get_args(Placement)
 
 PREFLIGHT_TABLE = "preflight"
 DEFAULT_PACK_TOKENS = 600
@@ -90,11 +107,12 @@ _KEYS = (
     "cached_tokens",
     "prefetch_ttl_s",
     "prefetch_pending",
+    "placement",
 )
 
 
 def check_design(name: object) -> Design:
-    """``name`` as a :data:`Design`; ``ValueError`` naming the five otherwise."""
+    """``name`` as a :data:`Design`; ``ValueError`` naming them all otherwise."""
     for design in get_args(Design):
         if name == design:
             return design  # type: ignore[no-any-return]
@@ -118,6 +136,14 @@ def _check_fallback(value: object) -> Fallback:
         if value == fallback:
             return fallback  # type: ignore[no-any-return]
     raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, not {value!r}")
+
+
+def check_placement(value: object) -> Placement:
+    """``value`` as a :data:`Placement`; ``ValueError`` naming both otherwise."""
+    for placement in get_args(Placement):
+        if value == placement:
+            return placement  # type: ignore[no-any-return]
+    raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, not {value!r}")
 
 
 def _check_tokens(key: str, value: object) -> int:
@@ -165,15 +191,23 @@ class PreflightSettings:
     """A prefetched pack older than this (since its build ended) is not sent."""
     prefetch_pending: int = DEFAULT_PREFETCH_PENDING
     """Background pack builds running or in line in the process, at most."""
+    placement: Placement = "prepend"
+    """Where the bundle sits in the orchestrator's request (see the module docstring)."""
 
     def with_overrides(
-        self, *, design: str | None = None, deadline_ms: float | None = None
+        self,
+        *,
+        design: str | None = None,
+        deadline_ms: float | None = None,
+        placement: str | None = None,
     ) -> PreflightSettings:
-        """These settings with a thread's or a run's ``design`` and ``deadline_ms`` (each
-        kept when ``None``); :class:`~supercontext_lab.errors.ConfigError` for a bad
-        value."""
+        """These settings with a thread's or a run's ``design``, ``deadline_ms`` and
+        ``placement`` (each kept when ``None``);
+        :class:`~supercontext_lab.errors.ConfigError` for a bad value."""
         changed = self
         try:
+            if placement is not None:
+                changed = replace(changed, placement=check_placement(placement))
             if design is not None:
                 changed = replace(changed, design=check_design(design), design_chosen=True)
             if deadline_ms is not None:
@@ -191,6 +225,7 @@ class PreflightSettings:
             "cached_tokens": self.cached_tokens,
             "prefetch_ttl_s": self.prefetch_ttl_s,
             "prefetch_pending": self.prefetch_pending,
+            "placement": self.placement,
         }
 
 
@@ -239,6 +274,7 @@ def preflight_settings() -> PreflightSettings:
             prefetch_pending=_check_pending(
                 table.get("prefetch_pending", DEFAULT_PREFETCH_PENDING)
             ),
+            placement=check_placement(table.get("placement", "prepend")),
         )
     except ValueError as exc:
         raise ConfigError(f"Config file {path}: {PREFLIGHT_TABLE}.{exc}; fix it.") from None

@@ -4,7 +4,10 @@ Once the gate has answered, :func:`prepare_turn` runs the pre-flight in the thre
 design (:mod:`.preflight`) and writes its outcome on the :class:`~.turn.TurnResult`:
 the message the orchestrator will see (the validated envelope under ``## Prepared
 context (super context)``, then the message), the design that prepared it, or why the
-turn goes on cold. The cached envelope does not read the message, so only the
+turn goes on cold. With the ``system-tail`` placement the block is kept apart
+(:attr:`~.turn.TurnResult.tail_context`) and the message is sent as typed: the
+orchestrator's request carries the block as a system message at its tail, and the thread
+never stores it. The cached envelope does not read the message, so only the
 structural part of the gate holds it back. After the turn, :func:`record_turn_recalls`
 counts the memory notes the pre-flight read, from which the cached design picks the
 "most recalled" notes.
@@ -25,7 +28,7 @@ from .cached import record_recalls
 from .designs import PreflightSettings
 from .prefetch import Lookup
 from .preflight import ScoutCall, run_preflight
-from .turn import Preparation, TurnResult, build_prepared_message
+from .turn import Preparation, TurnResult, build_prepared_block, build_prepared_message
 
 __all__ = ["prepare_turn", "record_turn_recalls"]
 
@@ -44,11 +47,15 @@ def prepare_turn(
     scout_timeout_s: float | None,
     on_step: Callable[[TraceStep], None] | None,
     earlier: Lookup | None = None,
+    full_context_bytes: Callable[[], int] | None = None,
 ) -> ContextBundle | None:
     """Prepare ``message`` unless the gate's ``reason`` holds it back, recording on
     ``result`` what happened; return the bundle the turn now carries, or ``None`` when
-    it goes on cold. ``earlier``: the thread's last prefetched pack (``prefetch``)."""
+    it goes on cold. ``earlier``: the thread's last prefetched pack (``prefetch``);
+    ``full_context_bytes``: the room the orchestrator's window leaves for
+    ``full-context``'s notes, asked only for that design (it may build the model)."""
     result.design, result.deadline_ms = settings.design, settings.deadline_ms
+    result.placement = settings.placement
     if reason is not None and not (settings.design == "cached" and reason in SKIP_REASONS):
         # The cached envelope does not read the message, so only the structural gate
         # applies to it.
@@ -63,6 +70,11 @@ def prepare_turn(
         scout_timeout_s=scout_timeout_s,
         on_step=on_step,
         earlier=earlier,
+        full_context_bytes=(
+            full_context_bytes()
+            if full_context_bytes is not None and settings.design == "full-context"
+            else None
+        ),
     )
     result.scout, result.notes = done.run, [*result.notes, *done.notes]
     result.deadline_missed, result.preflight_note = done.missed_deadline, done.note
@@ -78,9 +90,11 @@ def prepare_turn(
     envelope, bundle = done.envelope, done.bundle
     result.preparation, result.prepared_by = Preparation.PREPARED, done.prepared_by
     result.envelope, result.bundle = envelope, bundle
-    result.sent_message = build_prepared_message(
-        envelope, message, design=done.prepared_by or "scout"
-    )
+    design = done.prepared_by or "scout"
+    if settings.placement == "system-tail":
+        result.tail_context = build_prepared_block(envelope, design=design)
+    else:
+        result.sent_message = build_prepared_message(envelope, message, design=design)
     return bundle
 
 

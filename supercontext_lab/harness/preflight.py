@@ -16,7 +16,9 @@ it through (:mod:`.designs` says what each design is):
 * ``prefetch``: the last pack the thread's background lookup completed for an earlier
   message (:mod:`.prefetch`), found by the thread before the pre-flight (``earlier``);
   nothing when there is none, and nothing is built or waited for here;
-* ``cold``: nothing.
+* ``full-context``: every note of the workspace, whole, cut at note boundaries to the
+  orchestrator's window (:mod:`.baselines`), no model;
+* ``tool-only`` and ``cold``: nothing (``tool-only``'s orchestrator may recall itself).
 
 Whatever goes wrong, the turn goes on cold with the reason; the scout is an
 optimisation, never a condition.
@@ -36,9 +38,11 @@ from ..bundle.lookalikes import neutralise_envelope
 from ..errors import SupercontextError
 from ..gate import ColdStartReason
 from ..models.base import Usage
+from ..models.window import DEFAULT_CONTEXT_TOKENS, DEFAULT_REPLY_TOKENS, ContextBudget
 from ..scout import ScoutRun, ScoutStatus, StopCause, TraceStep
 from ..scout.records import PREVIEW_CHARS
 from ..sources.workspace import Workspace
+from .baselines import full_context_envelope
 from .cached import CACHED_LABEL, Served, serve_cached
 from .deadline import start
 from .designs import Design, PreflightSettings
@@ -228,6 +232,35 @@ def _serve_cached(
         _take(result, run, "cached")
 
 
+def _serve_full_context(result: Preflight, workspace: Workspace, room_bytes: int | None) -> None:
+    """Prepare the turn with every note that fits ``room_bytes`` (default, where no
+    orchestrator is known: half of a request to a model of
+    :data:`~supercontext_lab.models.window.DEFAULT_CONTEXT_TOKENS`, the rest left to the
+    conversation)."""
+    if room_bytes is None:
+        budget = ContextBudget(DEFAULT_CONTEXT_TOKENS, DEFAULT_REPLY_TOKENS, declared=False)
+        room_bytes = budget.prompt_bytes // 2
+    full = full_context_envelope(workspace, room_bytes)
+    if not full.sent:
+        result.reason = ColdStartReason.NO_ENVELOPE
+        result.detail = (
+            "no note fits the orchestrator's window"
+            if full.left_out
+            else "no profile, MEMORY.md or memory note to send"
+        )
+        return
+    envelope = neutralise_envelope(full.envelope)
+    bundle = parse_context_bundle(envelope)
+    if bundle is None:
+        result.reason, result.detail = ColdStartReason.NO_ENVELOPE, "the envelope did not parse"
+        return
+    result.envelope, result.bundle, result.prepared_by = envelope, bundle, "full-context"
+    result.notes.append(
+        f"full-context: {len(full.sent)} notes sent"
+        + (f", {len(full.left_out)} left out to fit the window" if full.left_out else "")
+    )
+
+
 class _Gate:
     """Passes trace steps on until the deadline passes: an abandoned scout's later steps
     never reach the caller."""
@@ -340,18 +373,24 @@ def run_preflight(
     on_step: Callable[[TraceStep], None] | None = None,
     focus: str | None = None,
     earlier: Lookup | None = None,
+    full_context_bytes: int | None = None,
 ) -> Preflight:
     """Prepare ``message`` in ``settings.design`` (see the module docstring); the gate
     has already let the turn through. ``focus`` (the explicit path's) counts as request
     for the pack; the ``scout`` callable applies its own. ``earlier`` is what the
     thread's prefetch cache holds for the ``prefetch`` design (``None``: nothing, as on
-    the explicit path, which has no thread)."""
+    the explicit path, which has no thread). ``full_context_bytes`` is the room the
+    orchestrator's window leaves for ``full-context``'s notes."""
     started = time.perf_counter()
     design = settings.design
     result = Preflight(design=design, deadline_ms=settings.deadline_ms)
     try:
         if design == "cold":
             result.reason = ColdStartReason.DESIGN_COLD
+        elif design == "tool-only":
+            result.reason = ColdStartReason.DESIGN_TOOL_ONLY
+        elif design == "full-context":
+            _serve_full_context(result, workspace, full_context_bytes)
         elif design == "prefetch":
             _serve_prefetched(result, earlier)
         elif design == "cached":

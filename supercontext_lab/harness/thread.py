@@ -51,13 +51,14 @@ from ..scout import ScoutRun, TraceStep, run_scout
 from ..sources.demo import open_workspace
 from ..sources.workspace import Workspace
 from ..tools import build_scout_registry
+from .baselines import full_context_room, recall_tools
 from .designs import design_for_route, preflight_settings
 from .first_turn import prepare_turn, record_turn_recalls
 from .orchestrator import call_orchestrator
 from .prefetch import Lookup, PrefetchCache, shared_cache, start_lookup
 from .preflight import accepted_envelope
 from .saved import read_saved_thread, write_saved_thread
-from .turn import Preparation, TurnResult, already_prepared_envelope
+from .turn import TurnResult, already_prepared_envelope
 
 __all__ = ["Thread"]
 
@@ -69,8 +70,8 @@ class Thread:
     effective config value), so toggling it affects new threads only. So is whether the
     thread archives its turns into the workspace's past conversations (``archive=None``
     reads ``memory.archive_threads``, default true), and so are the ``[preflight]``
-    settings (SPEC §16): ``design`` (``"scout"``, ``"pack"``, ``"cached"``, ``"prefetch"``
-    or ``"cold"``) and ``deadline_ms`` override them for this thread. ``record_recalls``
+    settings (SPEC §16): ``design`` (:data:`~.designs.DESIGNS`), ``deadline_ms`` and
+    ``placement`` (``"prepend"`` or ``"system-tail"``) override them. ``record_recalls``
     counts the memory notes each pre-flight read, for the cached design's "most recalled"
     notes. ``prefetch_cache`` keeps the ``prefetch`` design's packs (default: the
     process's, :func:`~.prefetch.shared_cache`), keyed by the workspace and ``thread_id``.
@@ -93,6 +94,7 @@ class Thread:
         archive: bool | None = None,
         design: str | None = None,
         deadline_ms: float | None = None,
+        placement: str | None = None,
         record_recalls: bool = True,
         prefetch_cache: PrefetchCache | None = None,
     ) -> None:
@@ -111,7 +113,9 @@ class Thread:
         self.scout_timeout_s = scout_timeout_s
         self.native_tool_calling = native_tool_calling
         self.is_orchestrator = is_orchestrator
-        settings = preflight_settings().with_overrides(design=design, deadline_ms=deadline_ms)
+        settings = preflight_settings().with_overrides(
+            design=design, deadline_ms=deadline_ms, placement=placement
+        )
         if scout_model is None:
             # A scout model handed in is the one to run; a configured route decides the
             # default design (a local route prepares with the pack). A route config.toml
@@ -278,13 +282,16 @@ class Thread:
             ),
             scout_timeout_s=self.scout_timeout_s,
             on_step=on_step,
+            full_context_bytes=lambda: full_context_room(
+                self.orchestrator_model, [*self.transcript, Message(role="user", content=message)]
+            ),
         )
 
     def preview(self, message: str) -> TurnResult:
         """The pre-flight ``send`` would run for ``message`` as this thread's next turn,
         without the orchestrator and leaving the thread as it was (no marker, goal,
         transcript or archive): what an MCP client is handed."""
-        result = _new_result(message, not self.turns)
+        result = TurnResult.fresh(message, not self.turns)
         self._preflight(message, not self.turns, result, None)
         return result
 
@@ -305,7 +312,7 @@ class Thread:
         # The first turn of this Thread object; a resumed transcript with an assistant
         # message is then reported as prior conversation by the gate.
         first_turn = not self.turns
-        result = _new_result(message, first_turn)
+        result = TurnResult.fresh(message, first_turn)
         self._prepare(message, first_turn, result, on_step)
         prepared_at = time.perf_counter()
         if on_prepared is not None:
@@ -318,6 +325,11 @@ class Thread:
             transcript=self.transcript,
             prepare_context=self.agent_prepare_context,
             on_text=on_text,
+            recall=(
+                recall_tools(self.workspace, self.conversation_id)
+                if self.preflight.design == "tool-only"
+                else None
+            ),
         )
         done = time.perf_counter()
         if self.record_recalls:
@@ -328,8 +340,8 @@ class Thread:
             "orchestrator_ms": (done - prepared_at) * 1000.0,
             "total_ms": (done - started) * 1000.0,
         }
-        # Keep what the orchestrator actually saw, so later turns still carry the
-        # prepared context.
+        # What the orchestrator saw, so later turns carry a prepended block (a system-tail
+        # one is never stored).
         self.transcript.append(Message(role="user", content=result.sent_message))
         if result.orchestrator_error is None:
             self.transcript.append(Message(role="assistant", content=result.reply))
@@ -431,15 +443,3 @@ class Thread:
             thread._turns_before = saved.turns
         thread.prepared_markers = saved.markers_within(thread._turns_before)
         return thread
-
-
-def _new_result(message: str, first_turn: bool) -> TurnResult:
-    """A turn's result before its pre-flight: skipped until the pre-flight says otherwise."""
-    return TurnResult(
-        message=message,
-        sent_message=message,
-        reply="",
-        preparation=Preparation.SKIPPED,
-        reason=None,
-        first_turn=first_turn,
-    )

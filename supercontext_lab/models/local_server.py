@@ -149,6 +149,11 @@ class LocalServer:
                 "nothing was sent to its port. Start the run again to start a new server."
             )
 
+    @property
+    def log_path(self) -> Path | None:
+        """The server's log (its stdout and stderr), while it has one."""
+        return self._log_path
+
     def _command(self) -> list[str]:
         cores = max(os.cpu_count() or 1, 1)
         return [

@@ -303,3 +303,41 @@ def test_the_offline_pair_gives_the_published_figures() -> None:
     table = readme[start : readme.index("<!-- designs-offline:end -->", start)]
     for design in DESIGNS:
         assert _offline_row(report, design) in table, design
+
+
+def test_the_baselines_and_the_system_tail_placement_end_to_end(
+    small_cases: list[EvalCase],
+) -> None:
+    variants = [
+        design_variant("full-context"),
+        design_variant("tool-only"),
+        design_variant("pack", placement="system-tail"),
+        design_variant("cold"),
+    ]
+    report = evaluate(small_cases, variants, end_to_end=True, progress=False)
+    assert report.variant_names == ["full-context", "tool-only", "pack-system-tail", "cold"]
+    turns = {(r.variant, r.id): r.turn for r in report.results}
+    for case in small_cases:
+        tool = turns[("tool-only", case.id)]
+        assert tool is not None and tool["orchestrator_tool_calls"][:1] == ["memory_recall"]
+        assert turns[("full-context", case.id)]["design"] == "full-context"
+    # Each is scored against cold, on the reply.
+    assert "reply_lift" in report.metrics("tool-only")
+    assert "added_prompt_tokens" in report.metrics("full-context")
+
+
+def test_reusable_prefix_counts_the_whole_messages_repeated_from_the_start() -> None:
+    from supercontext_lab.eval.end_to_end import reusable_prefix_tokens
+    from supercontext_lab.models.base import Message
+
+    system, first = Message(role="system", content="s" * 40), Message(role="user", content="u" * 80)
+    reply = Message(role="assistant", content="a" * 20)
+    tail = Message(role="system", content="block" * 100)
+    second = Message(role="user", content="next")
+    # Prepended: the whole first turn is the next request's prefix.
+    assert reusable_prefix_tokens([system, first, reply], [system, first, reply, second]) == 35
+    # A tail block the thread never stored: the prefix ends where it was.
+    assert (
+        reusable_prefix_tokens([system, first, tail, reply], [system, first, reply, second]) == 30
+    )
+    assert reusable_prefix_tokens([], [system]) == 0

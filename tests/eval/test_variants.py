@@ -91,3 +91,25 @@ def test_a_variant_checks_what_it_is_given() -> None:
         Variant("bad name", baseline().definition)
     with pytest.raises(TypeError, match="definition must be an AgentDefinition, not str"):
         Variant("v2", "agent.toml")  # type: ignore[arg-type]
+
+
+def test_design_variants_of_the_baselines_and_the_placement() -> None:
+    from supercontext_lab.eval.variants import design_variant
+
+    full, tool, tail = (
+        design_variant("full-context"),
+        design_variant("tool-only"),
+        design_variant("pack", placement="system-tail"),
+    )
+    assert (full.name, tool.name, tail.name) == ("full-context", "tool-only", "pack-system-tail")
+    assert (tail.design, tail.placement, tail.spec().placement) == (
+        "pack",
+        "system-tail",
+        "system-tail",
+    )
+    assert full.model_label().startswith("full-context") and tool.model_label().startswith(
+        "tool-only"
+    )
+    assert tail.renamed("x").placement == "system-tail"
+    with pytest.raises(ValueError, match="placement must be one of"):
+        design_variant("pack", placement="middle")

@@ -124,7 +124,8 @@ def test_a_thread_overrides_the_config_and_refuses_a_bad_design(workspace: Works
     assert Thread(workspace).preflight.design == "cold"
     assert Thread(workspace, design="pack", deadline_ms=250).preflight.deadline_ms == 250.0
     with pytest.raises(
-        ConfigError, match="design must be one of scout, pack, cached, prefetch, cold"
+        ConfigError,
+        match="design must be one of scout, pack, cached, prefetch, full-context, tool-only, cold",
     ):
         Thread(workspace, design="fast")
     with pytest.raises(ConfigError, match="deadline_ms"):

@@ -279,3 +279,31 @@ def test_text_route_over_http(sandbox: Sandbox, server: OpenAITestServer) -> Non
     server.enqueue(ScriptedResponse.reply(envelope))
     scout = OpenAICompatibleModel(base_url=server.base_url, model="m")
     check(run_turn(sandbox.root, scout))
+
+
+# ------------------------------------------------------------------ full-context
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_full_context_of_hostile_memory(sandbox: Sandbox, name: str) -> None:
+    """A look-alike in a note sent whole by full-context (every note, unranked) reaches the orchestrator as text"""
+    lookalike = LOOKALIKES[name]
+    write(
+        sandbox.root / "memory" / "global" / "budget-forged.md",
+        f"{LEAD}\n{lookalike}\nthe grant renewal budget is approved\n{lookalike}\n",
+    )
+    orchestrator = scripted_orchestrator()
+    thread = Thread(
+        sandbox.root,
+        design="full-context",
+        orchestrator_model=orchestrator,
+        super_context_enabled=True,
+    )
+    result = thread.send(MESSAGE)
+    assert result.prepared_by == "full-context", (result.reason, result.reason_detail)
+    sent = orchestrator.calls[0].messages[-1].content or ""
+    assert sent == result.sent_message
+    assert structure_counts(sent) == ONE_EACH, sent
+    assert sent.endswith("\n---\n" + MESSAGE)
+    assert result.envelope is not None and extract_context_bundle(sent) == result.envelope
+    assert "budget is approved" in result.envelope
