@@ -238,8 +238,9 @@ class _Run:
     def stop(self, status: ScoutStatus, cause: StopCause) -> None:
         self.status, self.stopped = status, cause
 
-    def finish(self) -> ScoutRun:
-        """The envelope (extracted, fitted, parsed) and every problem, as a ScoutRun."""
+    def finish(self, *, survey: bool = True) -> ScoutRun:
+        """The envelope (extracted, fitted, parsed) and every problem, as a ScoutRun;
+        without ``survey``, the workspace's refusals noted so far, not surveyed now."""
         envelope: str | None = None
         bundle: ContextBundle | None = None
         problems = self.problems
@@ -271,7 +272,8 @@ class _Run:
         )
         # What the workspace refused to read (links out of it, special files) is shown with
         # the run, never dropped silently.
-        problems.extend(f"workspace: {line}" for line in self.workspace.diagnostics)
+        noted = self.workspace.diagnostics if survey else self.workspace.noted_diagnostics()
+        problems.extend(f"workspace: {line}" for line in noted)
         return ScoutRun(
             status=self.status,
             stopped=self.stopped,
@@ -362,6 +364,7 @@ class _Run:
                     result_preview=one_line(result.content, PREVIEW_CHARS),
                     result=result.content,
                     prefetched=prefetched,
+                    late=outcome.late,
                 )
             )
             if not refused:
@@ -421,6 +424,8 @@ def run_gathered(
     registry: ToolRegistry | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
     reads: Collection[str] | None = None,
+    reads_timeout_s: float | None = None,
+    survey: bool = True,
 ) -> ScoutRun:
     """The harness's gathering round alone, then an envelope written without a model.
 
@@ -430,14 +435,19 @@ def run_gathered(
     it gathered (:meth:`_Run.choices`: the facts ranked for the request, the names that
     exist) into the output. The output then goes
     through the same extraction, fitting, parsing and grounding check as a scout's, so
-    the result is a :class:`ScoutRun` with no model call, named ``label``.
+    the result is a :class:`ScoutRun` with no model call, named ``label``. Reads not done
+    ``reads_timeout_s`` after the start are abandoned (``late`` steps, :mod:`.tool_round`),
+    and ``write`` gets what the others gave; without ``survey`` the run's problems hold the
+    refusals noted so far (:meth:`~supercontext_lab.sources.workspace.Workspace.noted_diagnostics`),
+    the workspace not surveyed for more.
     """
     definition = definition or default_agent_definition()
     registry = registry or build_scout_registry(workspace)
     # No model is called: the run only needs a name for its record.
     writer = OfflineScoutModel(name=label)
-    run = _Run(definition, workspace, registry, writer, DEFAULT_SCOUT_TIMEOUT_S, on_step)
+    budget = DEFAULT_SCOUT_TIMEOUT_S if reads_timeout_s is None else reads_timeout_s
+    run = _Run(definition, workspace, registry, writer, budget, on_step)
     run.prompt(message, focus)
     run.prefetch(reads)
     run.output = write(run.choices())
-    return run.finish()
+    return run.finish(survey=survey)

@@ -111,6 +111,17 @@ class Workspace(FilesFolder):
         if not self._surveyed:
             self._surveyed = True
             self._survey()
+        return self.noted_diagnostics()
+
+    @property
+    def surveyed(self) -> bool:
+        """Whether :attr:`diagnostics` has surveyed the workspace for refused sources."""
+        return self._surveyed
+
+    def noted_diagnostics(self) -> list[str]:
+        """:attr:`diagnostics` without a survey: what the parts read so far refused (a
+        survey stats every note of the memory folder, which a pre-flight under a
+        deadline cannot always afford)."""
         found = list(self._diagnostics)
         memory = self.__dict__.get("memory")
         if isinstance(memory, MemoryTree):
