@@ -142,9 +142,15 @@ class TurnResult:
     pack, when the scout missed its deadline."""
     deadline_ms: float | None = None
     deadline_missed: bool = False
+    """The pre-flight did not end within the scout's deadline (:attr:`preflight_ms`
+    past :attr:`deadline_ms`): the scout was abandoned, or the fallback ran over."""
     preflight_note: str | None = None
-    """Why another design than the one asked for prepared the turn (the missed deadline,
-    with its figure)."""
+    """Why another design than the one asked for prepared the turn, or why it went on
+    cold at the deadline (the missed deadline with its figure, what the pack read)."""
+    preflight_ms: float | None = None
+    """The pre-flight's measured time (``None`` when none ran)."""
+    fallback_cut: bool = False
+    """The pack that prepared the turn at the deadline (or could not) was cut short."""
     archived: bool = False
     """Whether the thread kept the turn among its workspace's past conversations (stored,
     or held back to go with the next turn when it only repeats a stored conversation)."""
@@ -233,6 +239,8 @@ class TurnResult:
             "deadline_ms": self.deadline_ms,
             "deadline_missed": self.deadline_missed,
             "preflight_note": self.preflight_note,
+            "preflight_ms": None if self.preflight_ms is None else round(self.preflight_ms, 3),
+            "fallback_cut": self.fallback_cut,
             "tokens": self.usage.total_tokens,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
             "scout": self.scout.to_dict() if self.scout is not None else None,
