@@ -151,11 +151,6 @@ def build_pack(
         reads_timeout_s=reads_s,
         survey=timeout_s is None,
     )
-    if not surveyed:
-        run.problems.append(
-            "workspace: not surveyed for refused files, to keep within the time limit "
-            "(supercontext-lab workspace check lists them)"
-        )
     steps = [step for step in run.trace if step.kind == "tool" and step.prefetched]
     return Packed(
         run=run,

@@ -240,7 +240,8 @@ class _Run:
 
     def finish(self, *, survey: bool = True) -> ScoutRun:
         """The envelope (extracted, fitted, parsed) and every problem, as a ScoutRun;
-        without ``survey``, the workspace's refusals noted so far, not surveyed now."""
+        without ``survey``, the workspace's refusals noted so far, not surveyed now (a
+        survey stats every note: a run out of time does not start one)."""
         envelope: str | None = None
         bundle: ContextBundle | None = None
         problems = self.problems
@@ -273,6 +274,11 @@ class _Run:
         # What the workspace refused to read (links out of it, special files) is shown with
         # the run, never dropped silently.
         noted = self.workspace.diagnostics if survey else self.workspace.noted_diagnostics()
+        if not self.workspace.surveyed:
+            noted.append(
+                "not surveyed for refused files, to keep within the time limit "
+                "(supercontext-lab workspace check lists them)"
+            )
         problems.extend(f"workspace: {line}" for line in noted)
         return ScoutRun(
             status=self.status,
@@ -392,7 +398,7 @@ def run_scout(
     Never raises for model or tool failures: they become the run's status, reason and
     problems. ``registry`` defaults to the workspace's read-only tools. ``timeout_s``
     defaults to the run budget the model declares (``model.info.run_timeout_s``), else
-    120 s.
+    120 s; a run that ran out of it does not survey the workspace for refused files.
     """
     budget = _run_budget(model, timeout_s)
     definition = definition or default_agent_definition()
@@ -410,7 +416,7 @@ def run_scout(
     except ModelError as exc:
         run.stop(ScoutStatus.FAILED, StopCause.MODEL_ERROR)
         run.reason = f"model error: {exc}"
-    return run.finish()
+    return run.finish(survey=run.stopped is not StopCause.TIMEOUT)
 
 
 def run_gathered(
