@@ -240,8 +240,7 @@ class _Run:
 
     def finish(self, *, survey: bool = True) -> ScoutRun:
         """The envelope (extracted, fitted, parsed) and every problem, as a ScoutRun;
-        without ``survey``, the workspace's refusals noted so far, not surveyed now (a
-        survey stats every note: a run out of time does not start one)."""
+        without ``survey``, the workspace's refusals noted so far (no survey now)."""
         envelope: str | None = None
         bundle: ContextBundle | None = None
         problems = self.problems
@@ -274,11 +273,6 @@ class _Run:
         # What the workspace refused to read (links out of it, special files) is shown with
         # the run, never dropped silently.
         noted = self.workspace.diagnostics if survey else self.workspace.noted_diagnostics()
-        if not self.workspace.surveyed:
-            noted.append(
-                "not surveyed for refused files, to keep within the time limit "
-                "(supercontext-lab workspace check lists them)"
-            )
         problems.extend(f"workspace: {line}" for line in noted)
         return ScoutRun(
             status=self.status,
@@ -439,13 +433,10 @@ def run_gathered(
     reads the offline scout plans for ``message``, whatever the definition's
     ``prefetch``; with ``reads``, only the reads of those tools), and ``write`` turns what
     it gathered (:meth:`_Run.choices`: the facts ranked for the request, the names that
-    exist) into the output. The output then goes
-    through the same extraction, fitting, parsing and grounding check as a scout's, so
-    the result is a :class:`ScoutRun` with no model call, named ``label``. Reads not done
-    ``reads_timeout_s`` after the start are abandoned (``late`` steps, :mod:`.tool_round`),
-    and ``write`` gets what the others gave; without ``survey`` the run's problems hold the
-    refusals noted so far (:meth:`~supercontext_lab.sources.workspace.Workspace.noted_diagnostics`),
-    the workspace not surveyed for more.
+    exist) into the output. The output then goes through the same extraction, fitting,
+    parsing and grounding check as a scout's, so the result is a :class:`ScoutRun` with
+    no model call, named ``label``. Reads not done ``reads_timeout_s`` after the start are
+    abandoned (``late`` steps) and ``write`` gets the rest; ``survey`` as for ``finish``.
     """
     definition = definition or default_agent_definition()
     registry = registry or build_scout_registry(workspace)

@@ -35,11 +35,12 @@ def test_a_pack_under_a_time_limit_leaves_a_slow_read_out(
 
     monkeypatch.setattr(Workspace, "memory", property(slow))
     packed = build_pack(REQUEST, workspace=workspace, timeout_s=0.2)
-    assert packed.cut and packed.late == ("memory_recall",)
-    assert "memory_recall" in packed.reads
+    # Every recall the round planned waited on the tree; the other reads were done.
+    assert packed.cut and set(packed.late) == {"memory_recall"}
+    assert packed.late == tuple(read for read in packed.reads if read == "memory_recall")
     # PROFILE.md and MEMORY.md are read without a read: their facts are in the envelope.
     assert packed.facts >= 1 and packed.run.bundle is not None
-    done = len(packed.reads) - 1
+    done = len(packed.reads) - len(packed.late)
     assert packed.describe() == (
         f"from {done} of {len(packed.reads)} read{'s' * (len(packed.reads) > 1)} "
         f"(memory_recall not done in time), {packed.facts} fact{'s' * (packed.facts > 1)}"
