@@ -42,7 +42,7 @@ from ..scout import ScoutRun, ScoutStatus, TraceStep
 from ..scout.records import PREVIEW_CHARS
 from ..sources.workspace import Workspace
 from .cached import CACHED_LABEL, Served, serve_cached
-from .deadline import start
+from .deadline import collector_paused, start
 from .designs import Design, PreflightSettings
 from .fallback import (
     FALLBACK_SLACK_MS,
@@ -356,19 +356,20 @@ def run_preflight(
             if scouted is not None:
                 _take(result, scouted, "scout")
         else:
-            _scout_with_deadline(
-                message,
-                result,
-                started=started,
-                settings=settings,
-                deadline_ms=settings.deadline_ms,
-                workspace=workspace,
-                definition=definition,
-                scout=scout,
-                scout_timeout_s=scout_timeout_s,
-                on_step=on_step,
-                focus=focus,
-            )
+            with collector_paused():
+                _scout_with_deadline(
+                    message,
+                    result,
+                    started=started,
+                    settings=settings,
+                    deadline_ms=settings.deadline_ms,
+                    workspace=workspace,
+                    definition=definition,
+                    scout=scout,
+                    scout_timeout_s=scout_timeout_s,
+                    on_step=on_step,
+                    focus=focus,
+                )
     except (SupercontextError, OSError, ValueError) as exc:
         # The pack and the cached envelope read the workspace: a broken one is a cold
         # start, as a broken scout is.

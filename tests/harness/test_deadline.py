@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from supercontext_lab.harness.deadline import outstanding, start
+from supercontext_lab.harness.deadline import collector_paused, outstanding, start
 
 
 def test_work_that_ended_after_its_deadline_is_late_even_if_the_caller_was_busy() -> None:
@@ -33,3 +33,19 @@ def test_abandoned_work_is_listed_until_it_ends() -> None:
     assert pending.thread in outstanding()
     pending.thread.join(2.0)
     assert pending.thread not in outstanding()
+
+
+def test_the_collector_is_paused_for_the_block_and_restored() -> None:
+    import gc
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
