@@ -11,10 +11,16 @@ The workspace is the shipped demo's (profile, memory, skills, …) with its memo
 * one query's embedding (the harness benchmark's messages): median and p95;
 * the pre-flight of the shipped scout, ``Thread(design="scout").send`` with the offline
   models (``preparation_ms``), p50 and p95 over ``--repeats`` first turns, with
-  ``[memory] semantic`` off and ``"minilm"`` (the vectors stored), after warm-up turns.
+  ``[memory] semantic`` off and ``"minilm"`` (the vectors stored), after warm-up turns;
+* the deadline's fallback (``semantic`` off): ``--repeats`` first turns under
+  ``--deadline-ms`` (50) whose scout cannot meet it (a server on 127.0.0.1 answering after
+  five seconds), each in a new thread (so its memory tree is opened anew, as every new
+  conversation's is), half a second apart: the pre-flight (``preparation_ms``) over the
+  deadline, p50, p95 and max, how many turns went cold and how many were reported as
+  meeting the deadline they overran.
 
-``python -m benchmarks semantic [--notes 3000] [--repeats 30]`` prints one table; the
-figures in docs/performance.md come from it.
+``python -m benchmarks semantic [--notes 3000] [--repeats 30] [--deadline-ms 50]`` prints
+one table; the figures in docs/performance.md come from it.
 """
 
 from __future__ import annotations
@@ -35,7 +41,9 @@ from .runner import Options
 __all__ = ["main"]
 
 TARGET_P95_MS = 300.0
+DEADLINE_MS = 50.0
 _NAMESPACE_SIZE = 500
+_SLOW_S = 5.0
 
 
 def _percentile(samples: list[float], share: float) -> float:
@@ -76,10 +84,48 @@ def _preflight(root: Path, semantic: str, repeats: int) -> list[float]:
     return samples
 
 
+def _deadline(root: Path, deadline_ms: float, repeats: int) -> tuple[list[float], int, int]:
+    """The pre-flight over ``deadline_ms`` of turns whose scout misses it (see the module
+    docstring), the turns that went cold and those reported met past the deadline."""
+    from supercontext_lab import Thread
+    from supercontext_lab.config import set_setting
+    from supercontext_lab.harness.deadline import outstanding
+    from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineScoutModel
+    from supercontext_lab.models.openai import OpenAICompatibleModel
+    from supercontext_lab.testing import OpenAITestServer
+
+    set_setting("memory.semantic", "off")
+    ratios: list[float] = []
+    cold = met_past = 0
+    with OpenAITestServer(model=OfflineScoutModel(), delay_s=_SLOW_S) as server:
+        for i in range(repeats):
+            model = OpenAICompatibleModel(base_url=server.base_url, model="slow", max_retries=0)
+            thread = Thread(
+                root,
+                scout_model=model,
+                orchestrator_model=OfflineOrchestratorModel(),
+                super_context_enabled=True,
+                deadline_ms=deadline_ms,
+                record_recalls=False,
+                archive=False,
+            )
+            result = thread.send(MESSAGES[i % len(MESSAGES)])
+            took = float(result.timings_ms["preparation_ms"])
+            ratios.append(took / deadline_ms)
+            cold += not result.prepared
+            met_past += not result.deadline_missed and took > deadline_ms
+            for worker in outstanding():
+                worker.join(timeout=_SLOW_S * 2)
+            model.close()
+            time.sleep(0.5)  # what the turn left running ends before the next one
+    return ratios, cold, met_past
+
+
 def main(argv: list[str], log: Callable[[str], None]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks semantic")
     parser.add_argument("--notes", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--deadline-ms", type=float, default=DEADLINE_MS)
     args = parser.parse_args(argv)
     from supercontext_lab.models.minilm import MiniLMEmbeddings
     from supercontext_lab.sources.memory import MemoryTree, semantic
@@ -109,6 +155,8 @@ def main(argv: list[str], log: Callable[[str], None]) -> int:
             model.embed([message])
             queries.append((time.perf_counter() - started) * 1000)
         off = _preflight(root, "off", args.repeats)
+        log(f"deadline: {args.repeats} turns whose scout misses {args.deadline_ms:g} ms")
+        overrun, cold, met_past = _deadline(root, args.deadline_ms, args.repeats)
         on = _preflight(root, "minilm", args.repeats)
     rows = [
         ("notes in the workspace (chunks embedded)", f"{count} ({report.texts})"),
@@ -135,6 +183,13 @@ def main(argv: list[str], log: Callable[[str], None]) -> int:
             "scout pre-flight, semantic minilm, p50 / p95",
             f"{statistics.median(on):.0f} ms / {_percentile(on, 0.95):.0f} ms "
             f"(target p95 ≤ {TARGET_P95_MS:.0f} ms)",
+        ),
+        (
+            f"scout missing a {args.deadline_ms:g} ms deadline: pre-flight / deadline, "
+            "p50 / p95 / max",
+            f"{statistics.median(overrun):.2f}× / {_percentile(overrun, 0.95):.2f}× / "
+            f"{max(overrun):.2f}× ({cold} of {len(overrun)} turns cold, {met_past} reported "
+            "met past the deadline)",
         ),
     ]
     rows.append(

@@ -9,8 +9,9 @@ alone: ``pack``, ``cached`` (served from ``.supercontext/``, rebuilt when the wo
 changed), ``prefetch`` (nothing: a message on its own has no earlier turn whose lookup it
 could be sent; exit 1), ``cold`` (nothing; exit 1) or ``scout``; ``--deadline-ms`` abandons a scout not
 done by then and prepares with the pack instead. The output says which design prepared
-it; ``--json`` adds ``design``, ``prepared_by``, ``deadline_ms``, ``deadline_missed`` and
-``preflight_note`` to the run's object.
+it, with the deadline met or missed and the pre-flight's measured time; ``--json`` adds
+``design``, ``prepared_by``, ``deadline_ms``, ``deadline_missed``, ``preflight_note``,
+``preflight_ms`` and ``fallback_cut`` to the run's object.
 
 Only argparse and the standard library are imported here; the engine loads when a
 command runs.
@@ -138,6 +139,8 @@ def preflight_json(done: Preflight) -> dict[str, Any]:
         deadline_ms=done.deadline_ms,
         deadline_missed=done.missed_deadline,
         preflight_note=done.note,
+        preflight_ms=round(done.elapsed_ms, 3),
+        fallback_cut=done.fallback_cut,
         notes=list(done.notes),
     )
     return data

@@ -78,6 +78,7 @@ def prepare_turn(
     )
     result.scout, result.notes = done.run, [*result.notes, *done.notes]
     result.deadline_missed, result.preflight_note = done.missed_deadline, done.note
+    result.preflight_ms, result.fallback_cut = done.elapsed_ms, done.fallback_cut
     if done.envelope is None or done.bundle is None:
         reason = done.reason or ColdStartReason.NO_ENVELOPE
         if reason.skipped:

@@ -4,12 +4,15 @@
 it through (:mod:`.designs` says what each design is):
 
 * ``scout``: the scout runs (:func:`~supercontext_lab.scout.run_scout`). With a deadline
-  it runs in a worker (:mod:`.deadline`) handed the time left as its run's budget, while
-  the harness writes the pack beside it; when the deadline passes first, the scout is
-  abandoned (never waited for, ending by itself at its budget) and the pack prepares the
-  turn, or nothing does when the fallback is ``cold``. The missed deadline, with its
-  figure, is a ``"deadline"`` step of the trace, a problem of the run and the turn's
-  :attr:`Preflight.note`;
+  it runs in a worker (:mod:`.deadline`) handed the time left as its run's budget, and
+  the pack is built beside it in another, cut short to be ready by the deadline
+  (:func:`~.pack.build_pack`). When the scout is not done by the deadline (or ran out of
+  its time at it), it is abandoned (never waited for, ending by itself at its budget) and
+  the pack prepares the turn, if it is ready within :data:`FALLBACK_SLACK_MS` of the
+  deadline and found something; else the turn goes on cold, as it does when the
+  fallback is ``cold``. What happened, with its figures (the pack's reads done of those
+  planned, cut short or not), is a ``"deadline"`` step of the trace, a problem of the
+  run and the turn's :attr:`Preflight.note`;
 * ``pack``: the pack (:func:`~.pack.run_pack`), no model;
 * ``cached``: the cached envelope (:func:`~.cached.serve_cached`), rebuilt first when the
   workspace changed since it was built; it does not read the request;
@@ -21,7 +24,9 @@ it through (:mod:`.designs` says what each design is):
 * ``tool-only`` and ``cold``: nothing (``tool-only``'s orchestrator may recall itself).
 
 Whatever goes wrong, the turn goes on cold with the reason; the scout is an
-optimisation, never a condition.
+optimisation, never a condition. :attr:`Preflight.elapsed_ms` is the pre-flight's measured
+time, and the deadline was met (:attr:`Preflight.deadline_met`) only when the whole of it,
+the wait for the scout and the fallback, ended within the deadline.
 """
 
 from __future__ import annotations
@@ -39,18 +44,26 @@ from ..errors import SupercontextError
 from ..gate import ColdStartReason
 from ..models.base import Usage
 from ..models.window import DEFAULT_CONTEXT_TOKENS, DEFAULT_REPLY_TOKENS, ContextBudget
-from ..scout import ScoutRun, ScoutStatus, StopCause, TraceStep
+from ..scout import ScoutRun, ScoutStatus, TraceStep
 from ..scout.records import PREVIEW_CHARS
 from ..sources.workspace import Workspace
 from .baselines import full_context_envelope
 from .cached import CACHED_LABEL, Served, serve_cached
-from .deadline import start
+from .deadline import collector_paused, start
 from .designs import Design, PreflightSettings
-from .pack import run_pack
+from .fallback import (
+    FALLBACK_SLACK_MS,
+    abandoned_run,
+    deadline_note,
+    deadline_step,
+    fallback_outcome,
+    ran_out,
+)
+from .pack import Packed, build_pack, run_pack
 from .prefetch import Lookup
 from .turn import failure_reason
 
-__all__ = ["Preflight", "accepted_envelope", "deadline_note", "run_preflight"]
+__all__ = ["Preflight", "accepted_envelope", "run_preflight"]
 
 _log = logging.getLogger(__name__)
 
@@ -74,16 +87,31 @@ class Preflight:
     reason: ColdStartReason | None = None
     detail: str | None = None
     deadline_ms: float | None = None
-    missed_deadline: bool = False
     note: str | None = None
-    """Why the turn was prepared by another design than the one asked for."""
+    """Why the turn was prepared by another design than the one asked for, or went on
+    cold at the deadline."""
     notes: list[str] = field(default_factory=list)
     """Other things worth knowing (the cached envelope was rebuilt)."""
+    fallback_cut: bool = False
+    """The pack that prepared the turn (or failed to) was cut short at the deadline."""
     elapsed_ms: float = 0.0
+    """The whole pre-flight's measured time."""
 
     @property
     def prepared(self) -> bool:
         return self.envelope is not None
+
+    @property
+    def deadline_met(self) -> bool | None:
+        """Whether the whole pre-flight ended within the scout's deadline (``None``
+        without one): the one place "met" is decided."""
+        if self.deadline_ms is None or self.design != "scout":
+            return None
+        return self.elapsed_ms <= self.deadline_ms
+
+    @property
+    def missed_deadline(self) -> bool:
+        return self.deadline_met is False
 
 
 def accepted_envelope(run: ScoutRun) -> tuple[str, ContextBundle] | None:
@@ -102,46 +130,6 @@ def accepted_envelope(run: ScoutRun) -> tuple[str, ContextBundle] | None:
         return envelope, run.bundle
     bundle = parse_context_bundle(envelope)
     return (envelope, bundle) if bundle is not None else None
-
-
-def deadline_note(deadline_ms: float, fallback: str) -> str:
-    """The words of a missed deadline, with its figure."""
-    instead = "the pack prepared the turn" if fallback == "pack" else "the turn went on cold"
-    return (
-        f"deadline_missed: the scout was not done by its {deadline_ms:g} ms deadline; it was "
-        f"abandoned (never waited for) and {instead}"
-    )
-
-
-def _deadline_step(deadline_ms: float, text: str) -> TraceStep:
-    return TraceStep(
-        kind="deadline",
-        iteration=0,
-        started_ms=deadline_ms,
-        duration_ms=0.0,
-        ok=False,
-        result_preview=text,
-    )
-
-
-def _abandoned_run(deadline_ms: float, text: str, definition: AgentDefinition) -> ScoutRun:
-    """The record of a scout abandoned at its deadline: what the turn can say about it
-    without touching the run still ending in its worker."""
-    return ScoutRun(
-        status=ScoutStatus.INCOMPLETE,
-        stopped=StopCause.TIMEOUT,
-        reason=text,
-        output="",
-        envelope=None,
-        bundle=None,
-        problems=[text],
-        trace=[_deadline_step(deadline_ms, text)],
-        usage=Usage(),
-        model_calls=0,
-        elapsed_ms=deadline_ms,
-        model_name="scout (abandoned at the deadline)",
-        definition_hash=definition.definition_hash(),
-    )
 
 
 def _cached_run(
@@ -311,6 +299,7 @@ def _scout_with_deadline(
     message: str,
     result: Preflight,
     *,
+    started: float,
     settings: PreflightSettings,
     deadline_ms: float,
     workspace: Workspace,
@@ -329,37 +318,56 @@ def _scout_with_deadline(
         budget = left if scout_timeout_s is None else min(left, scout_timeout_s)
         return _guarded_scout(scout, budget, gate, scratch)
 
-    pending = start(work, deadline_ms, name="scout")
-    # The fallback is written while the scout runs: it is ready the moment the deadline
-    # passes. Its own steps are not shown unless it is used.
-    fallback = (
-        run_pack(
+    def pack(left: float) -> Packed:
+        # Cut short to be ready by the deadline itself; the slack is for handing it over.
+        return build_pack(
             message,
             workspace=workspace,
             definition=definition,
             focus=focus,
             budget=settings.pack_tokens,
+            timeout_s=max(left - FALLBACK_SLACK_MS / 1000.0, 0.001),
         )
+
+    pending = start(work, deadline_ms, name="scout", since=started)
+    # The fallback is built while the scout runs, in a worker of its own: it is ready
+    # by the deadline, and never waited for past the slack. Its steps are not shown
+    # unless it is used.
+    packing = (
+        start(pack, deadline_ms + FALLBACK_SLACK_MS, name="pack", since=started)
         if settings.fallback == "pack"
         else None
     )
     outcome = pending.wait()
-    if not outcome.missed:
+    if not outcome.missed and not ran_out(outcome.value, scout_timeout_s, deadline_ms):
+        if packing is not None:
+            packing.abandon()  # ends by itself, cut short at the deadline
         if outcome.value is not None:
             _take(result, outcome.value, "scout")
         else:
             result.reason, result.detail = scratch.reason, scratch.detail
         return
     gate.open = False
-    text = deadline_note(deadline_ms, settings.fallback)
-    result.missed_deadline, result.note = True, text
-    if fallback is None:
-        result.run = _abandoned_run(deadline_ms, text, definition)
+    pack_outcome = packing.wait() if packing is not None else None
+    if pack_outcome is not None and pack_outcome.error is not None:
+        raise pack_outcome.error  # a broken workspace: a cold start with its reason
+    packed = pack_outcome.value if pack_outcome is not None else None
+    if packing is None:
+        said, used = "the turn went on cold", False
+    else:
+        said, used = fallback_outcome(packed)
+    text = deadline_note(deadline_ms, said)
+    step = deadline_step(deadline_ms, text, (time.perf_counter() - started) * 1000.0)
+    if on_step is not None:
+        on_step(step)
+    result.note, result.fallback_cut = text, packed is not None and packed.cut
+    if packed is None or not used:
+        result.run = abandoned_run(step, definition)
         result.reason, result.detail = ColdStartReason.DEADLINE_MISSED, text
         return
-    fallback.trace.insert(0, _deadline_step(deadline_ms, text))
-    fallback.problems.insert(0, text)
-    _take(result, fallback, "pack")
+    packed.run.trace.insert(0, step)
+    packed.run.problems.insert(0, text)
+    _take(result, packed.run, "pack")
 
 
 def run_preflight(
@@ -413,18 +421,20 @@ def run_preflight(
             if scouted is not None:
                 _take(result, scouted, "scout")
         else:
-            _scout_with_deadline(
-                message,
-                result,
-                settings=settings,
-                deadline_ms=settings.deadline_ms,
-                workspace=workspace,
-                definition=definition,
-                scout=scout,
-                scout_timeout_s=scout_timeout_s,
-                on_step=on_step,
-                focus=focus,
-            )
+            with collector_paused():
+                _scout_with_deadline(
+                    message,
+                    result,
+                    started=started,
+                    settings=settings,
+                    deadline_ms=settings.deadline_ms,
+                    workspace=workspace,
+                    definition=definition,
+                    scout=scout,
+                    scout_timeout_s=scout_timeout_s,
+                    on_step=on_step,
+                    focus=focus,
+                )
     except (SupercontextError, OSError, ValueError) as exc:
         # The pack and the cached envelope read the workspace: a broken one is a cold
         # start, as a broken scout is.

@@ -222,12 +222,15 @@ class RunProgress:
         else:
             self.set(ASKING, f"{self._model} (call {number} of up to {self._max_calls})")
 
-    def _over(self, *, failed: bool = False) -> None:
+    def _over(self, why: str = "") -> None:
+        """The run is over (``why`` says more, when set): a turn asks its orchestrator
+        next, a run alone is done."""
         if self._in_turn:
-            why = " (the scout's model failed; the turn goes on cold)" if failed else ""
-            self.set(ORCHESTRATOR, f"{self._orchestrator}{why}".strip())
+            self.set(
+                ORCHESTRATOR, f"{self._orchestrator} ({why})".strip() if why else self._orchestrator
+            )
         else:
-            self.set(DONE, "(the model failed)" if failed else "")
+            self.set(DONE, f"({why})" if why else "")
 
     # -- during the run ------------------------------------------------------------------
 
@@ -235,6 +238,10 @@ class RunProgress:
         """The run's ``on_step``: the step that just ended decides the next phase."""
         if step.kind == "check":
             self._over()
+        elif step.kind == "deadline":
+            # The scout was abandoned at the pre-turn deadline: the turn goes on now,
+            # prepared by the fallback or cold (the step's text says which).
+            self._over("the scout missed its deadline")
         elif step.kind == "tool":
             if self._calls >= self._max_calls and not self._grace:
                 self._over()  # the iteration cap: no call follows
@@ -242,7 +249,8 @@ class RunProgress:
                 self._asking()
         elif not step.ok:
             self._calls += 1
-            self._over(failed=True)
+            failed = "the scout's model failed; the turn goes on cold"
+            self._over(failed if self._in_turn else "the model failed")
         else:
             self._calls += 1
             if step.tool_calls:

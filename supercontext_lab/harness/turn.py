@@ -170,9 +170,15 @@ class TurnResult:
     pack, when the scout missed its deadline."""
     deadline_ms: float | None = None
     deadline_missed: bool = False
+    """The pre-flight did not end within the scout's deadline (:attr:`preflight_ms`
+    past :attr:`deadline_ms`): the scout was abandoned, or the fallback ran over."""
     preflight_note: str | None = None
-    """Why another design than the one asked for prepared the turn (the missed deadline,
-    with its figure)."""
+    """Why another design than the one asked for prepared the turn, or why it went on
+    cold at the deadline (the missed deadline with its figure, what the pack read)."""
+    preflight_ms: float | None = None
+    """The pre-flight's measured time (``None`` when none ran)."""
+    fallback_cut: bool = False
+    """The pack that prepared the turn at the deadline (or could not) was cut short."""
     placement: str = "prepend"
     """Where the prepared block went: in front of the message (``prepend``), or a system
     message at the tail of this turn's request (``system-tail``, in :attr:`tail_context`,
@@ -282,6 +288,8 @@ class TurnResult:
             "placement": self.placement,
             "tail_context": self.tail_context,
             "preflight_note": self.preflight_note,
+            "preflight_ms": None if self.preflight_ms is None else round(self.preflight_ms, 3),
+            "fallback_cut": self.fallback_cut,
             "tokens": self.usage.total_tokens,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
             "scout": self.scout.to_dict() if self.scout is not None else None,

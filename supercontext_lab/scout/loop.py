@@ -74,8 +74,7 @@ CONTEXT_WRAP_UP_SHARE = 0.55
 the next round's tool results and the envelope itself must still fit."""
 
 
-# The first gathering round is the offline scout's: one plan of reads, written once, and
-# the references its best facts name.
+# The first gathering round is the offline scout's plan of reads (and references it names).
 _PLANNER = OfflineScoutModel(name="offline:prefetch")
 _PREFETCH_ROUNDS = 2
 
@@ -239,8 +238,9 @@ class _Run:
     def stop(self, status: ScoutStatus, cause: StopCause) -> None:
         self.status, self.stopped = status, cause
 
-    def finish(self) -> ScoutRun:
-        """The envelope (extracted, fitted, parsed) and every problem, as a ScoutRun."""
+    def finish(self, *, survey: bool = True) -> ScoutRun:
+        """The envelope (extracted, fitted, parsed) and every problem, as a ScoutRun;
+        without ``survey``, the workspace's refusals noted so far (no survey now)."""
         envelope: str | None = None
         bundle: ContextBundle | None = None
         problems = self.problems
@@ -272,7 +272,8 @@ class _Run:
         )
         # What the workspace refused to read (links out of it, special files) is shown with
         # the run, never dropped silently.
-        problems.extend(f"workspace: {line}" for line in self.workspace.diagnostics)
+        noted = self.workspace.diagnostics if survey else self.workspace.noted_diagnostics()
+        problems.extend(f"workspace: {line}" for line in noted)
         return ScoutRun(
             status=self.status,
             stopped=self.stopped,
@@ -363,6 +364,7 @@ class _Run:
                     result_preview=one_line(result.content, PREVIEW_CHARS),
                     result=result.content,
                     prefetched=prefetched,
+                    late=outcome.late,
                 )
             )
             if not refused:
@@ -390,7 +392,7 @@ def run_scout(
     Never raises for model or tool failures: they become the run's status, reason and
     problems. ``registry`` defaults to the workspace's read-only tools. ``timeout_s``
     defaults to the run budget the model declares (``model.info.run_timeout_s``), else
-    120 s.
+    120 s; a run that ran out of it does not survey the workspace for refused files.
     """
     budget = _run_budget(model, timeout_s)
     definition = definition or default_agent_definition()
@@ -408,7 +410,7 @@ def run_scout(
     except ModelError as exc:
         run.stop(ScoutStatus.FAILED, StopCause.MODEL_ERROR)
         run.reason = f"model error: {exc}"
-    return run.finish()
+    return run.finish(survey=run.stopped is not StopCause.TIMEOUT)
 
 
 def run_gathered(
@@ -422,6 +424,8 @@ def run_gathered(
     registry: ToolRegistry | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
     reads: Collection[str] | None = None,
+    reads_timeout_s: float | None = None,
+    survey: bool = True,
 ) -> ScoutRun:
     """The harness's gathering round alone, then an envelope written without a model.
 
@@ -429,16 +433,18 @@ def run_gathered(
     reads the offline scout plans for ``message``, whatever the definition's
     ``prefetch``; with ``reads``, only the reads of those tools), and ``write`` turns what
     it gathered (:meth:`_Run.choices`: the facts ranked for the request, the names that
-    exist) into the output. The output then goes
-    through the same extraction, fitting, parsing and grounding check as a scout's, so
-    the result is a :class:`ScoutRun` with no model call, named ``label``.
+    exist) into the output. The output then goes through the same extraction, fitting,
+    parsing and grounding check as a scout's, so the result is a :class:`ScoutRun` with
+    no model call, named ``label``. Reads not done ``reads_timeout_s`` after the start are
+    abandoned (``late`` steps) and ``write`` gets the rest; ``survey`` as for ``finish``.
     """
     definition = definition or default_agent_definition()
     registry = registry or build_scout_registry(workspace)
     # No model is called: the run only needs a name for its record.
     writer = OfflineScoutModel(name=label)
-    run = _Run(definition, workspace, registry, writer, DEFAULT_SCOUT_TIMEOUT_S, on_step)
+    budget = DEFAULT_SCOUT_TIMEOUT_S if reads_timeout_s is None else reads_timeout_s
+    run = _Run(definition, workspace, registry, writer, budget, on_step)
     run.prompt(message, focus)
     run.prefetch(reads)
     run.output = write(run.choices())
-    return run.finish()
+    return run.finish(survey=survey)

@@ -80,6 +80,9 @@ class TraceStep:
     on one line): what the Trace tab shows. Kept in memory only, not in :meth:`to_dict`."""
     prefetched: bool = False
     """A read the harness made before the first model call (``prefetch``), not the model."""
+    late: bool = False
+    """A read not done when the run's time was up: abandoned, never awaited (its result
+    says so), and what it would have read is not in the run."""
 
     @classmethod
     def model_call(
@@ -151,6 +154,7 @@ class TraceStep:
                 refused=self.refused,
                 result_preview=self.result_preview,
                 prefetched=self.prefetched,
+                late=self.late,
             )
         return base
 

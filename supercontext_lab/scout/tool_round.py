@@ -52,6 +52,8 @@ class CallOutcome:
     refused: bool
     started_ms: float
     duration_ms: float
+    late: bool = False
+    """Not done when the time was up: abandoned, its result the line saying so."""
 
 
 def _refusal(registry: ToolRegistry, call: ToolCall, allowlist: Collection[str]) -> str | None:
@@ -73,7 +75,7 @@ def run_tool_calls(
     """The outcome of each of ``calls``, in their order.
 
     ``remaining`` gives the run's seconds left, ``now_ms`` the run's clock; a call not
-    done when the time is up ends as a failed result saying so.
+    done when the time is up ends as a failed, ``late`` result saying so.
     """
     outcomes: dict[int, CallOutcome] = {}
     pending: dict[concurrent.futures.Future[ToolResult], tuple[int, float]] = {}
@@ -96,7 +98,7 @@ def run_tool_calls(
         index, started = pending[future]
         late = f"tool '{calls[index].name}' did not finish before the scout's time ran out."
         outcomes[index] = CallOutcome(
-            ToolResult(ok=False, content=late), False, started, now_ms() - started
+            ToolResult(ok=False, content=late), False, started, now_ms() - started, late=True
         )
     return [outcomes[index] for index in range(len(calls))]
 

@@ -111,6 +111,17 @@ class Workspace(FilesFolder):
         if not self._surveyed:
             self._surveyed = True
             self._survey()
+        return self.noted_diagnostics()
+
+    @property
+    def surveyed(self) -> bool:
+        """Whether :attr:`diagnostics` has surveyed the workspace for refused sources."""
+        return self._surveyed
+
+    def noted_diagnostics(self) -> list[str]:
+        """:attr:`diagnostics` without a survey: what the parts read so far refused, and
+        a line saying the rest was not looked for when it was not (a survey stats every
+        note of the memory folder, which a run out of time cannot afford)."""
         found = list(self._diagnostics)
         memory = self.__dict__.get("memory")
         if isinstance(memory, MemoryTree):
@@ -118,6 +129,11 @@ class Workspace(FilesFolder):
                 found.append(f"{_INDEX} was rebuilt from memory/: {memory.rebuilt_because}.")
             for rel, reason in memory.last_sync.refused:
                 found.append(memory_refusal(rel, reason))
+        if not self._surveyed:
+            found.append(
+                "not surveyed for refused files, to keep within the time limit "
+                "(supercontext-lab workspace check lists them)"
+            )
         # A line holds names from the folder: a name with a line break, a control or a
         # bidirectional character, or bytes that are not UTF-8 is shown escaped, so every
         # line stays one line that any sink can write.

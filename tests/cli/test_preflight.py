@@ -115,6 +115,9 @@ def test_scout_deadline_falls_back_to_the_pack_against_a_slow_server(workspace: 
     assert (data["design"], data["prepared_by"], data["deadline_missed"]) == ("scout", "pack", True)
     assert "400 ms deadline" in data["preflight_note"]
     assert data["trace"][0]["kind"] == "deadline"
+    # The pre-flight's measured time, and a pack that read everything in time.
+    assert data["preflight_ms"] > 0 and data["fallback_cut"] is False
+    assert "the pack prepared the turn from" in data["preflight_note"]
 
 
 def test_demo_says_which_design_prepared_the_turn() -> None:

@@ -135,6 +135,25 @@ def test_a_failed_model_call_ends_the_scout_and_the_turn_goes_on(workspace: Work
     )
 
 
+def test_a_missed_deadline_ends_the_scout_and_the_turn_goes_on(workspace: Workspace) -> None:
+    thread = Thread(
+        workspace,
+        super_context_enabled=True,
+        scout_model=ScriptedModel([], name="stuck", delay_s=5.0),
+        definition=_definition(prefetch="never"),
+        deadline_ms=100,
+    )
+    recorder = Recorder()
+    with RunProgress(recorder, interval_s=60) as progress:
+        progress.turn_of(thread, MESSAGE)
+        turn = thread.send(MESSAGE, on_step=progress.on_step)
+    assert turn.deadline_missed  # prepared by the pack, or cold when it was not ready
+    assert recorder.phases[-1] == (
+        ORCHESTRATOR,
+        "offline:orchestrator (the scout missed its deadline)",
+    )
+
+
 @pytest.mark.parametrize(
     ("policy", "after_the_tools"),
     [

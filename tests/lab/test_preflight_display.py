@@ -61,3 +61,18 @@ def test_a_deadline_step_is_shown_in_the_trace() -> None:
     html = render_trace_html([step])
     assert "<b>deadline</b>" in html and "300 ms deadline" in html
     assert step.to_dict()["result_preview"].endswith("300 ms deadline")
+
+
+def test_the_panel_shows_a_missed_deadline_with_the_time_it_took(tmp_path: Path) -> None:
+    thread = Thread(
+        _workspace(tmp_path),
+        scout_model=ScriptedModel([], delay_s=5.0),
+        orchestrator_model=ScriptedModel(["ok"]),
+        super_context_enabled=True,
+        deadline_ms=100,
+    )
+    turn = thread.send(MESSAGE)
+    assert turn.deadline_missed and turn.preflight_ms is not None
+    html = BundlePanel(turn=turn, workspace=thread.workspace).outcome_html.value
+    assert f"pre-flight missed its 100 ms deadline ({turn.preflight_ms:.0f} ms)" in html
+    assert ("pack cut short at the deadline" in html) is turn.fallback_cut

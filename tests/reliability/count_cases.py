@@ -77,6 +77,7 @@ GROUPS = [
             "test_workspace_copies",
             "test_notes_of_words",
             "test_model_request_bounds",
+            "test_deadline_fallback",
         ],
     ),
 ]
@@ -218,7 +219,7 @@ def build_table() -> str:
         f"characters, forgotten secrets, killed updates, exports of one name, JSON "
         f"layouts, planted cached envelopes, keys pasted in old chats, steering chats, "
         f"workspaces copied for a notebook, notes of words, megabyte notes sent to a "
-        f"model): "
+        f"model, 3,000 notes under a 50 ms deadline): "
         f"**{totals['hostile']}**",
         f"- fuzz examples per run: **{totals['examples']}**",
         f"- every case and example together: **{totals['cases'] + totals['examples']}**",

@@ -221,6 +221,19 @@ def test_wall_clock_timeout_bounds_the_run(workspace: Workspace) -> None:
     assert "timeout" in (run.reason or "")
 
 
+def test_a_run_out_of_time_does_not_survey_the_workspace(tmp_path: Path) -> None:
+    files = {"memory/global/a.md": "A note.\n", "memory/todo.txt": "Not a note.\n"}
+    workspace = Workspace(build_workspace(tmp_path / "ws", files))
+    late = run_scout(
+        "x y z", workspace=workspace, model=ScriptedModel([], delay_s=5.0), timeout_s=0.05
+    )
+    assert late.stopped is StopCause.TIMEOUT and not workspace.surveyed
+    assert late.problems[-1].startswith("workspace: not surveyed for refused files")
+    done = run_scout("x y z", workspace=workspace, model=ScriptedModel([GOOD]))
+    assert workspace.surveyed and not any("not surveyed" in line for line in done.problems)
+    assert any(line.startswith("workspace: memory/todo.txt is not read") for line in done.problems)
+
+
 def test_status_values_serialise_as_plain_strings(workspace: Workspace) -> None:
     run = run_scout("x y z", workspace=workspace, model=ScriptedModel([GOOD]))
     assert run.status is ScoutStatus.COMPLETED and run.stopped is None

@@ -95,7 +95,7 @@ def test_a_read_past_the_time_left_is_abandoned_not_awaited() -> None:
         release.set()
     assert waited < 3.0, waited
     late, quick = outcomes
-    assert not late.result.ok and not late.refused
+    assert not late.result.ok and not late.refused and late.late and not quick.late
     assert "did not finish before the scout's time ran out" in late.result.content
     assert quick.result.ok
     assert tool_pool().submit(lambda: "free").result(timeout=5) == "free"

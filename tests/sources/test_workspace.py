@@ -446,3 +446,22 @@ def test_the_demo_copy_reads_everything_and_keeps_its_readme() -> None:
     workspace = open_workspace(None)
     assert (workspace.root / "README.md").is_file()
     assert workspace.diagnostics == []
+
+
+def test_noted_diagnostics_never_survey_the_workspace(tmp_path: Path) -> None:
+    write(tmp_path, "Memory/global/a.md", "A note in the wrong case.\n")
+    write(tmp_path, "memory/global/plan.md", "The folder's plan.\n")
+    write(tmp_path, "memory/plan.md", "The loose plan.\n")
+    workspace = Workspace(tmp_path)
+    unsurveyed = (
+        "not surveyed for refused files, to keep within the time limit "
+        "(supercontext-lab workspace check lists them)"
+    )
+    assert workspace.noted_diagnostics() == [unsurveyed] and not workspace.surveyed
+    workspace.memory.recall("global", "plan")
+    # What the parts read refused is noted; the layout's near misses need the survey.
+    loose = "memory/plan.md was not indexed: memory/global/plan.md has the same key; rename it."
+    assert workspace.noted_diagnostics() == [loose, unsurveyed] and not workspace.surveyed
+    surveyed = workspace.diagnostics
+    assert workspace.surveyed and loose in surveyed and len(surveyed) == 2
+    assert unsurveyed not in surveyed and workspace.noted_diagnostics() == surveyed

@@ -120,7 +120,11 @@ def _gather(run: ScoutRun | None, turn: TurnResult | None) -> _View:
         if turn.design != (turn.prepared_by or turn.design):
             view.design.append((f"design {turn.design}", "neutral"))
         if turn.deadline_missed and turn.deadline_ms is not None:
-            view.design.append((f"scout missed its {turn.deadline_ms:g} ms deadline", "warn"))
+            took = "" if turn.preflight_ms is None else f" ({turn.preflight_ms:.0f} ms)"
+            label = f"pre-flight missed its {turn.deadline_ms:g} ms deadline{took}"
+            view.design.append((label, "warn"))
+        if turn.fallback_cut:
+            view.design.append(("pack cut short at the deadline", "warn"))
     if turn is not None and turn.orchestrator_error:
         view.problems.append(f"Orchestrator error: {turn.orchestrator_error}")
     # Each problem once: two refusals of one tool are one line, and so is a message both
