@@ -167,9 +167,9 @@ def test_notebook_09_with_few_cases_shows_progress_and_says_what_the_intervals_m
         progress_bar=False,
     )
     cells = nbformat.read(out, as_version=4).cells
-    # The end-to-end cell shows a progress bar over the runs (4 designs x 2 cases).
+    # The end-to-end cell shows a progress bar over the runs (8 variants x 2 cases).
     assert "scout eval" in _shown(_cell(cells, "from supercontext_lab.eval import"))
-    assert "/8 " in _shown(_cell(cells, "from supercontext_lab.eval import"))
+    assert "/16 " in _shown(_cell(cells, "from supercontext_lab.eval import"))
     # Its 2-case table carries the report's line on what the intervals mean at that size.
     table = _shown(_cell(cells, "pairs = {pair.first"))
     assert table.rstrip().splitlines()[-1].startswith("Only 2 cases: ")

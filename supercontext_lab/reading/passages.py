@@ -317,7 +317,9 @@ def ranked_passages(
     name; its passages weigh 0.5–1.0 by its score against the best (times its ``boost``),
     up to :data:`PASSAGES_PER_NOTE` of them; a hit the search found by its name alone
     gives its first sentence. A user file or facet gives up to :data:`PASSAGES_PER_FILE`
-    at :data:`FILE_WEIGHT`. The same text twice is quoted once.
+    at :data:`FILE_WEIGHT`. The same text twice is quoted once. A hit found by following
+    a reference (``via``) that is too weak a match on its own weighs :data:`HOP_SHARE` of
+    the hit that named the reference, and gives the passages that name it.
     """
     # A followed reference's search has a scale of its own: it sets no scale, and its hits
     # weigh what the best hit that named the reference weighs.
