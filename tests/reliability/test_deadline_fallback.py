@@ -37,9 +37,10 @@ from .support import MESSAGE
 
 NOTES = 3000
 DEADLINE_MS = 50.0
-GENEROUS_MS = 300.0
-"""Room for a loaded two-core machine past the deadline and its slack; the old order took
-about a second here (the pack waited for the memory index to be built)."""
+GENEROUS_MS = 700.0
+"""Room for a loaded two-core machine past the deadline and its slack (580 ms seen while
+other suites ran); the old order took 1.4 to 2.1 s here, the pack waiting for the memory
+index to be built."""
 
 
 def _notes() -> dict[str, str]:
