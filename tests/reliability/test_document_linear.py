@@ -31,6 +31,7 @@ HOSTILE = {
     "headers": "From: x\n",
     "wrote lines": "On Mon, x wrote:\n",
     "chat lines": "[10:24] a: b\n",
+    "chat lines with the time after the name": "Sam [10:24]: b\n",
 }
 
 _CHILD = """
@@ -65,6 +66,8 @@ PASSAGE_HOSTILE = {
     "section headings": "## Root cause\n\nplain line.\n\n",
     "settling turns": "[10:24] sam: not final, no decision, correction instead\n",
     "quoted replies": "> > > From: a\n> > > Sent: Mon\n> > >\n> > > final: instead\n\n",
+    # One e-mail message that opens with a correction, its sentences all on the request.
+    "a correcting message of many sentences": "The topic is final instead. ",
 }
 
 _PASSAGES_CHILD = """
@@ -73,7 +76,7 @@ from supercontext_lab.reading.document import read_document
 from supercontext_lab.reading.passages import passages
 from supercontext_lab.reading.relevance import request_terms
 piece, size = sys.argv[1], int(sys.argv[2])
-bad = "# Checkout slowness\\n\\n" + (piece * (size // len(piece) + 1))[:size]
+bad = "# Checkout slowness\\n\\nFrom: a\\nSent: Mon\\n\\nCorrection: " + (piece * (size // len(piece) + 1))[:size]
 good = ("The venue is Hall B. Sam booked it on 3 March.\\n\\n" * (size // 48 + 1))[:size]
 request = request_terms("What caused the checkout slowness, and is the topic final?")
 times = []
@@ -94,3 +97,26 @@ def test_a_hostile_megabyte_note_is_scored_in_linear_time(name: str) -> None:
     )
     assert bad < ABSOLUTE_S, f"{name}: {bad:.2f} s"
     assert bad <= max(RELATIVE * good, 0.2), f"{name}: {bad:.2f} s against {good:.2f} s"
+
+
+_NESTED_CHILD = """
+import json, sys, time
+from supercontext_lab.reading.document import read_document
+piece = "- a lead\\n  - a sub-item\\n    - a sub-sub-item\\n"
+times = []
+for size in (250_000, 1_000_000):
+    read_document.cache_clear()
+    text = (piece * (size // len(piece) + 1))[:size]
+    started = time.process_time()
+    read_document(text)
+    times.append(time.process_time() - started)
+print(json.dumps(times))
+"""
+
+
+def test_nested_sub_items_read_with_their_leads_in_linear_time() -> None:
+    """A megabyte of sub-items, each labelled by the item above it: four times the text, about four times the time"""
+    # markdown-it-py's own parse of nested lists is about 2.7 s a megabyte here, past the
+    # absolute bound above; what this round adds (each sub-item's lead) must stay linear.
+    quarter, whole = timed_in_child(_NESTED_CHILD, what="reading nested sub-items", timeout=90)
+    assert whole <= 6 * max(quarter, 0.05), f"{whole:.2f} s against {quarter:.2f} s"
