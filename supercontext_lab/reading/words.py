@@ -54,7 +54,7 @@ __all__ = [
 
 #: Bumped whenever :func:`analyze` changes, so memory indexes built with an older
 #: analysis rebuild.
-ANALYZER_VERSION = 5
+ANALYZER_VERSION = 6
 
 STOPWORDS = frozenset(
     """
@@ -155,7 +155,7 @@ _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")
 def stem(word: str) -> str:
     """The stem of one word: Snowball English for words of ASCII letters (``deadlines`` →
     ``deadlin``, ``formatted`` → ``format``), with derived forms joined (``submission`` →
-    ``submit``); a day's or month's short name is its name (``sat`` → ``saturday``) and an
+    ``submit``, ``electrician`` and ``electrical`` are ``electr``); a day's or month's short name is its name (``sat`` → ``saturday``) and an
     ordinal its number (``14th`` → ``14``); any other word as it is, lower-cased."""
     word = word.lower()
     ordinal = _ORDINAL.fullmatch(word)
@@ -170,6 +170,13 @@ def stem(word: str) -> str:
         # of a verb is the verb ("shipment" → "ship", "settlement" → "settl"). A shorter
         # root is too often another word ("comment" is no "com").
         return stem(stemmed[:-4])
+    if stemmed.endswith("ician") and len(stemmed) >= 8:
+        # The one who does a thing is the thing: "electrician" is "electric" ("electr"),
+        # "technician" "technic", "statistician" "statistic"; Snowball keeps them whole.
+        return stem(stemmed[:-3])
+    if stemmed.endswith("aint") and len(stemmed) >= 8:
+        # "complaint", "restraint", "constraint": the noun of "complain", kept apart too.
+        return stemmed[:-1]
     for tail, root in _DERIVED:
         if stemmed.endswith(tail) and len(stemmed) >= len(tail) + 2:
             return stemmed[: -len(tail)] + root

@@ -110,6 +110,12 @@ def test_overlap_counts_shared_terms_of_keywords() -> None:
         ("agree", "agreement"),
         ("settle", "settlement"),
         ("argue", "argument"),
+        ("electrician", "electrical"),
+        ("technician", "technical"),
+        ("statisticians", "statistics"),
+        ("clinician", "clinic"),
+        ("complaint", "complained"),
+        ("constraints", "constrain"),
     ],
 )
 def test_word_forms_share_a_stem(one: str, other: str) -> None:
@@ -118,7 +124,14 @@ def test_word_forms_share_a_stem(one: str, other: str) -> None:
 
 @pytest.mark.parametrize(
     ("one", "other"),
-    [("submit", "summit"), ("decide", "deciduous"), ("apply", "apple"), ("com", "comment")],
+    [
+        ("submit", "summit"),
+        ("decide", "deciduous"),
+        ("apply", "apple"),
+        ("com", "comment"),
+        ("paint", "pain"),
+        ("saint", "sain"),
+    ],
 )
 def test_different_words_keep_different_stems(one: str, other: str) -> None:
     assert stem(one) != stem(other)
