@@ -20,7 +20,10 @@ new thread and scores the orchestrator's reply, cold and prepared, at temperatur
 ``--model`` sets the orchestrator too; a case's ``follow_ups`` are sent after it in the
 same thread, and the reply metrics are also given per turn (the first turn and the later
 ones, over cold, on the same cases). ``--deadline-ms`` is the scout design's pre-turn
-deadline.
+deadline. ``--placement system-tail`` sends each design's block as a system message at the
+tail of the orchestrator's request, never stored in the thread, instead of prepending it
+to the message; given with ``--placement prepend`` too, every design runs both ways
+(``pack`` and ``pack-system-tail``).
 
 Prints a metrics table, every rate with its 95 % interval, the end-to-end metrics, the
 paired comparison of every two variants, the latency of one run per variant (p50 and
@@ -44,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .common import PROG, UsageProblem, emit, emit_json
-from .preflight import DESIGN_CHOICES, deadline_argument
+from .preflight import DESIGN_CHOICES, PLACEMENT_CHOICES, deadline_argument
 
 if TYPE_CHECKING:
     from ..eval.variants import Variant
@@ -110,6 +113,14 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
         choices=DESIGN_CHOICES,
         help="run a pre-flight design as a variant named after it (repeatable), instead of "
         "the shipped scout alone; with --model, the scout design runs on that model",
+    )
+    parser.add_argument(
+        "--placement",
+        action="append",
+        default=[],
+        choices=PLACEMENT_CHOICES,
+        help="where each design's block sits in the orchestrator's request (repeatable: "
+        "each placement runs as its own variant, <design>-system-tail); default prepend",
     )
     parser.add_argument(
         "--end-to-end",
@@ -186,25 +197,31 @@ def _model_variants(ids: list[str]) -> list[Variant]:
 
 
 def _variants(
-    options: list[str], models: list[str], *, baselines: bool, designs: Sequence[str] = ()
+    options: list[str],
+    models: list[str],
+    *,
+    baselines: bool,
+    designs: Sequence[str] = (),
+    placements: Sequence[str] = (),
 ) -> list[Variant]:
     """The variants of the command line: the shipped scout (``baseline``), or one variant
-    per ``--design``; each ``--agent``; each ``--model`` (without ``--design``: with it,
-    the one model is the scout design's); and the no-model baselines."""
+    per ``--design`` and ``--placement``; each ``--agent``; each ``--model`` (without
+    ``--design``: with it, the one model is the scout design's); and the no-model
+    baselines."""
     from ..agents.definition import load_agent_definition
     from ..eval.variants import (
         BASELINE,
         Variant,
         baseline,
         check_variant_name,
-        design_variant,
+        design_variants,
         pick_baselines,
         uses_a_model,
     )
 
     if designs:
         route = _model_variants(models)[0].route if models else None
-        variants = [design_variant(design, route) for design in dict.fromkeys(designs)]
+        variants = design_variants(designs, route, placements)
         models = []
     else:
         variants = [baseline()]
@@ -299,6 +316,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
             raise UsageProblem(f"{PROG}: workspace folder not found: {folder}")
     if args.dask_address is not None and args.executor != "dask":
         raise UsageProblem(f"{PROG}: --dask-address needs --executor dask")
+    if args.placement and not args.design:
+        raise UsageProblem(f"{PROG}: --placement needs --design (it places a design's block)")
     if (args.design or args.end_to_end) and len(args.model) > 1:
         what = "--design" if args.design else "--end-to-end"
         raise UsageProblem(
@@ -314,7 +333,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
     else:
         cases = load_dataset(dataset, allowed_workspaces=args.workspace)
     variants = _variants(
-        args.agent, args.model, baselines=not args.no_baselines, designs=args.design
+        args.agent,
+        args.model,
+        baselines=not args.no_baselines,
+        designs=args.design,
+        placements=args.placement,
     )
     orchestrator = _model_variants(args.model)[0].route if args.model else None
     cache: bool | Literal["replay"] = "replay" if args.replay else not args.no_cache

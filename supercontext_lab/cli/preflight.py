@@ -43,6 +43,9 @@ __all__ = [
 DESIGN_CHOICES = ("scout", "pack", "cached", "prefetch", "full-context", "tool-only", "cold")
 """The pre-flight designs, as ``harness.designs.DESIGNS`` lists them (a test holds them
 equal; the engine is not imported to parse arguments)."""
+PLACEMENT_CHOICES = ("prepend", "system-tail")
+"""Where a prepared block sits in the orchestrator's request, as
+``harness.designs.PLACEMENTS`` lists them (a test holds them equal)."""
 
 
 def deadline_argument(text: str) -> float:

@@ -17,7 +17,7 @@ import functools
 import os
 import re
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 import tomlkit
 
 from ..agents.definition import AgentDefinition, default_agent_definition, load_agent_definition
-from ..harness.designs import DESIGNS, PLACEMENTS
+from ..harness.designs import DESIGNS, NO_BLOCK, PLACEMENTS
 from ..models.base import ChatModel
 from ..routes import BASELINES, DEFAULT_LOCAL_MODEL, ModelRoute, get_model_route
 
@@ -37,6 +37,7 @@ __all__ = [
     "check_variant_name",
     "definition_from_text",
     "design_variant",
+    "design_variants",
     "pick_baselines",
     "split_agent_option",
     "uses_a_model",
@@ -256,3 +257,17 @@ def uses_a_model(variant: Variant) -> bool:
     if variant.model_factory is not None:
         return True
     return variant.resolved_route().kind not in ("offline", "baseline")
+
+
+def design_variants(
+    designs: Iterable[str], route: ModelRoute | None = None, placements: Iterable[str] = ()
+) -> list[Variant]:
+    """One :func:`design_variant` per design and placement (``prepend`` when none is
+    given), each once, in the order given; a design that sends no block (``cold``,
+    ``tool-only``) runs once, whatever the placements."""
+    placed = list(dict.fromkeys(placements)) or ["prepend"]
+    return [
+        design_variant(design, route, placement=placement)
+        for design in dict.fromkeys(designs)
+        for placement in (["prepend"] if design in NO_BLOCK else placed)
+    ]

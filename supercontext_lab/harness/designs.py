@@ -58,6 +58,7 @@ __all__ = [
     "DEFAULT_PREFETCH_TTL_S",
     "DESIGNS",
     "FALLBACKS",
+    "NO_BLOCK",
     "PLACEMENTS",
     "PREFLIGHT_TABLE",
     "Design",
@@ -75,6 +76,9 @@ Design = Literal["scout", "pack", "cached", "prefetch", "full-context", "tool-on
 DESIGNS: tuple[str, ...] = get_args(Design)
 """The pre-flight designs, in the order reports list them."""
 DEFAULT_DESIGN: Design = "scout"
+
+NO_BLOCK: tuple[str, ...] = ("tool-only", "cold")
+"""The designs that send no prepared block, so where a block sits does not apply."""
 
 Fallback = Literal["pack", "cold"]
 FALLBACKS: tuple[str, ...] = get_args(Fallback)

@@ -25,10 +25,10 @@ from ..eval.variants import (
     Variant,
     baseline,
     check_variant_name,
-    design_variant,
+    design_variants,
     split_agent_option,
 )
-from ..harness.designs import DESIGNS
+from ..harness.designs import DESIGNS, PLACEMENTS
 from ..routes import parse_model_id
 from .eval_widget import EvalComparison
 from .magic_io import argument, line_magic, magic_arguments, parse_argstring, usage_errors
@@ -113,6 +113,14 @@ class EvalMagics(magic.Magics):
         "the shipped scout alone",
     )
     @argument(
+        "--placement",
+        action="append",
+        default=[],
+        choices=list(PLACEMENTS),
+        help="where each design's block sits in the orchestrator's request (repeatable: "
+        "each placement runs as its own variant, <design>-system-tail); default prepend",
+    )
+    @argument(
         "--end-to-end",
         action="store_true",
         help="score the orchestrator's first reply, cold and prepared, at temperature 0",
@@ -142,6 +150,8 @@ class EvalMagics(magic.Magics):
             raise UsageError(
                 f"--deadline-ms must be a finite number above 0, not {args.deadline_ms}."
             )
+        if args.placement and not args.design:
+            raise UsageError("--placement needs --design: it places a design's block.")
         concurrency = _positive(args.concurrency, "--concurrency")
         repeats = _positive(args.repeats, "--repeats")
         dataset = Path(args.dataset).expanduser()
@@ -153,7 +163,7 @@ class EvalMagics(magic.Magics):
         cases = load_dataset(dataset)
         route = parse_model_id(args.model) if args.model else None
         if args.design:
-            variants = [design_variant(design, route) for design in dict.fromkeys(args.design)]
+            variants = design_variants(args.design, route, args.placement)
         else:
             variants = [baseline(route)]
         for option in args.agent:

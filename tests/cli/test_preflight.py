@@ -68,6 +68,13 @@ def test_the_design_choices_are_the_harness_designs() -> None:
     assert DESIGN_CHOICES == DESIGNS
 
 
+def test_the_placement_choices_are_the_harness_placements() -> None:
+    from supercontext_lab.cli.preflight import PLACEMENT_CHOICES
+    from supercontext_lab.harness.designs import PLACEMENTS
+
+    assert PLACEMENT_CHOICES == PLACEMENTS
+
+
 def test_cache_build_stores_the_envelope_in_the_workspace(workspace: Path) -> None:
     out = run_cli("cache", "build", "--workspace", str(workspace), "--json")
     assert out.returncode == 0, out.stderr

@@ -226,6 +226,28 @@ def test_eval_cli_designs_end_to_end(dataset: Path) -> None:
     assert "could not be told from noise" in text.stdout
 
 
+def test_eval_cli_runs_each_design_at_each_placement(dataset: Path) -> None:
+    out = _cli(
+        "eval",
+        "--dataset",
+        str(dataset),
+        *("--design", "pack", "--design", "cold"),
+        *("--placement", "prepend", "--placement", "system-tail"),
+        "--end-to-end",
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert [variant["name"] for variant in data["variants"]] == ["pack", "pack-system-tail", "cold"]
+    by_name = {variant["name"]: variant for variant in data["variants"]}
+    # The same block either way: the placement moves it, it does not change what it holds.
+    assert (
+        by_name["pack"]["metrics"]["mention_rate"]
+        == by_name["pack-system-tail"]["metrics"]["mention_rate"]
+    )
+    assert by_name["pack-system-tail"]["metrics"]["reply_lift"] > 0
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -233,6 +255,8 @@ def test_eval_cli_designs_end_to_end(dataset: Path) -> None:
         ("--design", "pack", "--model", "ollama:a", "--model", "ollama:b"),
         ("--end-to-end", "--model", "ollama:a", "--model", "ollama:b"),
         ("--deadline-ms", "-1"),
+        ("--placement", "system-tail"),
+        ("--design", "pack", "--placement", "middle"),
     ],
 )
 def test_eval_cli_refuses_bad_design_options(dataset: Path, args: tuple[str, ...]) -> None:
@@ -254,6 +278,8 @@ def test_scout_eval_magic_runs_designs_end_to_end(shell: InteractiveShell, datas
         shell.run_line_magic("scout_eval", f"{dataset} --design fast")
     with pytest.raises(UsageError, match="deadline"):
         shell.run_line_magic("scout_eval", f"{dataset} --deadline-ms -5")
+    with pytest.raises(UsageError, match="--placement needs --design"):
+        shell.run_line_magic("scout_eval", f"{dataset} --placement system-tail")
 
 
 def test_scout_thread_magic_takes_a_design(shell: InteractiveShell) -> None:

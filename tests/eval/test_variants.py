@@ -113,3 +113,20 @@ def test_design_variants_of_the_baselines_and_the_placement() -> None:
     assert tail.renamed("x").placement == "system-tail"
     with pytest.raises(ValueError, match="placement must be one of"):
         design_variant("pack", placement="middle")
+
+
+def test_design_variants_cross_designs_with_placements_once_each() -> None:
+    from supercontext_lab.eval.variants import design_variants
+
+    names = [v.name for v in design_variants(["pack", "cold", "pack"], None, [])]
+    assert names == ["pack", "cold"]
+    both = design_variants(["scout", "tool-only", "cold"], None, ["prepend", "system-tail"])
+    assert [(v.name, v.placement) for v in both] == [
+        ("scout", "prepend"),
+        ("scout-system-tail", "system-tail"),
+        ("tool-only", "prepend"),
+        ("cold", "prepend"),
+    ]
+    # Only the tail asked for: a design with no block still runs, where it always sat.
+    tail = design_variants(["pack", "cold"], None, ["system-tail"])
+    assert [v.name for v in tail] == ["pack-system-tail", "cold"]
