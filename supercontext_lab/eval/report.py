@@ -255,8 +255,11 @@ class EvalReport:
 
     def per_turn_text(self) -> str:
         """:meth:`per_turn` as tables: the lift over cold per group of turns, then the
-        mention and forbidden rates (empty without follow-ups)."""
-        return per_turn_text(self.per_turn(), self.variant_names)
+        mention and forbidden rates (empty without follow-ups), with the
+        :meth:`few_cases_note` of the smallest group under them."""
+        rows = self.per_turn()
+        note = self.few_cases_note(min(row.cases for row in rows)) if rows else ""
+        return per_turn_text(rows, self.variant_names, note)
 
     def paired_text(self) -> str:
         """One line per two variants: the paired comparison (empty for one variant), and

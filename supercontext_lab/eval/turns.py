@@ -187,9 +187,10 @@ def _cell(value: float, counts: tuple[int, int], interval: tuple[float, float] |
     return f"{text} {format_interval(*interval)}" if interval is not None else text
 
 
-def per_turn_text(rows: Sequence[TurnGroupMetrics], variants: Sequence[str]) -> str:
+def per_turn_text(rows: Sequence[TurnGroupMetrics], variants: Sequence[str], note: str = "") -> str:
     """The per-turn tables: the lift over cold with its interval, then the mention and
-    forbidden rates, one row per group of turns (empty without rows)."""
+    forbidden rates, one row per group of turns (empty without rows); ``note`` (the
+    warning that the cases are few) under them."""
     if not rows:
         return ""
     by = {(row.group, row.variant): row for row in rows}
@@ -216,5 +217,5 @@ def per_turn_text(rows: Sequence[TurnGroupMetrics], variants: Sequence[str]) -> 
     return (
         "Turn by turn (the cases with follow-ups; the lift over cold with its paired "
         "bootstrap 95 % interval over cases)\n"
-        f"{lift}\n\n{mention}\n\n{forbidden}"
+        f"{lift}\n\n{mention}\n\n{forbidden}" + (f"\n{note}" if note else "")
     )

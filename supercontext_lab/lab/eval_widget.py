@@ -125,12 +125,16 @@ def chart_png(report: EvalReport, metrics: Sequence[str] = CHART_METRICS) -> byt
 
 
 def statistics_html(report: EvalReport) -> str:
-    """The end-to-end metrics, every rate with its 95 % interval and the paired
-    comparison of every two variants, as HTML (all text escaped)."""
+    """The end-to-end metrics, the reply's lift turn by turn (threads with follow-ups),
+    every rate with its 95 % interval and the paired comparison of every two variants, as
+    HTML (all text escaped)."""
     parts = []
     replies = report.replies_text()
     if replies:
         parts.append(section("End to end", pre(replies)))
+    by_turn = report.per_turn_text()
+    if by_turn:
+        parts.append(section("Turn by turn", pre(by_turn)))
     parts.append(section("95 % intervals", pre(report.intervals_text())))
     paired = report.paired_text()
     if paired:

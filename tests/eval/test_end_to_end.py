@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +275,11 @@ def test_scout_eval_magic_runs_designs_end_to_end(shell: InteractiveShell, datas
     report = shell.user_ns["e2e"]
     assert report.variant_names == ["pack", "cold"] and report.end_to_end
     assert "reply_lift" in widget.statistics_html.value
+    # The threads with follow-ups, turn by turn, with the warning that their cases are few.
+    statistics = widget.statistics_html.value
+    assert "Turn by turn" in statistics and "reply_lift by turn" in statistics
+    turns = statistics[statistics.index("Turn by turn") :]
+    assert escape(report.few_cases_note(min(row.cases for row in report.per_turn()))) in turns
     with pytest.raises(UsageError):
         shell.run_line_magic("scout_eval", f"{dataset} --design fast")
     with pytest.raises(UsageError, match="deadline"):
