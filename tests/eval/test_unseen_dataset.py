@@ -1,4 +1,4 @@
-"""The unseen workspaces: ten users' workspaces and questions, three with a ChatGPT export.
+"""The unseen workspaces: twelve users' workspaces and questions, four with a ChatGPT export.
 The set loads, every expectation points at text and documents that exist, and an
 evaluation reads the export as the workspace's past conversations."""
 
@@ -36,7 +36,7 @@ def _conversation_ids(workspace: Path) -> set[str]:
     }
 
 
-def test_ten_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
+def test_twelve_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
     by_workspace: dict[str, list[EvalCase]] = {}
     for case in cases:
         assert case.workspace is not None and case.structure is not None
@@ -45,9 +45,11 @@ def test_ten_workspaces_each_with_one_question_nothing_answers(cases: list[EvalC
         "clinical",
         "construction",
         "ecommerce-ops",
+        "events-office",
         "family-law",
         "game-studio",
         "grant-office",
+        "letting-agency",
         "newsroom",
         "school-head-of-year",
         "sre",
