@@ -3,7 +3,8 @@
 A pasted e-mail's headers (``From:``, ``Sent:``, ``Date:``, ``Subject:``) and attribution
 lines ("On Mon, 2 Mar 2026, Sam <sam@…> wrote:") say who wrote the message below them and
 when, each quote level its own; ``**Sam**, 12:20`` on a line of its own names the speaker
-of what follows; ``Name: text`` and ``[10:24] name: text`` lines are chat turns; lines
+of what follows; ``Name: text``, ``[10:24] name: text`` and a chat app's dated lines
+(``[11/05/2026, 08:47] Name: text``) are chat turns; lines
 that lead with a date or a time are log lines; a bullet or an item number at the start of
 a line starts an item though Markdown reads it as the line above going on. A paragraph
 whose lines are mostly such lines is cut at each; any other paragraph is prose, cut into
@@ -40,6 +41,18 @@ _STAMPED_RE = re.compile(
     re.I,
 )
 
+# A chat app's export line, stamped with a date and a time: WhatsApp's "[11/05/2026,
+# 08:47] Graham Ashdown: …" and "11/05/2026, 08:47 - Graham Ashdown: …", Teams' and
+# Slack's "[10/09 15:30] Hugh Bennett: …". The speaker is written as a name (or a phone
+# number) so that a dated log line with a colon ("12/05 10:00 Call with Wes: …") stays one.
+_DATED_RE = re.compile(
+    r"^\s*\[?(?P<time>(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?),?\s+"
+    r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]m)?)\]?\s+(?:[-–]\s+)?"
+    r"(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2}|\+\d[\d ]{6,18}\d):\s+"
+    r"(?P<text>\S.*)$",
+    re.I,
+)
+
 # "Sam: …", "Sam (12:20): …", "Sam [12:20]: …" (as Teams and Slack paste a chat).
 _NAMED_RE = re.compile(
     r"^\s*(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2})\s*"
@@ -59,6 +72,11 @@ _LOG_LINE_RE = re.compile(
 _BULLETS = "•‣⁃◦▪●∙"
 
 _MARKED_RE = re.compile(r"^\s{0,8}(?:[•‣⁃◦▪●∙]|\d{1,3}[.)])\s+")
+
+
+def _stamped(row: str) -> re.Match[str] | None:
+    """A chat line that opens with its time, or its date and time, then the speaker."""
+    return _STAMPED_RE.match(row) or _DATED_RE.match(row)
 
 
 def _sender(value: str) -> str:
@@ -132,7 +150,7 @@ def paragraph(writer: UnitWriter, text: str, lines: tuple[int, int]) -> None:
             item_unit(writer, " ".join(row.strip() for row in group), lines)
         return
     if len(kept) == 1:
-        match = _STAMPED_RE.match(kept[0]) or _NAMED_RE.match(kept[0])
+        match = _stamped(kept[0]) or _NAMED_RE.match(kept[0])
         if match is not None and writer.speaker.who == "" and not writer.senders.get(writer.depth):
             writer.block(kept[0])
             _turn(writer, match, (first, lines[1]))
@@ -152,7 +170,7 @@ def _turn(writer: UnitWriter, match: re.Match[str], lines: tuple[int, int]) -> N
 def _line_units(writer: UnitWriter, rows: list[str], first: int) -> bool:
     """Whether the lines of a paragraph are units of their own (chat lines, log lines,
     bullets), and if so add them; a paragraph of wrapped prose is not."""
-    stamped = [_STAMPED_RE.match(row) for row in rows]
+    stamped = [_stamped(row) for row in rows]
     named = [_NAMED_RE.match(row) for row in rows]
     logged = [_LOG_LINE_RE.match(row) is not None or row.lstrip()[:1] in _BULLETS for row in rows]
     leads = sum(1 for s, n, g in zip(stamped, named, logged, strict=True) if s or n or g)
@@ -179,7 +197,7 @@ def _line_units(writer: UnitWriter, rows: list[str], first: int) -> bool:
 def _flush_line(writer: UnitWriter, rows: list[str], lines: tuple[int, int]) -> None:
     text = " ".join(row.strip() for row in rows)
     writer.block(text)
-    match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
+    match = _stamped(text) or _NAMED_RE.match(text)
     if match is not None:
         _turn(writer, match, lines)
     else:
@@ -244,7 +262,7 @@ def emit_item(writer: UnitWriter, parts: list[tuple[str, tuple[int, int]]], lead
 
 def item_unit(writer: UnitWriter, text: str, lines: tuple[int, int], lead: str = "") -> None:
     text = one_line(text)
-    match = _STAMPED_RE.match(text) or _NAMED_RE.match(text)
+    match = _stamped(text) or _NAMED_RE.match(text)
     if match is not None and not writer.senders.get(writer.depth):
         writer.block(text)
         _turn(writer, match, lines)

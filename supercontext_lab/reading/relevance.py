@@ -58,6 +58,7 @@ __all__ = [
     "coverage",
     "name_fit",
     "named_in_notes",
+    "names_in",
     "request_terms",
     "sentence_shapes",
 ]
@@ -108,7 +109,10 @@ _MONTHS = (
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec"
 ).split()
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun"
+_DAYS = (
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "mon tue tues wed weds thu thur thurs fri sat sun"
+)
 _DATE_WORDS = frozenset([*_MONTHS, *_DAYS.split(), "today", "tomorrow", "yesterday", "noon"])
 _NUMBER_WORDS = frozenset(
     """
@@ -213,6 +217,25 @@ def _written_as_names(text: str) -> set[str]:
         opens = False
         last = match.end()
     return names
+
+
+def names_in(text: str) -> frozenset[str]:
+    """The names ``text`` gives (lower-cased): the words it writes as names (a capital
+    where no sentence opens, an inner capital, letters after letters and digits: "Ostro",
+    "MySQL", "B05S") and its identifiers whole ("SV-Q-0932"), less days and months
+    ("Weds", "Oct"), what opens with a digit (a time, an ordinal, a price: "7.30pm",
+    "14th", "58pp") and words of fewer than three letters."""
+    found = _written_as_names(text) | {
+        ident.lower() for ident in identifiers(text) if any(ch.isalpha() for ch in ident)
+    }
+    return frozenset(
+        name
+        for name in found
+        if len(name) >= 3
+        and not name[0].isdigit()
+        and name not in _DATE_WORDS
+        and name not in STOPWORDS
+    )
 
 
 def sentence_shapes(text: str) -> frozenset[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .facts import NoteSentence
+from .relevance import names_in
 from .words import words
 
 __all__ = ["SETTLE_BONUS", "SETTLE_REACH", "SHORT_TURN_WORDS", "settled"]
@@ -39,7 +40,8 @@ def settled(
     (a pasted thread often has the newest message on top). The settling unit must itself
     be on the request, or be a terse reply (at most :data:`SHORT_TURN_WORDS` words) that
     can only be about what it follows ("OK, final: 90k instead" after the budget's
-    proposals). Only turns and messages settle (see :mod:`.units`): a log's "settled the
+    proposals), or name what a unit on the request before it names (a place, a firm, an
+    identifier: :func:`~.relevance.names_in`), which it then settles alone. Only turns and messages settle (see :mod:`.units`): a log's "settled the
     bank deadline" settles nothing about the next entry's hearing."""
     if not any(unit.settles for unit in units):
         return scored
@@ -52,14 +54,21 @@ def settled(
         # A terse turn can only be about what it follows; a short sentence of a longer
         # message ("Sorry for the back and forth.") is not the message's last word.
         terse = len(words(unit.text)) <= SHORT_TURN_WORDS and not _a_piece(units, index)
-        if index not in best and not terse:
-            continue
         # What it settles came before it in the thread, not earlier in its own message.
-        before = [
-            best[i]
+        earlier = [
+            i
             for i in timeline[max(0, at - SETTLE_REACH - _own_sentences(units, index)) : at]
             if i in best and units[i].lines != unit.lines
         ]
+        if index not in best and not terse:
+            # Not on the request in words, yet about it where it names what a unit on the
+            # request proposed: "ok final: Ostro Kitchen, 7.30pm" after "Ostro Kitchen can
+            # do their mezzanine" for "where is the speakers' dinner".
+            named = names_in(unit.own)
+            earlier = [i for i in earlier if not named.isdisjoint(names_in(units[i].own))]
+            if not earlier:
+                continue
+        before = [best[i] for i in earlier]
         if before or index in best:
             own = best.get(index, 0.0)
             # Above what it settles; among the sentences of one settling message, each

@@ -258,3 +258,59 @@ def test_a_chat_line_with_its_time_is_a_turn_quoted_with_its_speaker_once(line: 
     assert turn.settles
     assert turn.quoted.startswith("Owen (10:34): OK, final: Prof.")
     assert turn.quoted.count("Owen") == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "label"),
+    [
+        (
+            "[14/03/2026, 09:15] Maria Costa: final answer: Harbour Room",
+            "Maria Costa (14/03/2026, 09:15)",
+        ),
+        (
+            "14/03/2026, 09:15 - Maria Costa: final answer: Harbour Room",
+            "Maria Costa (14/03/2026, 09:15)",
+        ),
+        ("[14/03 09:15] Maria Costa: final answer: Harbour Room", "Maria Costa (14/03 09:15)"),
+        (
+            "[2026-03-14 09:15] Maria Costa: final answer: Harbour Room",
+            "Maria Costa (2026-03-14 09:15)",
+        ),
+        (
+            "[14/03/2026, 09:15] +44 7700 900123: final answer: Harbour Room",
+            "+44 7700 900123 (14/03/2026, 09:15)",
+        ),
+    ],
+)
+def test_a_chat_apps_dated_line_is_a_turn_with_its_speaker(line: str, label: str) -> None:
+    note = f"[13/03/2026, 17:02] Ben Ode: which room for the offsite?\n{line}\n"
+    units = read_document(note).units
+    assert [u.kind for u in units] == ["turn", "turn"]
+    assert units[1].context == label and units[1].settles
+    assert units[1].quoted == f"{label}: final answer: Harbour Room"
+
+
+def test_a_dated_log_line_with_a_colon_stays_a_log_line() -> None:
+    note = "- 12/05 10:00 call with the landlord: agreed the repair\n- 13/05 09:30 keys returned\n"
+    units = read_document(note).units
+    assert all(u.kind != "turn" for u in units)
+    assert units[0].quoted.startswith("12/05 10:00 call with the landlord:")
+
+
+def test_a_settling_turn_in_other_words_settles_what_it_names() -> None:
+    # The last word says neither "venue" nor "offsite": it names the room a turn on the
+    # request proposed, and that is what it settles.
+    note = (
+        "# Team chat\n\n"
+        "[02/03 10:00] Ben Ode: venue for the offsite, ideas?\n"
+        "[02/03 10:05] Ana Ruiz: The Loft above the bakery, 20 people\n"
+        "[02/03 10:09] Ben Ode: Loft is booked that week. Harbour Room takes 18 for the offsite venue\n"
+        "[03/03 16:40] Ana Ruiz: lanyards are in\n"
+        "[03/03 16:45] Ben Ode: scrap that, final: Harbour Room, 2pm. Deposit paid\n"
+    )
+    found = passages(note, request_terms("Which venue did we pick for the offsite?"))
+    assert found[0].text.startswith("Ben Ode (03/03 16:45): scrap that, final: Harbour Room")
+    # A correction that names nothing earlier on the request settles nothing of it.
+    other = note.replace("Harbour Room, 2pm", "lanyards are blue")
+    found = passages(other, request_terms("Which venue did we pick for the offsite?"))
+    assert "lanyards are blue" not in found[0].text

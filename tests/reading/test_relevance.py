@@ -166,3 +166,11 @@ def test_two_letter_names_count_and_are_found_in_facts() -> None:
     assert "vs" in request.names
     covered = coverage(request, ["To change the terminal shortcut in VS Code, open keybindings."])
     assert "vs" in covered.covered
+
+
+def test_names_are_what_a_text_writes_as_names_less_dates_times_and_prices() -> None:
+    from supercontext_lab.reading.relevance import names_in
+
+    text = "ok, Harbour Room at 7.30pm Weds 14 Oct, £58pp; quote SV-Q-0932 via MySQL."
+    assert names_in(text) == {"harbour", "room", "sv-q-0932", "mysql"}
+    assert names_in("Monday at noon, the 14th") == frozenset()
