@@ -35,7 +35,7 @@ from typing import Any
 
 from supercontext_lab._atomic import write_atomic
 
-from .designs_turns import reuse_table, turns_table
+from .designs_turns import few_cases, reuse_table, turns_table
 from .report import DESIGNS_BEGIN as BEGIN
 from .report import DESIGNS_BLOCK as BLOCK
 from .report import DESIGNS_END as END
@@ -221,6 +221,7 @@ def table(report: Any, figures: dict[str, Any]) -> str:
         "slows every time here down), no cache.",
         "",
         markdown_table(header, rows),
+        *few_cases(report, None),
         "",
         *detectable(report),
         f"Latency against a deadline: the scout's pre-flight met a "

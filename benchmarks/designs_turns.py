@@ -8,11 +8,18 @@ from typing import Any
 
 from .report import markdown_table
 
-__all__ = ["reuse_table", "turns_table"]
+__all__ = ["few_cases", "reuse_table", "turns_table"]
 
 
 def _pct(value: float) -> str:
     return f"{value:.0%}"
+
+
+def few_cases(report: Any, cases: int | None) -> list[str]:
+    """The report's warning under a table of fewer than 20 cases (its cases, or
+    ``cases``), after a blank line; nothing at 20 or more."""
+    note = report.few_cases_note(cases)
+    return ["", note] if note else []
 
 
 def turns_table(report: Any, *, offline: bool = False) -> list[str]:
@@ -48,6 +55,7 @@ def turns_table(report: Any, *, offline: bool = False) -> list[str]:
         "cases, with its paired bootstrap interval over cases):",
         "",
         markdown_table(["turns", "cases", *(f"`{d}`" for d in designs)], body),
+        *few_cases(report, min(int(row[1]) for row in body)),
         *(
             [
                 "",
