@@ -76,6 +76,14 @@ def test_the_verdict_says_which_design_pays() -> None:
     (line, _) = designs.detectable(report)
     assert line.startswith("Detectable: With 8 cases in 1 cluster no clustered standard")
     assert "(`scout`)" in line and "(`cached`)" in line and "(`cold`)" not in line
+    # Eight cases: every table of them carries the warning, the turn by turn one with its
+    # own smallest group's count.
+    from benchmarks.designs_turns import few_cases, turns_table
+
+    assert few_cases(report, None) == ["", report.few_cases_note()]
+    turns = turns_table(report)
+    smallest = min(row.cases for row in report.per_turn())
+    assert report.few_cases_note(smallest) in turns
 
 
 def _constructed(lifts: dict[str, tuple[float, float, float]]) -> Any:
