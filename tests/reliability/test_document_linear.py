@@ -32,6 +32,8 @@ HOSTILE = {
     "wrote lines": "On Mon, x wrote:\n",
     "chat lines": "[10:24] a: b\n",
     "chat lines with the time after the name": "Sam [10:24]: b\n",
+    "a chat app's dated lines": "[11/05/2026, 08:47] Ann Lee: b\n",
+    "dated stamps on one line": "[1/1 1:11]   ",
 }
 
 _CHILD = """
@@ -65,6 +67,11 @@ PASSAGE_HOSTILE = {
     "reply subjects": "From: a\nSent: Mon\nSubject: RE: Fwd: RE: topic\n\nbody.\n\n",
     "section headings": "## Root cause\n\nplain line.\n\n",
     "settling turns": "[10:24] sam: not final, no decision, correction instead\n",
+    # Settling turns off the request's words that name what the turns before them name.
+    "settling turns naming earlier ones": (
+        "[11/05 09:10] Ben Ode: the topic is Harbour Room\n"
+        "[11/05 09:15] Ann Lee: correction: Harbour Room\n"
+    ),
     "quoted replies": "> > > From: a\n> > > Sent: Mon\n> > >\n> > > final: instead\n\n",
     # One e-mail message that opens with a correction, its sentences all on the request.
     "a correcting message of many sentences": "The topic is final instead. ",
