@@ -72,6 +72,11 @@ class NoteSentence:
     """What its text opens with to be readable (a sender, a speaker, the item above it),
     ``""`` for none: two units of one message are quoted with it once."""
 
+    def beside(self, other: NoteSentence) -> bool:
+        """Whether ``other`` was cut from the same lines: another sentence of the same
+        message, turn or paragraph."""
+        return self.lines == other.lines
+
     @property
     def own(self) -> str:
         """The unit without its label."""

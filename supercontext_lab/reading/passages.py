@@ -260,7 +260,7 @@ def _extent(units: Sequence[NoteSentence], index: int, used: set[int]) -> tuple[
         # "Friday 13 March it is. The van will be with you between 8:00 and 10:00."
         or (
             before.kind in ("message", "turn")
-            and before.lines == unit.lines
+            and before.beside(unit)
             and len(words(before.own)) <= _LEAD_WORDS
         )
     ):

@@ -58,7 +58,7 @@ def settled(
         earlier = [
             i
             for i in timeline[max(0, at - SETTLE_REACH - _own_sentences(units, index)) : at]
-            if i in best and units[i].lines != unit.lines
+            if i in best and not units[i].beside(unit)
         ]
         if index not in best and not terse:
             # Not on the request in words, yet about it where it names what a unit on the
@@ -81,7 +81,7 @@ def settled(
 def _own_sentences(units: Sequence[NoteSentence], index: int) -> int:
     """How many units before ``units[index]`` are sentences of its own message."""
     count = 0
-    while index - count > 0 and units[index - count - 1].lines == units[index].lines:
+    while index - count > 0 and units[index - count - 1].beside(units[index]):
         count += 1
     return count
 
@@ -89,7 +89,7 @@ def _own_sentences(units: Sequence[NoteSentence], index: int) -> int:
 def _a_piece(units: Sequence[NoteSentence], index: int) -> bool:
     """Whether ``units[index]`` is one sentence of a longer message or turn: a unit beside
     it comes from the same lines."""
-    lines = units[index].lines
     return any(
-        0 <= other < len(units) and units[other].lines == lines for other in (index - 1, index + 1)
+        0 <= other < len(units) and units[other].beside(units[index])
+        for other in (index - 1, index + 1)
     )

@@ -129,3 +129,11 @@ def test_a_label_that_introduces_a_list_is_no_fact_alone() -> None:
     assert note_sentences(note) == ["Thesis due 30 June.", "Next steps: finish chapter 2."]
     assert is_label("Deadlines:") and is_label("Open questions for Priya:")
     assert not is_label("Next steps: finish chapter 2.")
+
+
+def test_sentences_cut_from_one_paragraph_are_beside_each_other_only() -> None:
+    from supercontext_lab.reading.facts import note_sections
+
+    first, second, third = note_sections("The van comes at 8. Sign for it.\n\nThe vet is in.\n")
+    assert first.beside(second) and second.beside(first)
+    assert not second.beside(third)
