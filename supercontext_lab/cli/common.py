@@ -25,7 +25,7 @@ import json
 import re
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
 
@@ -50,6 +50,7 @@ __all__ = [
     "progress_on_stderr",
     "read_text_input",
     "text_argument",
+    "whole_number",
     "workspace_argument",
 ]
 
@@ -252,6 +253,26 @@ def read_text_input(source: str) -> str:
     if more:
         raise UsageProblem(f"{PROG}: {shown} holds more than {limit >> 20} MiB; pass less")
     return _decoded(data[:limit], shown)
+
+
+def whole_number(
+    low: int, high: int | None = None, *, what: str = "a whole number"
+) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number from ``low`` (to ``high``), saying in one
+    line what is wrong with another value ("expected a port number, not 'x'")."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}") from None
+        if high is not None and not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, not {value}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        return value
+
+    return parse
 
 
 def text_argument(value: str, what: str) -> str:

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .common import PROG, UsageProblem, emit, emit_json
+from .common import PROG, UsageProblem, emit, emit_json, whole_number
 from .preflight import DESIGN_CHOICES, PLACEMENT_CHOICES, deadline_argument
 
 if TYPE_CHECKING:
@@ -55,14 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["add_eval_parser", "parse_agent_option", "run_eval_command"]
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+_positive_int = whole_number(1)
 
 
 def add_eval_parser(sub: Any) -> argparse.ArgumentParser:

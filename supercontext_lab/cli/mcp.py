@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import PROG, UsageProblem
+from .common import PROG, UsageProblem, whole_number
 from .preflight import add_preflight_arguments
 
 __all__ = ["add_mcp_parser"]
@@ -24,14 +24,7 @@ __all__ = ["add_mcp_parser"]
 DEFAULT_PORT = 8000
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, not {text!r}") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 65535, not {value}")
-    return value
+_port = whole_number(1, 65535, what="a port number")
 
 
 def add_mcp_parser(sub: Any) -> argparse.ArgumentParser:

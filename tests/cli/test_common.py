@@ -66,3 +66,21 @@ def test_off_a_terminal_a_long_phase_repeats_its_line_now_and_then() -> None:
         "supercontext-lab: asking the model m (15.0 s)",
         "supercontext-lab: asking the model m (30.0 s)",
     ]
+
+
+def test_whole_number_says_in_one_line_what_is_wrong() -> None:
+    import argparse
+
+    from supercontext_lab.cli.common import whole_number
+
+    port = whole_number(1, 65535, what="a port number")
+    assert port("8000") == 8000
+    for text, said in [
+        ("x", "expected a port number, not 'x'"),
+        ("0", "must be between 1 and 65535, not 0"),
+        ("70000", "must be between 1 and 65535, not 70000"),
+    ]:
+        with pytest.raises(argparse.ArgumentTypeError, match=said):
+            port(text)
+    with pytest.raises(argparse.ArgumentTypeError, match="must be at least 1, not 0"):
+        whole_number(1)("0")
