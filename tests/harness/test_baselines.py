@@ -20,7 +20,7 @@ from supercontext_lab.harness.baselines import (
 )
 from supercontext_lab.harness.designs import preflight_settings
 from supercontext_lab.harness.turn import PREPARED_CONTEXT_HEADER
-from supercontext_lab.models.base import Message, ModelInfo, ToolCall
+from supercontext_lab.models.base import ChatModel, Message, ModelInfo, ToolCall
 from supercontext_lab.models.offline import OfflineOrchestratorModel
 from supercontext_lab.models.window import ContextBudget, conversation_bytes
 from supercontext_lab.sources.workspace import Workspace
@@ -49,6 +49,19 @@ def _unused_scout() -> ScriptedModel:
     return ScriptedModel([], name="must-not-be-called")
 
 
+def _design_thread(
+    workspace: Workspace, design: str, orchestrator: ChatModel | None = None
+) -> Thread:
+    """A thread in ``design`` whose scout must never be asked, not archived."""
+    return Thread(
+        workspace,
+        scout_model=_unused_scout(),
+        orchestrator_model=orchestrator or OfflineOrchestratorModel(),
+        design=design,
+        archive=False,
+    )
+
+
 def _write_config(text: str) -> None:
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,13 +72,7 @@ def _write_config(text: str) -> None:
 
 
 def test_full_context_sends_every_note_whole_in_a_stable_order(workspace: Workspace) -> None:
-    thread = Thread(
-        workspace,
-        scout_model=_unused_scout(),
-        orchestrator_model=OfflineOrchestratorModel(),
-        design="full-context",
-        archive=False,
-    )
+    thread = _design_thread(workspace, "full-context")
     turn = thread.send(REQUEST)
     assert turn.prepared and turn.prepared_by == "full-context"
     assert turn.envelope is not None
@@ -98,13 +105,7 @@ def test_full_context_fits_the_orchestrators_declared_window(workspace: Workspac
     # A window too small for the long log: it is left out whole and named, the rest sent.
     small = ModelInfo(context_tokens=3_000)
     orchestrator = ScriptedModel(["ok"], name="small-window", info=small)
-    thread = Thread(
-        workspace,
-        scout_model=_unused_scout(),
-        orchestrator_model=orchestrator,
-        design="full-context",
-        archive=False,
-    )
+    thread = _design_thread(workspace, "full-context", orchestrator)
     turn = thread.send(REQUEST)
     assert turn.envelope is not None and turn.prepared_by == "full-context"
     assert "Seeds counted" not in turn.envelope
@@ -134,13 +135,7 @@ def test_full_context_with_no_note_goes_on_cold(tmp_path: Path) -> None:
 def test_tool_only_prepares_nothing_and_the_orchestrator_recalls_itself(
     workspace: Workspace,
 ) -> None:
-    thread = Thread(
-        workspace,
-        scout_model=_unused_scout(),
-        orchestrator_model=OfflineOrchestratorModel(),
-        design="tool-only",
-        archive=False,
-    )
+    thread = _design_thread(workspace, "tool-only")
     turn = thread.send(REQUEST)
     assert not turn.prepared and turn.reason is ColdStartReason.DESIGN_TOOL_ONLY
     assert turn.sent_message == REQUEST
