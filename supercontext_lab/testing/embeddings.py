@@ -1,9 +1,13 @@
-"""The test server's ``POST /v1/embeddings``: deterministic vectors, a hashed bag of words.
+"""Deterministic embeddings for tests: the test server's ``POST /v1/embeddings`` and an
+in-process embedder.
 
 :func:`hashed_vector` gives every word a fixed slot and sign (from its SHA-256) and adds
 them up, L2-normalised: texts that share words get close vectors, the same text always
 gets the same vector, and no model is needed. :func:`embeddings_answer` is the whole
 answer of :class:`~.server.OpenAITestServer` to one request, in OpenAI's shape.
+:class:`CountingEmbedder` is an :class:`~supercontext_lab.sources.memory.embedder.Embedder`
+of hashed vectors whose words are first folded by a table of synonyms, so that meaning
+can beat words ("automobile" is "car"), and which counts what it is asked.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_DIMENSIONS", "embeddings_answer", "hashed_vector"]
+__all__ = ["DEFAULT_DIMENSIONS", "CountingEmbedder", "embeddings_answer", "hashed_vector"]
 
 DEFAULT_DIMENSIONS = 64
 _MAX_DIMENSIONS = 4096
@@ -30,6 +35,29 @@ def hashed_vector(text: str, dimensions: int = DEFAULT_DIMENSIONS) -> list[float
         vector[slot] += 1.0 if digest[4] & 1 else -1.0
     norm = math.sqrt(sum(value * value for value in vector))
     return [value / norm for value in vector] if norm else vector
+
+
+class CountingEmbedder:
+    """Hashed bags of words, each word first folded by ``same`` (a synonym to the word it
+    means), counting the texts it is asked to embed (see the module docstring)."""
+
+    def __init__(
+        self, same: Mapping[str, str] | None = None, *, identity: str = "counting:1"
+    ) -> None:
+        self.identity = identity
+        self.dimension = DEFAULT_DIMENSIONS
+        self.same = dict(same or {})
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        folded = [" ".join(self.same.get(w, w) for w in _WORD.findall(t.lower())) for t in texts]
+        return [hashed_vector(text, self.dimension) for text in folded]
+
+    @property
+    def texts(self) -> int:
+        """How many texts it embedded."""
+        return sum(len(call) for call in self.calls)
 
 
 def _error(status: int, message: str) -> tuple[int, dict[str, Any]]:

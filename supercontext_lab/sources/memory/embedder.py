@@ -20,10 +20,14 @@ from typing import Protocol, runtime_checkable
 
 from ...errors import ModelError
 
-__all__ = ["MAX_DIMENSION", "Embedder", "checked_vectors"]
+__all__ = ["MAX_DIMENSION", "MEANING_FLOOR", "Embedder", "checked_vectors"]
 
 MAX_DIMENSION = 8192
 """The longest vector the lab accepts (OpenAI's largest model gives 3,072 numbers)."""
+MEANING_FLOOR = 0.3
+"""The least cosine at which a unit found by meaning is handed to the scout: under it,
+all-MiniLM-L6-v2 finds a note's unit unrelated to a request (measured on the unseen
+workspaces, docs/performance.md)."""
 
 
 @runtime_checkable

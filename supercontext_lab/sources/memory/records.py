@@ -15,7 +15,7 @@ from .files import DEFAULT_CATEGORY
 from .rows import DocRow, doc_row
 from .seal import Seal
 
-__all__ = ["api_row", "checked_namespace", "checked_text", "record_rows"]
+__all__ = ["api_row", "checked_namespace", "checked_text", "recall_scope", "record_rows"]
 
 
 def checked_text(value: object, what: str, *, allow_empty: bool = False) -> str:
@@ -84,3 +84,17 @@ def record_rows(records: Iterable[Mapping[str, Any]], *, seal: Seal) -> list[Doc
             )
         )
     return rows
+
+
+def recall_scope(namespace: str, query: str, limit: int) -> str | None:
+    """The namespace a search of these arguments reads (``None``: every one); a
+    :class:`ValueError` for arguments of the wrong type or range."""
+    if namespace != "*":
+        namespace = checked_namespace(namespace)
+    if not isinstance(query, str):
+        raise ValueError(f"query must be a string, not {type(query).__name__}.")
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise ValueError(f"limit must be an integer, not {type(limit).__name__}.")
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1 (got {limit}).")
+    return None if namespace == "*" else namespace

@@ -37,6 +37,7 @@ __all__ = [
     "erase_docs",
     "namespace_names",
     "optimize_after_bulk",
+    "row_digests",
     "sealed_rows",
     "upsert_doc",
     "upsert_docs",
@@ -224,3 +225,11 @@ def contents_of(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
         query = f"SELECT id, content FROM docs WHERE id IN ({marks})"
         found.update((int(i), str(c)) for i, c in conn.execute(query, part))
     return found
+
+
+def row_digests(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
+    """Every document as ``(id, namespace, row digest)``, by id."""
+    return [
+        (int(doc_id), str(ns), str(digest))
+        for doc_id, ns, digest in conn.execute("SELECT id, namespace, digest FROM docs ORDER BY id")
+    ]

@@ -16,7 +16,7 @@ note on disk says.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .files import file_entry, read_current, source_hash
@@ -29,6 +29,7 @@ __all__ = [
     "MAX_RECALL_LIMIT",
     "TAMPERED",
     "MemoryHit",
+    "checked_documents",
     "checked_hits",
     "checked_ranking",
 ]
@@ -51,6 +52,10 @@ class MemoryHit:
     category: str
     score: float
     created: str | None = None
+    passage: str = ""
+    """For a hit found by meaning (:meth:`MemoryTree.recall_by_meaning
+    <supercontext_lab.sources.memory.tree.MemoryTree.recall_by_meaning>`), the unit of
+    ``content`` that was found; ``""`` otherwise."""
 
 
 def checked_hits(
@@ -84,24 +89,42 @@ def checked_ranking(
 ) -> tuple[list[MemoryHit], set[str]]:
     """The checked hits of a ranking of ``(doc id, score)`` (BM25's, or a fused one),
     in its order, and what was wrong with the others (as :func:`checked_hits`)."""
-    if not ranked:
-        return [], set()
-    by_id = {row[0]: row for row in sealed_rows(conn, [doc_id for doc_id, _ in ranked])}
-    hits: list[MemoryHit] = []
+    found, wrong = checked_documents(
+        conn,
+        [doc_id for doc_id, _ in ranked],
+        seal=seal,
+        root=root,
+        allow_outside_links=allow_outside_links,
+    )
+    hits = [replace(found[doc_id], score=score) for doc_id, score in ranked if doc_id in found]
+    return hits, wrong
+
+
+def checked_documents(
+    conn: sqlite3.Connection,
+    ids: list[int],
+    *,
+    seal: Seal,
+    root: Path,
+    allow_outside_links: bool,
+) -> tuple[dict[int, MemoryHit], set[str]]:
+    """The documents of ``ids`` that check, as hits of score 0 by id, and what was wrong
+    with the others (as :func:`checked_hits`)."""
+    if not ids:
+        return {}, set()
+    found: dict[int, MemoryHit] = {}
     wrong: set[str] = set()
-    for doc_id, score in ranked:
-        row = by_id.get(doc_id)
-        if row is None:
-            continue
-        _, ns, key, category, content, created, path, digest_of_file, digest = row
+    for row in sealed_rows(conn, ids):
+        doc_id, ns, key, category, content, created, path, digest_of_file, digest = row
         if not seal.verifies(row[1:8], digest):
             wrong.add(TAMPERED)
-            continue
-        if path is not None and not _matches_file(root, path, digest_of_file, allow_outside_links):
+        elif path is not None and not _matches_file(
+            root, path, digest_of_file, allow_outside_links
+        ):
             wrong.add(path)
-            continue
-        hits.append(MemoryHit(ns, key, content, category, score, created))
-    return hits, wrong
+        else:
+            found[doc_id] = MemoryHit(ns, key, content, category, 0.0, created)
+    return found, wrong
 
 
 def _matches_file(

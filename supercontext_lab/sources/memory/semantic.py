@@ -1,20 +1,29 @@
-"""Semantic recall: the memory's documents ranked by meaning, fused with BM25's ranking.
+"""Semantic recall: the memory's documents and their units ranked by meaning.
 
-Given an :class:`~.embedder.Embedder`, a search ranks the documents twice: by BM25 (the
-words they share with the query, :mod:`.rank`) and by the cosine similarity of their
-vectors to the query's, and merges the two top-:data:`CANDIDATES` lists by reciprocal
-rank fusion (:func:`fuse`, k = :data:`RRF_K`): a document's fused score is the sum of
-``1 / (k + rank)`` over the lists it is in. Fusing ranks rather than scores needs no
-calibration between two scales, and a document both lists rank high beats one that
-only one of them likes.
+Given an :class:`~.embedder.Embedder`, each document is embedded unit by unit: the units
+of the document model (:func:`~supercontext_lab.reading.facts.note_sections`: a
+sentence, a list item or log line whole, a table row with its header, a chat turn, an
+e-mail message), each with the heading of its section, its first
+:data:`~.vectors.MAX_CHUNKS` (the rest of a long note is left to BM25). Two searches
+read those vectors:
 
-A document is cut into chunks of at most :data:`CHUNK_WORDS` words (its first
-:data:`~.vectors.MAX_CHUNKS`; the rest of a long note is left to BM25) and scores by its
-best chunk. Its vectors are computed once and kept in ``.supercontext/vectors.sqlite3``
-(:mod:`.vectors`), keyed by the embedder's identity and the digest of the text, so only
-new or changed documents are embedded: lazily, when a search finds them missing, at
-most :data:`MAX_EMBED_PER_SEARCH` texts per search, :data:`EMBED_BATCH` texts per call
-(a big workspace is embedded ahead with :meth:`SemanticIndex.embed_all`). A document not
+- :meth:`SemanticIndex.search` ranks documents, each by its best unit, for
+  :meth:`MemoryTree.recall <supercontext_lab.sources.memory.tree.MemoryTree.recall>` to
+  merge with BM25's ranking by reciprocal rank fusion (:func:`fuse`, k = :data:`RRF_K`):
+  a document's fused score is the sum of ``1 / (k + rank)`` over the lists it is in.
+  Fusing ranks rather than scores needs no calibration between two scales.
+- :meth:`SemanticIndex.search_units` ranks the units themselves, for
+  :meth:`MemoryTree.recall_by_meaning
+  <supercontext_lab.sources.memory.tree.MemoryTree.recall_by_meaning>`: the passages a
+  request worded differently from the notes is answered by.
+
+A unit is embedded with its heading because a row or an item is often readable only
+under it ("Deadlines: 14 March"). Vectors are computed once and kept in
+``.supercontext/vectors.sqlite3`` (:mod:`.vectors`), keyed by the embedder's identity and
+the digest of the document's text and the cutting (:data:`UNITS_VERSION`), so only new
+or changed documents are embedded: lazily, when a search finds them missing, at most
+:data:`MAX_EMBED_PER_SEARCH` units per search, :data:`EMBED_BATCH` per call (a big
+workspace is embedded ahead with :meth:`SemanticIndex.embed_all`). A document not
 embedded yet is still found by BM25. The query is embedded once per search.
 
 The vectors of the whole tree are held in memory as one matrix per embedder, shared by
@@ -30,20 +39,29 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from ...errors import ModelError
+from ...reading.facts import NoteSentence, note_sections
 from .embedder import Embedder, checked_vectors
-from .vectors import MAX_CHUNKS, Matrix, VectorStore, open_vectors
+from .search import MemoryHit
+from .vectors import (
+    MAX_CHUNKS,
+    Matrix,
+    Rows,
+    VectorState,
+    VectorStore,
+    assemble,
+    fingerprint,
+    open_vectors,
+)
 
 __all__ = [
     "CANDIDATES",
-    "CHUNK_WORDS",
     "EMBED_BATCH",
     "MAX_EMBED_PER_SEARCH",
     "RRF_K",
@@ -52,48 +70,70 @@ __all__ = [
     "chunks",
     "fuse",
     "text_digest",
+    "unit_hits",
+    "units",
 ]
 
 RRF_K = 60
 """Reciprocal rank fusion's constant (Cormack, Clarke and Büttcher, 2009)."""
 CANDIDATES = 30
 """How many of each ranking's best documents are fused."""
-CHUNK_WORDS = 128
-"""Words per chunk: about 170 word pieces of English, under MiniLM's 256."""
 MAX_CHUNK_CHARS = 2000
+"""A unit is embedded up to this many characters (MiniLM reads 256 word pieces)."""
 MAX_QUERY_CHARS = 2000
 EMBED_BATCH = 16
 """The most texts sent to the embedder in one call."""
-MAX_EMBED_PER_SEARCH = 256
-"""The most texts one search embeds; documents beyond wait for the next search."""
-_CHUNKING = "words-128-v1"
+MAX_EMBED_PER_SEARCH = 512
+"""The most units one search embeds; documents beyond wait for the next search."""
+UNITS_VERSION = "units-1"
+"""Names how documents are cut into the units embedded: stored vectors are keyed by it,
+so a change to the cutting (of :mod:`supercontext_lab.reading.document`) that moves unit
+boundaries must change it, and every document is embedded again."""
 
-Rows = list[tuple[int, str, str]]
-"""The index's documents as ``(id, namespace, row digest)``, by id: the row digest (the
-seal's) changes whenever the document does."""
 Contents = Callable[[Sequence[int]], dict[int, str]]
 """Reads the content of the documents of these ids."""
 
 # The states of the folders searched lately, shared by every tree of the process on the
 # same folder (a thread opens its workspace anew): (real folder, embedder) -> state.
-_SHARED: OrderedDict[tuple[str, str], _State] = OrderedDict()
+_SHARED: OrderedDict[tuple[str, str], VectorState] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 _SHARED_MAX = 4
 
 
+def units(text: str) -> list[NoteSentence]:
+    """The units of a document that are embedded, in order: the first
+    :data:`~.vectors.MAX_CHUNKS` of its quotable units."""
+    return note_sections(text)[:MAX_CHUNKS]
+
+
 def chunks(text: str) -> list[str]:
-    """The texts a document is embedded as: its words in runs of :data:`CHUNK_WORDS`,
-    the first :data:`~.vectors.MAX_CHUNKS` of them; none for a text without words."""
-    words = text.split()
+    """The texts a document is embedded as, one per unit of :func:`units`: the unit with
+    its section's heading, at most :data:`MAX_CHUNK_CHARS`; none for a text without
+    units."""
     return [
-        " ".join(words[start : start + CHUNK_WORDS])[:MAX_CHUNK_CHARS]
-        for start in range(0, min(len(words), CHUNK_WORDS * MAX_CHUNKS), CHUNK_WORDS)
+        (f"{unit.heading}: {unit.text}" if unit.heading else unit.text)[:MAX_CHUNK_CHARS]
+        for unit in units(text)
     ]
+
+
+def unit_hits(
+    found: Sequence[tuple[int, int, float]], docs: Mapping[int, MemoryHit]
+) -> list[MemoryHit]:
+    """The hits of a unit search (:meth:`SemanticIndex.search_units`) on the documents
+    ``docs`` holds (those that checked): each its document's hit with the unit as its
+    ``passage`` and the cosine as its score."""
+    hits = []
+    for doc_id, index, score in found:
+        hit = docs.get(doc_id)
+        cut = units(hit.content) if hit is not None else []
+        if hit is not None and index < len(cut):
+            hits.append(replace(hit, score=score, passage=cut[index].text))
+    return hits
 
 
 def text_digest(text: str) -> str:
     """What a document's stored vectors are keyed by: its text and the chunking."""
-    data = f"{_CHUNKING}\0{text}".encode("utf-8", "surrogatepass")
+    data = f"{UNITS_VERSION}\0{text}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
 
 
@@ -129,65 +169,6 @@ class EmbedReport:
     seconds: float
 
 
-@dataclass(frozen=True)
-class _State:
-    """The vectors of a folder's documents under one embedder, as of one fingerprint of
-    its index; never changed, replaced."""
-
-    identity: str
-    fingerprint: str
-    rows: Rows
-    """Every document, as the index said when this state was built."""
-    texts: dict[int, str]
-    """Doc id -> text digest, for the documents with words."""
-    vectors: dict[str, Matrix]
-    """Text digest -> its vectors, for the texts embedded."""
-    pending: dict[str, list[str]]
-    """Text digest -> its chunks, for the texts not embedded yet."""
-    ids: npt.NDArray[np.int64]
-    namespaces: npt.NDArray[np.str_]
-    starts: npt.NDArray[np.int64]
-    matrix: Matrix
-
-
-def _fingerprint(rows: Rows) -> str:
-    text = "\n".join(f"{doc_id} {namespace} {digest}" for doc_id, namespace, digest in rows)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _assemble(
-    identity: str,
-    fingerprint: str,
-    rows: Rows,
-    texts: dict[int, str],
-    vectors: dict[str, Matrix],
-    pending: dict[str, list[str]],
-) -> _State:
-    ids: list[int] = []
-    namespaces: list[str] = []
-    parts: list[Matrix] = []
-    for doc_id, namespace, _ in rows:
-        found = vectors.get(texts.get(doc_id, ""))
-        if found is not None:
-            ids.append(doc_id)
-            namespaces.append(namespace)
-            parts.append(found)
-    counts = np.array([len(part) for part in parts], dtype=np.int64)
-    dim = parts[0].shape[1] if parts else 1
-    return _State(
-        identity=identity,
-        fingerprint=fingerprint,
-        rows=rows,
-        texts=texts,
-        vectors=vectors,
-        pending=pending,
-        ids=np.array(ids, dtype=np.int64),
-        namespaces=np.array(namespaces, dtype=np.str_),
-        starts=np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64),
-        matrix=np.vstack(parts) if parts else np.zeros((0, dim), np.float32),
-    )
-
-
 class SemanticIndex:
     """The vectors of one folder's documents (see the module docstring); ``key`` seals
     the stored vectors. Safe to share between threads; what it holds in memory is shared
@@ -212,7 +193,7 @@ class SemanticIndex:
             self._store = open_vectors(self._root, self._key)
         return self._store
 
-    def _shared(self, identity: str, state: _State | None = None) -> _State | None:
+    def _shared(self, identity: str, state: VectorState | None = None) -> VectorState | None:
         """The shared state of this folder under ``identity``; with ``state``, replace it."""
         key = (self._real, identity)
         with _SHARED_LOCK:
@@ -231,7 +212,7 @@ class SemanticIndex:
 
     def _current(
         self, embedder: Embedder, stamp: object, rows: Callable[[], Rows], contents: Contents
-    ) -> _State:
+    ) -> VectorState:
         """The state as of the index now: the shared one when ``stamp`` (this tree's) or
         the index's fingerprint says nothing changed; otherwise one built from it,
         reading only the documents that changed."""
@@ -240,23 +221,21 @@ class SemanticIndex:
         if state is not None and self._checked == (identity, stamp, state.fingerprint):
             return state
         current = rows()
-        fingerprint = _fingerprint(current)
-        if state is None or state.fingerprint != fingerprint:
-            state = self._shared(
-                identity, self._build(embedder, current, fingerprint, contents, state)
-            )
+        printed = fingerprint(current)
+        if state is None or state.fingerprint != printed:
+            state = self._shared(identity, self._build(embedder, current, printed, contents, state))
             assert state is not None
-        self._checked = (identity, stamp, fingerprint)
+        self._checked = (identity, stamp, printed)
         return state
 
     def _build(
         self,
         embedder: Embedder,
         rows: Rows,
-        fingerprint: str,
+        printed: str,
         contents: Contents,
-        previous: _State | None,
-    ) -> _State:
+        previous: VectorState | None,
+    ) -> VectorState:
         identity = embedder.identity
         known_rows = {i: digest for i, _, digest in previous.rows} if previous is not None else {}
         known_texts = previous.texts if previous is not None else {}
@@ -289,7 +268,7 @@ class SemanticIndex:
             pending[texts[doc_id]] = chunks(content)
         if previous is None and not pending:
             store.prune(identity, live)
-        return _assemble(identity, fingerprint, rows, texts, vectors, pending)
+        return assemble(identity, printed, rows, texts, vectors, pending)
 
     def _embed(self, embedder: Embedder, texts: list[str]) -> Matrix:
         vectors = checked_vectors(
@@ -297,7 +276,9 @@ class SemanticIndex:
         )
         return _normalised(vectors)
 
-    def _embed_pending(self, state: _State, embedder: Embedder, budget: int | None) -> _State:
+    def _embed_pending(
+        self, state: VectorState, embedder: Embedder, budget: int | None
+    ) -> VectorState:
         """``state`` with pending texts embedded, at most :data:`EMBED_BATCH` a call, until
         ``budget`` texts are spent (``None``: all). Each call's vectors are stored at
         once, so a failure loses only the call that failed."""
@@ -308,7 +289,7 @@ class SemanticIndex:
             for digest, texts in state.pending.items():
                 if budget is not None and spent + len(texts) > budget:
                     break
-                if size + len(texts) > EMBED_BATCH:
+                if batch and size + len(texts) > EMBED_BATCH:
                     vectors.update(self._store_batch(state.identity, embedder, batch))
                     batch, size = [], 0
                 batch.append((digest, texts))
@@ -320,23 +301,56 @@ class SemanticIndex:
             self._forget(state.identity)  # some were stored: read them again next time
             raise
         pending = {d: texts for d, texts in state.pending.items() if d not in vectors}
-        new = _assemble(
-            state.identity, state.fingerprint, state.rows, state.texts, vectors, pending
-        )
+        new = assemble(state.identity, state.fingerprint, state.rows, state.texts, vectors, pending)
         self._shared(state.identity, new)
         return new
 
     def _store_batch(
         self, identity: str, embedder: Embedder, batch: list[tuple[str, list[str]]]
     ) -> dict[str, Matrix]:
-        matrix = self._embed(embedder, [text for _, texts in batch for text in texts])
+        texts = [text for _, some in batch for text in some]
+        # A document of more units than a batch is sent over several calls.
+        matrix = np.vstack(
+            [
+                self._embed(embedder, texts[start : start + EMBED_BATCH])
+                for start in range(0, len(texts), EMBED_BATCH)
+            ]
+        )
         stored: dict[str, Matrix] = {}
         row = 0
-        for digest, texts in batch:
-            stored[digest] = matrix[row : row + len(texts)]
-            row += len(texts)
+        for digest, some in batch:
+            stored[digest] = matrix[row : row + len(some)]
+            row += len(some)
         self._vectors().put(identity, stored)
         return stored
+
+    def _scores(
+        self,
+        embedder: Embedder,
+        query: str,
+        namespace: str | None,
+        stamp: object,
+        rows: Callable[[], Rows],
+        contents: Contents,
+    ) -> tuple[VectorState, Matrix]:
+        """The state, and the cosine of each of its units to ``query`` (``-inf`` outside
+        ``namespace``). Call with the lock held."""
+        state = self._current(embedder, stamp, rows, contents)
+        if state.pending:
+            state = self._embed_pending(state, embedder, MAX_EMBED_PER_SEARCH)
+        if not len(state.ids):
+            return state, np.zeros(0, np.float32)
+        vector = self._embed(embedder, [query[:MAX_QUERY_CHARS]])[0]
+        if vector.shape[0] != state.matrix.shape[1]:
+            raise ModelError(
+                f"The embedder's vectors changed length ({vector.shape[0]} numbers, "
+                f"{state.matrix.shape[1]} stored); its identity should change with it."
+            )
+        scores = state.matrix @ vector
+        if namespace is not None:
+            inside = state.namespaces[state.owners] == namespace
+            scores = np.where(inside, scores, -np.inf).astype(np.float32)
+        return state, scores
 
     def search(
         self,
@@ -349,28 +363,46 @@ class SemanticIndex:
         contents: Contents,
         limit: int = CANDIDATES,
     ) -> list[tuple[int, float]]:
-        """The ``limit`` documents of ``namespace`` (``None``: all) whose vectors are
-        closest to ``query``'s, as ``(doc id, cosine)``, best first. ``stamp`` changes
+        """The ``limit`` documents of ``namespace`` (``None``: all) whose best unit is
+        closest to ``query``, as ``(doc id, cosine)``, best first. ``stamp`` changes
         whenever the owner's index does; ``rows`` and ``contents`` read it (only what
         changed is read). Raises what the embedder raises, or :class:`ModelError` for
         vectors of the wrong shape."""
         with self._lock:
-            state = self._current(embedder, stamp, rows, contents)
-            if state.pending:
-                state = self._embed_pending(state, embedder, MAX_EMBED_PER_SEARCH)
-            if not len(state.ids):
+            state, scores = self._scores(embedder, query, namespace, stamp, rows, contents)
+            if not len(scores):
                 return []
-            vector = self._embed(embedder, [query[:MAX_QUERY_CHARS]])[0]
-            if vector.shape[0] != state.matrix.shape[1]:
-                raise ModelError(
-                    f"The embedder's vectors changed length ({vector.shape[0]} numbers, "
-                    f"{state.matrix.shape[1]} stored); its identity should change with it."
-                )
-            scores = np.maximum.reduceat(state.matrix @ vector, state.starts)
-            if namespace is not None:
-                scores = np.where(state.namespaces == namespace, scores, -np.inf)
+            best = np.maximum.reduceat(scores, state.starts)
+            order = np.argsort(-best, kind="stable")[:limit]
+            return [(int(state.ids[i]), float(best[i])) for i in order if best[i] > -np.inf]
+
+    def search_units(
+        self,
+        embedder: Embedder,
+        query: str,
+        namespace: str | None,
+        *,
+        stamp: object,
+        rows: Callable[[], Rows],
+        contents: Contents,
+        limit: int,
+        floor: float = -1.0,
+    ) -> list[tuple[int, int, float]]:
+        """The ``limit`` units of ``namespace`` (``None``: all) closest to ``query`` with
+        a cosine of at least ``floor``, as ``(doc id, unit index in :func:`units`,
+        cosine)``, best first; raises as :meth:`search` does."""
+        with self._lock:
+            state, scores = self._scores(embedder, query, namespace, stamp, rows, contents)
             order = np.argsort(-scores, kind="stable")[:limit]
-            return [(int(state.ids[i]), float(scores[i])) for i in order if scores[i] > -np.inf]
+            found = []
+            for row in order:
+                if not scores[row] >= floor or scores[row] == -np.inf:
+                    break
+                owner = int(state.owners[row])
+                found.append(
+                    (int(state.ids[owner]), int(row - state.starts[owner]), float(scores[row]))
+                )
+            return found
 
     def embed_all(
         self,

@@ -21,8 +21,9 @@ verify makes the tree rebuild its index, and one whose file is gone or changed m
 read that file again, before the search runs again.
 
 Given an :class:`~.embedder.Embedder`, :meth:`MemoryTree.recall` fuses BM25's ranking with
-a ranking by meaning (:mod:`.semantic`), whose vectors are kept beside the index in
-``.supercontext/vectors.sqlite3``; without one (the default) it is BM25 alone.
+a ranking by meaning (:mod:`.semantic`), and :meth:`MemoryTree.recall_by_meaning` finds
+the units of notes closest in meaning to a request; their vectors are kept beside the
+index in ``.supercontext/vectors.sqlite3``. Without one (the default) recall is BM25 alone.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from .files import DEFAULT_CATEGORY
 from .index import INDEX_DIR, INDEX_FILE, is_damage, open_index, transaction
 from .kept import restore_kept
 from .rank import Ranker
-from .records import api_row, checked_namespace, checked_text, record_rows
+from .records import api_row, checked_namespace, checked_text, recall_scope, record_rows
 from .rows import (
     contents_of,
     count_docs,
@@ -52,6 +53,7 @@ from .rows import (
     erase_docs,
     namespace_names,
     optimize_after_bulk,
+    row_digests,
     upsert_doc,
     upsert_docs,
 )
@@ -62,7 +64,7 @@ from .search import (
     MAX_RECALL_LIMIT,
     TAMPERED,
     MemoryHit,
-    checked_hits,
+    checked_documents,
     checked_ranking,
 )
 from .sync import SyncReport, forget_file, sync_folder
@@ -289,19 +291,11 @@ class MemoryTree:
         vectors are embedded first (a bounded number per search), and what the embedder
         raises propagates: the caller decides whether BM25 alone will do.
         """
-        if namespace != "*":
-            namespace = checked_namespace(namespace)
-        if not isinstance(query, str):
-            raise ValueError(f"query must be a string, not {type(query).__name__}.")
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise ValueError(f"limit must be an integer, not {type(limit).__name__}.")
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1 (got {limit}).")
+        scope = recall_scope(namespace, query, limit)
         terms = unique_terms(query)[:MAX_QUERY_TERMS]
         if not terms:
             return []
         hits: list[MemoryHit] = []
-        scope = None if namespace == "*" else namespace
         for _search in range(_SEARCHES):
             meaning = None if embedder is None else self._by_meaning(embedder, query, scope)
             hits, wrong = self._run(
@@ -314,6 +308,42 @@ class MemoryTree:
             self._repair(wrong)
         return hits
 
+    def recall_by_meaning(
+        self,
+        namespace: str,
+        query: str,
+        limit: int = 5,
+        *,
+        embedder: Embedder,
+        floor: float = -1.0,
+    ) -> list[MemoryHit]:
+        """The units of ``namespace``'s documents (``"*"``: all) closest in meaning to
+        ``query``, at most ``limit`` (capped as :meth:`recall`'s) with a cosine of at
+        least ``floor``, best first: each its document's hit, checked as :meth:`recall`'s
+        are, whose ``passage`` is the unit and whose score the cosine."""
+        from .semantic import unit_hits
+
+        scope = recall_scope(namespace, query, limit)
+        if not unique_terms(query):
+            return []
+        index, cap = self._semantic_index(), min(limit, MAX_RECALL_LIMIT)
+        found = index.search_units(
+            embedder, query, scope, limit=cap, floor=floor, **self._index_readers()
+        )
+        ids = list(dict.fromkeys(doc_id for doc_id, _, _ in found))
+        docs, wrong = self._run(lambda conn: checked_documents(conn, ids, **self._checks()))
+        if wrong:
+            self._repair(wrong)
+        return unit_hits(found, docs)
+
+    def _checks(self) -> dict[str, Any]:
+        """What a hit is checked against (:mod:`.search`)."""
+        return {
+            "seal": self._seal,
+            "root": self._root,
+            "allow_outside_links": self._allow_outside_links,
+        }
+
     def _ranked(
         self,
         conn: sqlite3.Connection,
@@ -323,27 +353,15 @@ class MemoryTree:
         limit: int,
     ) -> tuple[list[MemoryHit], set[str]]:
         """The checked hits of BM25 alone, or fused with ``meaning`` when given."""
+        cap = min(limit, MAX_RECALL_LIMIT)
         if meaning is None:
-            return checked_hits(
-                conn,
-                self._ranker,
-                namespace=namespace,
-                terms=terms,
-                limit=limit,
-                seal=self._seal,
-                root=self._root,
-                allow_outside_links=self._allow_outside_links,
+            return checked_ranking(
+                conn, self._ranker.search(namespace, terms, cap), **self._checks()
             )
         from .semantic import CANDIDATES, fuse
 
         fused = fuse(self._ranker.search(namespace, terms, CANDIDATES), meaning)
-        return checked_ranking(
-            conn,
-            fused[: min(limit, MAX_RECALL_LIMIT)],
-            seal=self._seal,
-            root=self._root,
-            allow_outside_links=self._allow_outside_links,
-        )
+        return checked_ranking(conn, fused[:cap], **self._checks())
 
     # -- semantic recall ------------------------------------------------------------
 
@@ -355,40 +373,26 @@ class MemoryTree:
                 self._semantic = SemanticIndex(self._root, self._seal.key)
             return self._semantic
 
-    def _stamp(self) -> tuple[int, int]:
-        """What changes whenever the index does: this tree's writes and rebuilds, and
-        SQLite's count of other connections' commits."""
-        return self._run(
+    def _index_readers(self) -> dict[str, Any]:
+        """What the semantic index reads this tree's index by: a stamp that changes
+        whenever the index does (this tree's writes and rebuilds, and SQLite's count of
+        other connections' commits), the rows, and the contents of some of them."""
+        stamp = self._run(
             lambda conn: (self._writes, int(conn.execute("PRAGMA data_version").fetchone()[0]))
         )
-
-    def _rows(self) -> list[tuple[int, str, str]]:
-        return self._run(
-            lambda conn: [
-                (int(doc_id), str(ns), str(digest))
-                for doc_id, ns, digest in conn.execute(
-                    "SELECT id, namespace, digest FROM docs ORDER BY id"
-                )
-            ]
-        )
-
-    def _contents(self, ids: Sequence[int]) -> dict[int, str]:
-        return self._run(lambda conn: contents_of(conn, ids)) if ids else {}
+        return {
+            "stamp": stamp,
+            "rows": lambda: self._run(row_digests),
+            "contents": lambda ids: self._run(lambda conn: contents_of(conn, ids)) if ids else {},
+        }
 
     def _by_meaning(
         self, embedder: Embedder, query: str, namespace: str | None
     ) -> list[tuple[int, float]]:
         from .semantic import CANDIDATES
 
-        index = self._semantic_index()
-        return index.search(
-            embedder,
-            query,
-            namespace,
-            stamp=self._stamp(),
-            rows=self._rows,
-            contents=self._contents,
-            limit=CANDIDATES,
+        return self._semantic_index().search(
+            embedder, query, namespace, limit=CANDIDATES, **self._index_readers()
         )
 
     def embed_all(self, embedder: Embedder, *, budget_s: float | None = None) -> EmbedReport:
@@ -396,11 +400,7 @@ class MemoryTree:
         ``budget_s`` seconds when given), so that later searches embed only their query;
         raises what the embedder raises."""
         return self._semantic_index().embed_all(
-            embedder,
-            stamp=self._stamp(),
-            rows=self._rows,
-            contents=self._contents,
-            budget_s=budget_s,
+            embedder, budget_s=budget_s, **self._index_readers()
         )
 
     def _repair(self, wrong: set[str]) -> None:

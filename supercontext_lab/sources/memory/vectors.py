@@ -23,6 +23,7 @@ import hmac
 import logging
 import sqlite3
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,11 +36,20 @@ from ...errors import CacheError, MemoryIndexError
 from .embedder import MAX_DIMENSION
 from .index import INDEX_DIR
 
-__all__ = ["MAX_CHUNKS", "VECTORS_FILE", "VectorStore", "open_vectors"]
+__all__ = [
+    "MAX_CHUNKS",
+    "VECTORS_FILE",
+    "Rows",
+    "VectorState",
+    "VectorStore",
+    "assemble",
+    "fingerprint",
+    "open_vectors",
+]
 
 VECTORS_FILE = "vectors.sqlite3"
-MAX_CHUNKS = 8
-"""The most vectors one document keeps (its first chunks; the rest is left to BM25)."""
+MAX_CHUNKS = 128
+"""The most vectors one document keeps (its first units; the rest is left to BM25)."""
 
 _SCHEMA_VERSION = "1"
 # SQLite limits the parameters of one statement; 500 digests stay well below it.
@@ -48,6 +58,9 @@ _IN_CHUNK = 500
 _log = logging.getLogger(__name__)
 
 Matrix = npt.NDArray[np.float32]
+Rows = list[tuple[int, str, str]]
+"""The index's documents as ``(id, namespace, row digest)``, by id: the row digest (the
+seal's) changes whenever the document does."""
 
 
 class VectorStore(SqliteStore):
@@ -193,3 +206,66 @@ def open_vectors(root: Path, key: bytes) -> VectorStore:
         return VectorStore(path, key)
     except CacheError as exc:
         raise MemoryIndexError(f"Cannot create the vector cache {path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class VectorState:
+    """The vectors of a folder's documents under one embedder, held in memory as one
+    matrix, as of one fingerprint of its index; never changed, replaced."""
+
+    identity: str
+    fingerprint: str
+    rows: Rows
+    """Every document, as the index said when this state was built."""
+    texts: dict[int, str]
+    """Doc id -> text digest, for the documents with words."""
+    vectors: dict[str, Matrix]
+    """Text digest -> its vectors, for the texts embedded."""
+    pending: dict[str, list[str]]
+    """Text digest -> its chunks, for the texts not embedded yet."""
+    ids: npt.NDArray[np.int64]
+    namespaces: npt.NDArray[np.str_]
+    starts: npt.NDArray[np.int64]
+    """Where each document's rows begin in ``matrix``."""
+    owners: npt.NDArray[np.int64]
+    """Each row of ``matrix``: the index of its document in ``ids``."""
+    matrix: Matrix
+
+
+def fingerprint(rows: Rows) -> str:
+    text = "\n".join(f"{doc_id} {namespace} {digest}" for doc_id, namespace, digest in rows)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def assemble(
+    identity: str,
+    fingerprint: str,
+    rows: Rows,
+    texts: dict[int, str],
+    vectors: dict[str, Matrix],
+    pending: dict[str, list[str]],
+) -> VectorState:
+    ids: list[int] = []
+    namespaces: list[str] = []
+    parts: list[Matrix] = []
+    for doc_id, namespace, _ in rows:
+        found = vectors.get(texts.get(doc_id, ""))
+        if found is not None:
+            ids.append(doc_id)
+            namespaces.append(namespace)
+            parts.append(found)
+    counts = np.array([len(part) for part in parts], dtype=np.int64)
+    dim = parts[0].shape[1] if parts else 1
+    return VectorState(
+        identity=identity,
+        fingerprint=fingerprint,
+        rows=rows,
+        texts=texts,
+        vectors=vectors,
+        pending=pending,
+        ids=np.array(ids, dtype=np.int64),
+        namespaces=np.array(namespaces, dtype=np.str_),
+        starts=np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64),
+        owners=np.repeat(np.arange(len(ids), dtype=np.int64), counts),
+        matrix=np.vstack(parts) if parts else np.zeros((0, dim), np.float32),
+    )

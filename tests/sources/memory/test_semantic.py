@@ -1,4 +1,5 @@
-"""Semantic recall: chunks, reciprocal rank fusion, and the memory tree's fused search.
+"""Semantic recall: units, reciprocal rank fusion, the memory tree's fused search and its
+search of units by meaning.
 
 The embedder here is a counting stand-in (a hashed bag of words, plus a table of
 synonyms so that meaning can beat words): what is checked is the lab's part, that only
@@ -17,19 +18,19 @@ import pytest
 
 from supercontext_lab.errors import MemoryIndexError, ModelError
 from supercontext_lab.sources.memory import MemoryTree, semantic
+from supercontext_lab.sources.memory import tree as tree_module
 from supercontext_lab.sources.memory.embedder import Embedder
 from supercontext_lab.sources.memory.semantic import (
-    CHUNK_WORDS,
     EMBED_BATCH,
     MAX_EMBED_PER_SEARCH,
     RRF_K,
     chunks,
     fuse,
     text_digest,
+    units,
 )
 from supercontext_lab.sources.memory.vectors import MAX_CHUNKS, VECTORS_FILE
-from supercontext_lab.testing import build_workspace
-from supercontext_lab.testing.embeddings import hashed_vector
+from supercontext_lab.testing import build_workspace, embeddings
 
 from .support import keys
 
@@ -37,22 +38,11 @@ from .support import keys
 _SAME = {"automobile": "car", "vehicle": "car", "physician": "doctor"}
 
 
-class CountingEmbedder:
-    """A hashed bag of words with synonyms folded, counting what it is asked."""
+class CountingEmbedder(embeddings.CountingEmbedder):
+    """The shared stand-in, with this module's synonyms."""
 
     def __init__(self, identity: str = "counting:1") -> None:
-        self.identity = identity
-        self.dimension = 64
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.calls.append(list(texts))
-        folded = [" ".join(_SAME.get(w, w) for w in t.lower().split()) for t in texts]
-        return [hashed_vector(text, 64) for text in folded]
-
-    @property
-    def texts(self) -> int:
-        return sum(len(call) for call in self.calls)
+        super().__init__(_SAME, identity=identity)
 
 
 NOTES = {
@@ -72,14 +62,24 @@ def test_the_stand_in_is_an_embedder() -> None:
     assert isinstance(CountingEmbedder(), Embedder)
 
 
-def test_chunks_are_runs_of_words_and_bounded() -> None:
+def test_chunks_are_the_units_of_the_note_with_their_heading_and_bounded() -> None:
     assert chunks("") == [] and chunks("  \n ") == []
-    assert chunks("one  two\nthree") == ["one two three"]
-    long = " ".join(f"w{i}" for i in range(CHUNK_WORDS * (MAX_CHUNKS + 3)))
-    cut = chunks(long)
-    assert len(cut) == MAX_CHUNKS
-    assert all(len(chunk.split()) == CHUNK_WORDS for chunk in cut)
-    assert cut[1].split()[0] == f"w{CHUNK_WORDS}"
+    note = (
+        "# Lab\n\nThe freezer is at -80.\n\n## Orders\n\n- Pipette tips, 3 boxes\n"
+        "- Gloves (M)\n\n| item | due |\n| --- | --- |\n| CO2 | Friday |\n"
+    )
+    # A row is read with its header, and every unit under its section's heading.
+    assert chunks(note) == [
+        "Lab: The freezer is at -80.",
+        "Orders: Pipette tips, 3 boxes",
+        "Orders: Gloves (M)",
+        "Orders: CO2 — due: Friday",
+    ]
+    assert len(chunks(note)) == len(units(note)) == 4
+    assert all(unit.text in chunk for unit, chunk in zip(units(note), chunks(note), strict=True))
+    long = "\n\n".join(f"Paragraph number {i} says something." for i in range(MAX_CHUNKS + 3))
+    assert len(chunks(long)) == MAX_CHUNKS
+    assert chunks(long)[1] == "Paragraph number 1 says something."
 
 
 def test_text_digest_is_stable_and_tells_texts_apart() -> None:
@@ -154,8 +154,10 @@ def test_only_the_documents_that_changed_are_read_again(
     embedder = CountingEmbedder()
     tree.recall("*", "car", embedder=embedder)
     read: list[list[int]] = []
-    contents = tree._contents
-    monkeypatch.setattr(tree, "_contents", lambda ids: read.append(list(ids)) or contents(ids))
+    contents = tree_module.contents_of
+    monkeypatch.setattr(
+        tree_module, "contents_of", lambda conn, ids: read.append(list(ids)) or contents(conn, ids)
+    )
     tree.recall("*", "doctor", embedder=embedder)
     assert read == []  # nothing changed: not even the rows' fingerprint is read
     tree.add("global", "clinic", "The physician is away in April.")
@@ -183,7 +185,8 @@ def test_another_embedder_gets_its_own_vectors(tree: MemoryTree) -> None:
 
 
 def test_batches_and_each_search_are_bounded(tmp_path: Path) -> None:
-    notes = {f"memory/global/n{i}.md": f"note number {i} about item {i}\n" for i in range(300)}
+    count = MAX_EMBED_PER_SEARCH + 88
+    notes = {f"memory/global/n{i}.md": f"note number {i} about item {i}\n" for i in range(count)}
     tree = MemoryTree(build_workspace(tmp_path / "big", notes))
     embedder = CountingEmbedder()
     tree.recall("*", "item", embedder=embedder)
@@ -192,21 +195,36 @@ def test_batches_and_each_search_are_bounded(tmp_path: Path) -> None:
     assert all(len(call) <= EMBED_BATCH for call in documents)
     assert sum(len(call) for call in documents) == MAX_EMBED_PER_SEARCH
     report = tree.embed_all(embedder)
-    assert (report.documents, report.texts, report.pending) == (44, 44, 0)
+    assert (report.documents, report.texts, report.pending) == (88, 88, 0)
     assert tree.embed_all(embedder).documents == 0
 
 
-def test_a_long_note_scores_by_its_best_chunk(tmp_path: Path) -> None:
-    filler = " ".join(f"filler{i}" for i in range(CHUNK_WORDS * 2))
+def test_a_note_of_more_units_than_a_batch_is_sent_over_several_calls(tmp_path: Path) -> None:
+    long = "\n\n".join(f"Item {i} of the long list." for i in range(EMBED_BATCH * 2 + 3))
+    notes = {"memory/global/long.md": long, "memory/global/short.md": "A car is red.\n"}
+    tree = MemoryTree(build_workspace(tmp_path / "ws", notes))
+    embedder = CountingEmbedder()
+    assert keys(tree.recall("*", "automobile", embedder=embedder))[0] == "short"
+    *documents, query = embedder.calls
+    assert query == ["automobile"]
+    # The short note's batch goes first; the long note's 35 units over three calls.
+    assert [len(call) for call in documents] == [1, EMBED_BATCH, EMBED_BATCH, 3]
+    # The last unit of the 35, from the last call, is found where it is.
+    hit = tree.recall_by_meaning("*", "item 34", limit=1, embedder=embedder)[0]
+    assert hit.passage == "Item 34 of the long list."
+
+
+def test_a_long_note_scores_by_its_best_unit(tmp_path: Path) -> None:
+    filler = " ".join(f"Filler sentence {i}." for i in range(3))
     notes = {
-        "memory/global/long.md": f"{filler} the automobile inspection is due in May\n",
+        "memory/global/long.md": f"{filler} The automobile inspection is due in May.\n",
         "memory/global/other.md": "Inspection of the hives is due in May.\n",
     }
     tree = MemoryTree(build_workspace(tmp_path / "ws", notes))
     embedder = CountingEmbedder()
     tree.recall("*", "car inspection", embedder=embedder)
-    assert len(embedder.calls[0]) == 4  # the long note's three chunks and the other note
-    # No note holds the word "car": only the long note's last chunk means it.
+    assert len(embedder.calls[0]) == 5  # the long note's four units and the other note
+    # No note holds the word "car": only the long note's last unit means it.
     assert tree.recall("*", "car") == []
     assert keys(tree.recall("*", "car", embedder=embedder))[0] == "long"
 
@@ -280,3 +298,56 @@ def test_closing_the_tree_while_another_thread_searches(tree: MemoryTree) -> Non
     worker.join(5)
     assert not closer.is_alive() and not worker.is_alive()
     assert all(isinstance(error, MemoryIndexError) for error in errors)
+
+
+# -- units by meaning ----------------------------------------------------------------
+
+GARAGE = (
+    "# Garage\n\nThe tyres are fine.\n\n"
+    "The automobile goes in on Friday for new brakes.\n\n"
+    "| part | price |\n| --- | --- |\n| brake pads | £80 |\n"
+)
+
+
+def test_recall_by_meaning_returns_the_units_closest_in_meaning(tmp_path: Path) -> None:
+    notes = {**NOTES, "memory/global/garage.md": GARAGE}
+    tree = MemoryTree(build_workspace(tmp_path / "ws", notes))
+    embedder = CountingEmbedder()
+    hits = tree.recall_by_meaning("*", "when does the car go in", limit=3, embedder=embedder)
+    # "car" is in no note: the unit that means it comes first, quoted as the unit alone,
+    # on its document (checked, whole), scored by its cosine.
+    assert hits[0].key == "garage"
+    assert hits[0].passage == "The automobile goes in on Friday for new brakes."
+    assert hits[0].content == GARAGE.strip()
+    assert len(hits) == 3
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+    assert all(hit.passage in hit.content for hit in hits)
+
+
+def test_recall_by_meaning_keeps_to_its_namespace_limit_and_floor(tree: MemoryTree) -> None:
+    embedder = CountingEmbedder()
+    hits = tree.recall_by_meaning("work", "the kernel of the model", embedder=embedder)
+    assert [hit.namespace for hit in hits] == ["work"]
+    assert len(tree.recall_by_meaning("*", "the car", limit=50, embedder=embedder)) == 4
+    best = tree.recall_by_meaning("*", "the car", limit=1, embedder=embedder)[0]
+    above = tree.recall_by_meaning("*", "the car", floor=best.score, embedder=embedder)
+    assert [hit.passage for hit in above] == [best.passage]
+    assert tree.recall_by_meaning("*", "the car", floor=1.01, embedder=embedder) == []
+    assert tree.recall_by_meaning("*", "?!", embedder=embedder) == []
+    with pytest.raises(ValueError, match="limit must be at least 1"):
+        tree.recall_by_meaning("*", "car", limit=0, embedder=embedder)
+
+
+def test_recall_by_meaning_leaves_out_a_note_changed_on_disk(tmp_path: Path) -> None:
+    tree = MemoryTree(build_workspace(tmp_path / "ws", {"memory/global/garage.md": GARAGE}))
+    embedder = CountingEmbedder()
+    assert tree.recall_by_meaning("*", "car", embedder=embedder)
+    (tree.path / "memory/global/garage.md").write_text("The bicycle needs a bell.\n")
+    # The row no longer says what the file says: never quoted, and read again.
+    assert all(
+        "automobile" not in hit.passage
+        for hit in tree.recall_by_meaning("*", "car", embedder=embedder)
+    )
+    assert [hit.passage for hit in tree.recall_by_meaning("*", "bicycle", embedder=embedder)] == [
+        "The bicycle needs a bell."
+    ]
