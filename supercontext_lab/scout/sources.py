@@ -32,6 +32,7 @@ from .._text import one_line
 from ..bundle.records import Source
 from ..bundle.render import attributions_as_text
 from ..reading.facts import distinct_facts, note_sentences
+from ..reading.meaning import with_meaning
 from ..reading.passages import SHORT_NOTE_CHARS, SHORT_TURN_CHARS, Quotable, ranked_passages
 from ..reading.references import referred
 from ..reading.relevance import RequestTerms
@@ -108,6 +109,10 @@ class RunSources:
     _texts: list[tuple[str, Source, float | None, str, str]] = field(default_factory=list)
     """Every text facts are quoted from, with what cites it, its recall score (memory
     hits; ``None`` for facets), its key and the recall's query (``""`` for facets)."""
+    _meaning: list[tuple[str, Source]] = field(default_factory=list)
+    """The units found by meaning (``by_meaning``), best first, with what cites them."""
+    _units_only: set[Source] = field(default_factory=set)
+    """The notes the run read only units of (found by meaning)."""
 
     @classmethod
     def for_run(cls, workspace: Workspace) -> RunSources:
@@ -132,6 +137,8 @@ class RunSources:
         if tool == "memory_recall":
             for hit in _dicts(data.get("hits")):
                 self._memory_hit(hit, _str(data.get("query")))
+            for hit in _dicts(data.get("by_meaning")):
+                self._memory_hit(hit, "", by_meaning=True)
         elif tool == "memory_flavour":
             content = _str(data.get("content")).strip()
             if content:
@@ -151,38 +158,44 @@ class RunSources:
         elif tool == "web_fetch":
             self._web(_str(data.get("url")), _str(data.get("text")), "")
 
-    def _memory_hit(self, hit: Mapping[str, Any], query: str) -> None:
+    def _memory_hit(self, hit: Mapping[str, Any], query: str, *, by_meaning: bool = False) -> None:
+        """A memory hit (or, ``by_meaning``, a unit found by meaning): its source named,
+        its text quoted from."""
         namespace, key = _str(hit.get("namespace")), _str(hit.get("key"))
         content = _str(hit.get("content"))
         if not (namespace and key and content.strip()):
             # A hit without its content gave the model nothing to cite.
             return
-        if _str(hit.get("transcript")).strip():
-            self._transcript_hit(hit, content, query)
-            return
-        source = Source("memory", f"{namespace}/{key}")
-        if source in self.named:
-            return
-        self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
-        score = hit.get("score")
-        recalled = float(score) if isinstance(score, int | float) else 0.0
-        self._texts.append((content, source, recalled, key, query))
-
-    def _transcript_hit(self, hit: Mapping[str, Any], content: str, query: str) -> None:
-        """A turn of a past conversation: the conversation is the source, and every turn
-        of it the run read is its text."""
-        source = Source("transcript", _str(hit.get("transcript")).strip())
+        transcript = _str(hit.get("transcript")).strip()
+        source = (
+            Source("transcript", transcript)
+            if transcript
+            else Source("memory", f"{namespace}/{key}")
+        )
         known = self.named.get(source)
-        if known is not None and content in known.text:
+        if transcript and not (known is not None and content in known.text):
+            # A turn of a past conversation: the conversation is the source, and every
+            # turn of it the run read is its text.
+            title = _str(hit.get("title")) or transcript
+            date = _str(hit.get("date"))
+            shown = one_line(f"{title} ({date[:10]})" if date else title, 90, at_word=True)
+            text = content if known is None else f"{known.text}\n{content}"
+            self.named[source] = SourceText(source, text, known.title if known else shown)
+        elif not transcript and (known is None or (source in self._units_only and not by_meaning)):
+            # A note a unit of which was found by meaning is named by its units until a
+            # search by words hands over the whole note.
+            self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
+            (self._units_only.add if by_meaning else self._units_only.discard)(source)
+        elif known is not None and source in self._units_only and content not in known.text:
+            self.named[source] = SourceText(source, f"{known.text}\n{content}", known.title)
+        elif not by_meaning:
             return
-        title = _str(hit.get("title")) or source.ref or ""
-        date = _str(hit.get("date"))
-        shown = one_line(f"{title} ({date[:10]})" if date else title, 90, at_word=True)
-        text = content if known is None else f"{known.text}\n{content}"
-        self.named[source] = SourceText(source, text, known.title if known else shown)
+        if by_meaning:
+            self._meaning.append((content, source))
+            return
         score = hit.get("score")
         recalled = float(score) if isinstance(score, int | float) else 0.0
-        self._texts.append((content, source, recalled, "", query))
+        self._texts.append((content, source, recalled, "" if transcript else key, query))
 
     def _skill(self, skill_id: str, item: Mapping[str, Any], *, installed: bool) -> None:
         if not skill_id:
@@ -251,7 +264,12 @@ class RunSources:
         if self.profile_md.strip():
             texts.append(Quotable(self.profile_md, Source("profile")))
         ranked: list[tuple[str, Source]] = []
-        for passage, source in ranked_passages(texts, request):
+        meaning = [
+            (text, source)
+            for text, source in self._meaning
+            if source.kind != "transcript" or not echoes(text, request)
+        ]
+        for passage, source in with_meaning(ranked_passages(texts, request), meaning, request):
             quote = self._quoted(passage.text, source)
             if source.kind == "transcript" and no_fact(quote, request):
                 continue  # a past turn that only repeats the request says nothing new

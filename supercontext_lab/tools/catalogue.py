@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from ..sources.flavour import FLAVOUR_FACETS
+from ..sources.memory.embedder import Embedder
 from ..sources.web_search import WebSearchProvider
 from ..sources.workspace import Workspace
 from .base import NoArgs, Tool, ToolRegistry, ToolResult, make_tool
@@ -137,6 +138,7 @@ def build_scout_registry(
     registry_url: str | None = None,
     web_timeout: float | None = None,
     exclude_conversations: Iterable[str] = (),
+    embedder: Embedder | Literal["config"] | None = "config",
 ) -> ToolRegistry:
     """Every tool of :data:`CATALOGUE`, bound to ``workspace``.
 
@@ -147,7 +149,8 @@ def build_scout_registry(
     shaped like ``registry.json``, fetched once; local entries win when ids collide);
     ``web_timeout`` bounds each fetch in seconds (``None`` reads ``web.timeout_s``,
     default 10); ``memory_recall`` never returns the past conversations named in
-    ``exclude_conversations``.
+    ``exclude_conversations``, and reads by meaning with ``embedder`` (``"config"``: the
+    one ``[memory] semantic`` names; ``None``: words alone).
     """
     context = ToolContext(
         workspace,
@@ -156,5 +159,6 @@ def build_scout_registry(
         web_timeout=web_timeout,
         registry_url=registry_url,
         exclude_conversations=frozenset(exclude_conversations),
+        embedder=embedder,
     )
     return ToolRegistry(entry.bind(context) for entry in CATALOGUE)

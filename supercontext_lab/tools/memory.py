@@ -7,10 +7,12 @@ from typing import Any
 from pydantic import Field
 
 from ..conversations import NAMESPACE as CONVERSATIONS
-from ..conversations import TranscriptHit, resolve_hits, store_for
+from ..conversations import ConversationStore, TranscriptHit, resolve_hits, store_for
 from ..errors import ConversationStoreError, MemoryIndexError, SupercontextError
+from ..reading.transcripts import transcript_lines
 from ..sources.flavour import FLAVOUR_FACETS, normalise_facet
-from ..sources.memory import MAX_RECALL_LIMIT
+from ..sources.memory import MAX_RECALL_LIMIT, MemoryHit, MemoryTree
+from ..sources.memory.embedder import MEANING_FLOOR
 from .base import ToolArgs, ToolResult
 from .context import ToolContext
 
@@ -30,6 +32,11 @@ class MemoryRecallArgs(ToolArgs):
     limit: int = Field(
         default=5, ge=1, description=f"How many hits (at most {MAX_RECALL_LIMIT} are returned)."
     )
+    request: str = Field(
+        default="",
+        description="The request in its own words. With semantic recall on, the passages "
+        "of notes closest to it in meaning are returned too, as 'by_meaning'.",
+    )
 
 
 class MemoryFlavourArgs(ToolArgs):
@@ -44,9 +51,15 @@ def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
     A hit on a past conversation is a turn, checked against the transcript store and
     quoted with the neighbour that completes it; it names its conversation, to be cited
     ``(transcript: <id>)``. The conversations of ``context.exclude_conversations`` (the
-    thread that is running) are never returned. With an embedder (``[memory] semantic``)
-    the ranking is BM25's fused with the ranking by meaning; when the embedder fails, the
-    recall is BM25's alone and the note says why.
+    thread that is running) are never returned.
+
+    The hits are BM25's. With an embedder (``[memory] semantic``), ``by_meaning`` holds
+    as many units of notes (a sentence, a list item, a table row with its header, a
+    turn) closest in meaning to ``request`` (or, without one, to ``query``), with a
+    cosine of at least :data:`~supercontext_lab.sources.memory.embedder.MEANING_FLOOR`:
+    what a request worded differently from the notes is answered by, for the reader to
+    weigh against the hits (:mod:`supercontext_lab.reading.meaning`). When the embedder
+    fails, there is no ``by_meaning`` and the note says why.
     """
     limit = min(args.limit, MAX_RECALL_LIMIT)
     workspace = context.workspace
@@ -60,10 +73,16 @@ def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
         store = None
         notes.append(f"past conversations cannot be read: {exc}")
     embedder, problem = context.recall_embedder()
-    hits = None
+    meaning: list[MemoryHit] = []
     if embedder is not None:
         try:
-            hits = memory.recall(args.namespace, args.query, limit=limit, embedder=embedder)
+            meaning = memory.recall_by_meaning(
+                args.namespace,
+                args.request or args.query,
+                limit=limit,
+                embedder=embedder,
+                floor=MEANING_FLOOR,
+            )
         except MemoryIndexError:
             raise
         except SupercontextError as exc:
@@ -71,27 +90,17 @@ def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
             context.semantic_failed(problem)
     if problem:
         notes.append(problem)
-    if hits is None:
-        hits = memory.recall(args.namespace, args.query, limit=limit)
+    hits = memory.recall(args.namespace, args.query, limit=limit)
     resolved = resolve_hits(
         hits, store, memory, query=args.query, exclude=context.exclude_conversations
     )
     payload: dict[str, Any] = {
         "namespace": args.namespace,
         "query": args.query,
-        "hits": [
-            hit.payload()
-            if isinstance(hit, TranscriptHit)
-            else {
-                "namespace": hit.namespace,
-                "key": hit.key,
-                "category": hit.category,
-                "content": hit.content,
-                "score": round(hit.score, 3),
-            }
-            for hit in resolved
-        ],
+        "hits": [_payload(hit) for hit in resolved],
     }
+    if meaning:
+        payload["by_meaning"] = _by_meaning(meaning, store, memory, context)
     if not resolved:
         notes.append("no memory matched; try other words or namespace '*'")
     if notes:
@@ -117,3 +126,39 @@ def memory_flavour(context: ToolContext, args: MemoryFlavourArgs) -> ToolResult:
             {"facet": facet, "content": "", "note": f"no flavour/{facet}.md in this workspace"}
         )
     return ToolResult.success({"facet": facet, "content": content.strip()})
+
+
+def _payload(hit: MemoryHit | TranscriptHit, passage: str = "") -> dict[str, Any]:
+    """A hit as the tool hands it over; with ``passage``, quoting only that unit of it
+    (a turn's with its speaker)."""
+    if isinstance(hit, TranscriptHit):
+        payload = hit.payload()
+        if passage:
+            turn = next(turn for turn in hit.turns if turn.position == hit.position)
+            payload["content"] = transcript_lines([(turn.role, passage)])
+            payload["turns"] = [hit.position + 1]
+        return payload
+    return {
+        "namespace": hit.namespace,
+        "key": hit.key,
+        "category": hit.category,
+        "content": passage or hit.content,
+        "score": round(hit.score, 3),
+    }
+
+
+def _by_meaning(
+    found: list[MemoryHit],
+    store: ConversationStore | None,
+    memory: MemoryTree,
+    context: ToolContext,
+) -> list[dict[str, Any]]:
+    """The units found by meaning, each checked as a hit is (a past turn against its
+    conversation, never the running thread's), quoted as the unit alone."""
+    passages = {(hit.namespace, hit.key): hit.passage for hit in found}
+    resolved = resolve_hits(found, store, memory, exclude=context.exclude_conversations)
+    return [_payload(hit, passages.get((_namespace(hit), hit.key), "")) for hit in resolved]
+
+
+def _namespace(hit: MemoryHit | TranscriptHit) -> str:
+    return CONVERSATIONS if isinstance(hit, TranscriptHit) else hit.namespace

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from supercontext_lab.bundle.records import Source
 from supercontext_lab.reading.facts import MAX_FACT_CHARS
 from supercontext_lab.reading.relevance import request_terms
-from supercontext_lab.scout.sources import sentences
+from supercontext_lab.scout.sources import RunSources, sentences
+from supercontext_lab.tools.base import ToolResult
 
 
 def test_a_sentence_wrapped_by_the_note_s_line_width_stays_one_fact() -> None:
@@ -76,3 +78,51 @@ def test_facts_come_best_first_and_quote_the_passage_that_answers() -> None:
     assert facts[0].source == Source("memory", "phd/log")
     # Nothing in the boat note is on the request: it is not offered as a fact.
     assert all(fact.source != Source("memory", "phd/boat") for fact in facts)
+
+
+CERTIFICATES = "# Certificates\n\n| flat | EICR expires |\n| --- | --- |\n| Flat 3 | 12 Aug 2026 |"
+ROW = "Flat 3 — EICR expires: 12 Aug 2026"
+
+
+def _recalled(hits: list[dict[str, object]], meaning: list[dict[str, object]]) -> RunSources:
+    sources = RunSources()
+    payload = {"query": "wiring check flat 3", "hits": hits, "by_meaning": meaning}
+    sources.add_result("memory_recall", ToolResult.success(payload))
+    return sources
+
+
+def test_a_unit_found_by_meaning_is_a_fact_where_the_words_found_none() -> None:
+    boiler = {"namespace": "flats", "key": "flat-3", "content": "Flat 3: boiler serviced in May."}
+    unit = {"namespace": "flats", "key": "certificates", "content": ROW, "score": 0.61}
+    sources = _recalled([{**boiler, "score": 2.0}], [unit])
+    facts = sources.facts(request_terms("When is the wiring check due for Flat 3?"))
+    assert (ROW, Source("memory", "flats/certificates")) in [(f.text, f.source) for f in facts]
+    # The note it came from is a source the run read, by that unit until words read more.
+    assert sources.texts_for(Source("memory", "flats/certificates")) == [f"certificates\n{ROW}"]
+
+
+def test_a_note_read_by_units_then_by_words_is_read_whole() -> None:
+    other = {"namespace": "flats", "key": "certificates", "content": "| Flat 7 | 1 Feb 2027 |"}
+    unit = {"namespace": "flats", "key": "certificates", "content": ROW}
+    sources = _recalled([], [unit, other])
+    texts = sources.texts_for(Source("memory", "flats/certificates"))
+    assert texts == [f"certificates\n{ROW}\n| Flat 7 | 1 Feb 2027 |"]
+    whole = {"namespace": "flats", "key": "certificates", "content": CERTIFICATES, "score": 3.0}
+    sources.add_result("memory_recall", ToolResult.success({"query": "eicr", "hits": [whole]}))
+    assert sources.texts_for(Source("memory", "flats/certificates")) == [
+        f"certificates\n{CERTIFICATES}"
+    ]
+    facts = sources.facts(request_terms("When does the EICR of Flat 3 expire?"))
+    assert facts[0].source == Source("memory", "flats/certificates")
+
+
+def test_units_by_meaning_stay_out_where_the_words_answer() -> None:
+    answer = {
+        "namespace": "flats",
+        "key": "flat-3",
+        "content": "The wiring check for Flat 3 is due on 12 Aug.",
+    }
+    unit = {"namespace": "global", "key": "office", "content": "The office closes at 5pm."}
+    sources = _recalled([{**answer, "score": 2.0}], [unit])
+    facts = sources.facts(request_terms("When is the wiring check due for Flat 3?"))
+    assert [f.source for f in facts] == [Source("memory", "flats/flat-3")]

@@ -1,5 +1,6 @@
-"""``memory_recall`` with semantic recall: off by default, fused when ``[memory] semantic``
-names an embedder, and BM25 alone, said in the note, when the embedder fails."""
+"""``memory_recall`` with semantic recall: off by default; when ``[memory] semantic`` names
+an embedder, BM25's hits with the units closest in meaning beside them (``by_meaning``);
+BM25 alone, said in the note, when the embedder fails."""
 
 from __future__ import annotations
 
@@ -50,15 +51,16 @@ def server() -> Iterator[OpenAITestServer]:
         yield running
 
 
-def _recall(context: ToolContext, query: str = "doctor") -> dict[str, Any]:
-    result = memory_recall(context, MemoryRecallArgs(namespace="*", query=query))
+def _recall(context: ToolContext, query: str = "doctor", request: str = "") -> dict[str, Any]:
+    args = MemoryRecallArgs(namespace="*", query=query, request=request)
+    result = memory_recall(context, args)
     assert result.ok
     payload: dict[str, Any] = result.data
     return payload
 
 
-def _keys(payload: dict[str, Any]) -> list[str]:
-    return [hit["key"] for hit in payload["hits"]]
+def _keys(payload: dict[str, Any], part: str = "hits") -> list[str]:
+    return [hit["key"] for hit in payload[part]]
 
 
 def _configure(server: OpenAITestServer) -> None:
@@ -73,12 +75,36 @@ def test_recall_is_bm25_alone_by_default(workspace: Workspace) -> None:
     assert not (workspace.root / ".supercontext" / VECTORS_FILE).exists()
 
 
-def test_a_given_embedder_is_fused_with_bm25(workspace: Workspace) -> None:
+def test_a_given_embedder_adds_the_units_closest_in_meaning(workspace: Workspace) -> None:
     embedder = Fixed()
     payload = _recall(ToolContext(workspace, embedder=embedder), "doctor walk")
-    assert _keys(payload)[0] == "clinic"  # BM25 puts the garage first
+    assert _keys(payload) == ["garage", "clinic"]  # the hits are BM25's, unchanged
+    # Only the clinic's unit is near the query; the others are under the floor.
+    assert payload["by_meaning"] == [
+        {
+            "namespace": "global",
+            "key": "clinic",
+            "category": "note",
+            "content": "The doctor moved my check-up to 9 March.",
+            "score": 1.0,
+        }
+    ]
     assert embedder.calls == 2  # the three notes in one batch, then the query
-    assert 0 < payload["hits"][0]["score"] < 1
+
+
+def test_the_request_is_read_by_meaning_and_the_query_by_words(workspace: Workspace) -> None:
+    class Spy(Fixed):
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            self.seen = list(texts)
+            return super().embed(texts)
+
+    embedder = Spy()
+    context = ToolContext(workspace, embedder=embedder)
+    payload = _recall(context, "sourdough", request="When is my annual medical appointment?")
+    assert _keys(payload) == ["bread"]
+    assert embedder.seen == ["When is my annual medical appointment?"]
+    # The stand-in puts a long text beside the long notes, away from the clinic's.
+    assert sorted(_keys(payload, "by_meaning")) == ["bread", "garage"]
 
 
 def test_the_configured_endpoint_embeds_notes_and_query(
@@ -133,3 +159,4 @@ def test_the_hashed_vectors_rank_shared_words_first(
     _configure(server)
     payload = _recall(ToolContext(workspace), "sourdough starter")
     assert _keys(payload)[0] == "bread"
+    assert _keys(payload, "by_meaning")[0] == "bread"

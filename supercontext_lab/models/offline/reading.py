@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._bounded import json_loads
+from ..._text import one_line
 from ...reading.relevance import RequestTerms, request_terms
+from ...reading.transcripts import echoes
 from ...reading.words import keywords, stems, words
 from ..base import Message
 from ..request_kind import integrations_named, request_kind
@@ -23,7 +25,10 @@ __all__ = [
     "SUMMARY_BUDGET",
     "RequestContext",
     "asks_preferences",
+    "cited_hit",
     "facet_evidence",
+    "fitted",
+    "meaning_request",
     "mentioned_integrations",
     "needs_web",
     "read_request",
@@ -225,3 +230,45 @@ def wanted_categories(context: RequestContext) -> set[str]:
 
 def needs_web(context: RequestContext) -> bool:
     return bool(set(context.query_words) & _WEB_WORDS)
+
+
+def cited_hit(hit: object, context: RequestContext) -> tuple[str, tuple[str, str], str, str] | None:
+    """A memory hit as ``(content, (cite, turns), name, category)``: a turn of a past
+    conversation is cited by its conversation, with its turns to say who spoke, and a
+    question about what was said prefers it; ``None`` for no hit, or for a turn that only
+    asks the request again (no fact, and no scale)."""
+    if not isinstance(hit, dict):
+        return None
+    content = str(hit.get("content", ""))
+    transcript = str(hit.get("transcript") or "")
+    if transcript:
+        if echoes(content, context.terms):
+            return None
+        return content, (f"transcript: {transcript}", content), "", "conversation"
+    key = str(hit.get("key", ""))
+    return (
+        content,
+        (f"memory: {hit.get('namespace', '')}/{key}", ""),
+        key,
+        str(hit.get("category", "")),
+    )
+
+
+def meaning_request(context: RequestContext) -> str:
+    """The request as the scout asks memory to read it by meaning: in its own words,
+    with the focus the harness gave."""
+    return one_line(f"{context.request} {context.focus}", 2000)
+
+
+def fitted(lines: list[str]) -> list[str]:
+    """The facts that fit :data:`SUMMARY_BUDGET`, in order. ``lines`` come best first; a
+    fact that does not fit is left out whole (a shorter, less relevant one after it may
+    still fit), never cut."""
+    kept = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 3 > SUMMARY_BUDGET:
+            continue
+        kept.append(line)
+        used += len(line) + 3
+    return kept

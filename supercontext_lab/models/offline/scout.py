@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from ..._text import goal_line, one_line
 from ...bundle.render import attributions_as_text, write_envelope
 from ...reading.facts import distinct_facts, note_sentences
+from ...reading.meaning import with_meaning
 from ...reading.passages import (
     SHORT_NOTE_CHARS,
     SHORT_TURN_CHARS,
@@ -40,15 +41,17 @@ from ...reading.passages import (
 )
 from ...reading.references import references, referred
 from ...reading.relevance import coverage, name_fit, named_in_notes
-from ...reading.transcripts import echoes, no_fact, with_speaker
+from ...reading.transcripts import no_fact, with_speaker
 from ..base import Message, ModelReply, ToolCall, estimate_usage
 from ..request import ChatRequest
 from .common import OfflineModel
 from .reading import (
-    SUMMARY_BUDGET,
     RequestContext,
     asks_preferences,
+    cited_hit,
     facet_evidence,
+    fitted,
+    meaning_request,
     mentioned_integrations,
     needs_web,
     read_request,
@@ -110,7 +113,10 @@ class OfflineScoutModel(OfflineModel):
             # the first reply (as the prompt asks). The one read that depends on what they
             # found: the references the best facts name ("RG-2304 … see to-do"), followed
             # to the notes about them (:mod:`~supercontext_lab.reading.references`).
-            best = [fact.text for fact in self._memory_facts(context)[:_FOLLOWED_FROM]]
+            # Followed from what the words found: meaning is weighed in only once every
+            # read is in (:mod:`~supercontext_lab.reading.meaning`).
+            facts = self._memory_facts(context, meaning=False)
+            best = [fact.text for fact in facts[:_FOLLOWED_FROM]]
             return [
                 ("memory_recall", {"namespace": "*", "query": ref, "limit": _FOLLOWED_HITS})
                 for ref in references(best, context.terms)
@@ -120,7 +126,13 @@ class OfflineScoutModel(OfflineModel):
         query = " ".join(context.query_words[:10])
         plan: list[tuple[str, dict[str, Any]]] = []
         if "memory_recall" in offered:
-            plan.append(("memory_recall", {"namespace": "*", "query": query, "limit": 8}))
+            recall = {
+                "namespace": "*",
+                "query": query,
+                "limit": 8,
+                "request": meaning_request(context),
+            }
+            plan.append(("memory_recall", recall))
         if "memory_flavour" in offered:
             plan.extend(("memory_flavour", {"flavour": facet}) for facet in wanted_facets(context))
         if "list_workflows" in offered:
@@ -133,39 +145,36 @@ class OfflineScoutModel(OfflineModel):
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _memory_facts(self, context: RequestContext) -> list[_Fact]:
+    def _memory_facts(self, context: RequestContext, *, meaning: bool = True) -> list[_Fact]:
         """The memory hits' passages on the request, best first, ranked as every route
-        ranks them (:func:`~supercontext_lab.reading.passages.ranked_passages`)."""
+        ranks them (:func:`~supercontext_lab.reading.passages.ranked_passages`), with
+        the passages found by meaning weighed in when the words leave the request
+        uncovered (:func:`~supercontext_lab.reading.meaning.with_meaning`)."""
         boosted = wanted_categories(context)
         hits: list[Quotable[tuple[str, str]]] = []
+        by_meaning: list[tuple[str, tuple[str, str]]] = []
         for result in context.results.get("memory_recall", []):
             via = referred(str(result.get("query", "")), context.terms)
+            for hit in result.get("by_meaning", []) if meaning else []:
+                found = cited_hit(hit, context)
+                if found is not None:
+                    by_meaning.append((found[0], found[1]))
             for hit in result.get("hits", []):
-                if not isinstance(hit, dict):
+                found = cited_hit(hit, context)
+                if found is None:
                     continue
-                content = str(hit.get("content", ""))
-                transcript = str(hit.get("transcript") or "")
-                if transcript and echoes(content, context.terms):
-                    continue  # the same request asked before: no fact, and no scale
-                if transcript:
-                    # A turn of a past conversation: cited by its conversation, and a
-                    # question about what was said prefers it.
-                    cite, name, category = f"transcript: {transcript}", "", "conversation"
-                else:
-                    key = str(hit.get("key", ""))
-                    cite, name = f"memory: {hit.get('namespace', '')}/{key}", key
-                    category = str(hit.get("category", ""))
+                content, (cite, turns), name, category = found
                 hits.append(
                     Quotable(
                         content,
-                        (cite, content if transcript else ""),
+                        (cite, turns),
                         float(hit.get("score", 0.0)),
                         name,
                         # A question about a decision, a deadline or a person prefers
                         # memories of that category: the words differ ("decide",
                         # "Decision"), the intent not.
                         1.6 if category in boosted else 1.0,
-                        SHORT_TURN_CHARS if transcript else SHORT_NOTE_CHARS,
+                        SHORT_TURN_CHARS if turns else SHORT_NOTE_CHARS,
                         via,
                     )
                 )
@@ -176,7 +185,8 @@ class OfflineScoutModel(OfflineModel):
         if context.profile.strip():
             hits.append(Quotable(context.profile, ("profile", "")))
         facts: list[_Fact] = []
-        for passage, (cite, turns) in ranked_passages(hits, context.terms):
+        ranked = with_meaning(ranked_passages(hits, context.terms), by_meaning, context.terms)
+        for passage, (cite, turns) in ranked:
             if len(facts) == _HIT_FACTS:
                 break
             # Each fact names the note (or conversation) it came from, so the check and
@@ -283,7 +293,7 @@ class OfflineScoutModel(OfflineModel):
         if needs_web(context):
             _web_parts(context, facts, tool_calls, missing)
         _file_call(context, tool_calls)
-        lines = _fitted(facts[:_MEMORY_FACTS] + profile[:4] + integration_lines)
+        lines = fitted(facts[:_MEMORY_FACTS] + profile[:4] + integration_lines)
         covered = coverage(context.terms, lines)
         if not lines:
             missing.insert(
@@ -420,20 +430,6 @@ def _file_call(context: RequestContext, tool_calls: list[_Call]) -> None:
                 ("file_read", {"path": f"files/{path}"}, "a workspace file on the same topic")
             )
             break
-
-
-def _fitted(lines: list[str]) -> list[str]:
-    """The facts that fit :data:`SUMMARY_BUDGET`, in order. ``lines`` come best first; a
-    fact that does not fit is left out whole (a shorter, less relevant one after it may
-    still fit), never cut."""
-    kept = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 3 > SUMMARY_BUDGET:
-            continue
-        kept.append(line)
-        used += len(line) + 3
-    return kept
 
 
 def _summary(lines: list[str], missing: list[str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from supercontext_lab.models.offline import OfflineOrchestratorModel, OfflineSco
 from supercontext_lab.scout import ScoutRun, run_scout
 from supercontext_lab.sources.demo import demo_workspace_path
 from supercontext_lab.sources.workspace import Workspace
+from supercontext_lab.testing.embeddings import CountingEmbedder
 from supercontext_lab.testing.workspace import build_workspace
+from supercontext_lab.tools.catalogue import build_scout_registry
 
 UNRELATED = ("sourdough", "lofoten", "brake")
 
@@ -366,3 +369,53 @@ def test_the_scout_follows_a_reference_its_best_fact_names(tmp_path: Path) -> No
     assert '"bp-7781"' in recalls[1]
     summary = _bundle(run).summary
     assert "soil report rev C" in summary and "(memory: site/diary)" in summary
+
+
+# -- passages found by meaning --------------------------------------------------------
+
+LETTINGS = {
+    "memory/flats/certificates.md": (
+        "# Certificates\n\n| flat | EICR expires | gas safety |\n| --- | --- | --- |\n"
+        "| Flat 3 | 12 Aug 2026 | 3 Mar 2027 |\n| Flat 7 | 1 Feb 2027 | 9 Jan 2027 |\n"
+    ),
+    "memory/flats/flat-3.md": (
+        "# Flat 3\n\nThe tenants of Flat 3 asked about the check-in inventory.\n\n"
+        "The boiler of Flat 3 was serviced in May.\n"
+    ),
+    "memory/global/office.md": "The office closes at 5pm on Fridays.\n",
+}
+# What an embedding model knows and the words do not: an EICR is the wiring check.
+WIRING = {"eicr": "wiring", "electrical": "wiring", "expires": "due", "inspection": "check"}
+
+
+def _scout_by_meaning(tmp_path: Path, message: str) -> tuple[ScoutRun, CountingEmbedder]:
+    ws = Workspace(build_workspace(tmp_path / "ws", LETTINGS))
+    embedder = CountingEmbedder(WIRING)
+    registry = build_scout_registry(ws, embedder=embedder)
+    run = run_scout(message, workspace=ws, model=OfflineScoutModel(), registry=registry)
+    return run, embedder
+
+
+def test_a_request_worded_otherwise_is_answered_by_the_unit_found_by_meaning(
+    tmp_path: Path,
+) -> None:
+    message = "When is the wiring check for Flat 3 due?"
+    ws = Workspace(build_workspace(tmp_path / "words", LETTINGS))
+    by_words = _bundle(_scout(ws, message))
+    assert "12 Aug 2026" not in by_words.summary  # no word of the request names the EICR
+    run, embedder = _scout_by_meaning(tmp_path, message)
+    bundle = _bundle(run)
+    assert "Flat 3 — EICR expires: 12 Aug 2026" in bundle.summary
+    assert "(memory: flats/certificates)" in bundle.summary
+    # The request, in its own words, is what memory read by meaning.
+    assert [message] in embedder.calls
+    recall = next(s for s in run.trace if s.tool == "memory_recall")
+    assert json.loads(recall.arguments)["request"] == message
+
+
+def test_a_request_the_words_answer_keeps_the_words_ranking(tmp_path: Path) -> None:
+    message = "What did the Flat 3 tenants ask about the check-in inventory?"
+    ws = Workspace(build_workspace(tmp_path / "words", LETTINGS))
+    by_words = _bundle(_scout(ws, message))
+    run, _ = _scout_by_meaning(tmp_path, message)
+    assert _bundle(run).summary == by_words.summary
