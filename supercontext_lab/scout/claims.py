@@ -223,11 +223,9 @@ class Sentence:
 
     @classmethod
     def of(cls, text: str) -> Sentence:
-        # A single letter ("e.g.", an initial) is no content of its own.
-        terms = {term for term in content_terms(text) if len(term) > 1 or term.isdigit()}
         return cls(
             text=text,
-            terms=frozenset(terms),
+            terms=_meaningful(content_terms(text)),
             figures=figures(text),
             identifiers=tuple(dict.fromkeys(identifiers(text))),
             negated=is_negated(text),
@@ -281,17 +279,39 @@ def judge(
     return Verdict(share, None)
 
 
+def _meaningful(terms: Iterable[str]) -> frozenset[str]:
+    """The terms that are content of their own: a single letter ("e.g.", an initial, the
+    "t" of "isn't") is none."""
+    return frozenset(term for term in terms if len(term) > 1 or term.isdigit())
+
+
 def _flat(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
 def _negation_differs(wanted: frozenset[str], negated: bool, evidence: Evidence) -> bool:
     """Whether every sentence of the text that shares the most terms with the claim's
-    sentence differs from it in holding a negation."""
+    sentence differs from it in holding a negation.
+
+    A claim's sentence may join several of the text's: a reply's list quoted on one line
+    ("…isn't taking the first month, the monies are: rent £405.04 Deposit: £1,015 If he
+    paid a holding deposit, deduct it") is one sentence to the claim and four to the
+    note. Its negation is then one of theirs: a negated sentence of the text lying whole
+    inside it (every term of it the claim's) is the 'not' it holds."""
     best = max((len(wanted & terms) for terms, _ in evidence.parts), default=0)
     if not best:
         return False
+    if negated and any(
+        neg and len(inside := _meaningful(terms)) >= _JOINED_TERMS and inside <= wanted
+        for terms, neg in evidence.parts
+    ):
+        return False
     return all(neg != negated for terms, neg in evidence.parts if len(wanted & terms) == best)
+
+
+_JOINED_TERMS = 2
+"""The fewest terms a negated sentence of the text holds to stand for a joined claim's
+'not': a bare "No." is in every claim."""
 
 
 # ---------------------------------------------------------------------------- integrations

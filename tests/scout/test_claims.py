@@ -90,6 +90,31 @@ def test_judge(sentence: str, why: str | None) -> None:
         assert verdict.why is not None and verdict.why.startswith(why), verdict
 
 
+REPLY = (
+    "User: So at signing he pays the rent plus the deposit?\n"
+    "Assistant: Yes. If the landlord isn't taking the first full month in advance, "
+    "the move-in monies are:\n"
+    "- Pro-rata rent 18-31 May: £405.04\n- Deposit: £1,015.00\n- Total: £1,420.04\n\n"
+    "If he paid a holding deposit, remember to deduct it (or put it towards the deposit) "
+    "and say which in writing."
+)
+
+
+def test_a_list_joined_on_one_line_keeps_the_not_of_its_item() -> None:
+    # The bullet flattens the reply: one sentence to the claim, five to the note; the
+    # sentence sharing the most terms (the holding deposit) holds no "not".
+    joined = (
+        "If the landlord isn't taking the first full month in advance, the move-in monies "
+        "are: Pro-rata rent 18-31 May: £405.04 Deposit: £1,015.00 Total: £1,420.04 If he "
+        "paid a holding deposit, remember to deduct it (or put it towards the deposit) and "
+        "say which in writing."
+    )
+    assert judge(joined, Evidence.of(REPLY)).supported
+    # A "not" the reply never says, on a sentence of its own, is still caught.
+    added = "If he paid a holding deposit, do not deduct it and say which in writing."
+    assert judge(added, Evidence.of(REPLY)).why == "it says 'not' where what it cites"
+
+
 def test_a_copied_sentence_cut_short_keeps_its_support() -> None:
     note = "Maya wants the tone factual, not defensive, in every section of the answer."
     assert judge("Maya wants the tone factual\u2026", Evidence.of(note)).supported
