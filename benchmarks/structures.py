@@ -25,7 +25,10 @@ its index, and a local route starts its server).
 Options: ``--model ID`` (repeatable) runs the shipped scout on another route beside the
 offline one (``local:smollm2``, ``baseline:rank``, …); ``--dataset NAME`` (repeatable)
 runs only some datasets; ``--limit N`` the first N cases of each (of each layout in the
-structures set); ``--no-write`` only prints. Otherwise the table goes into
+structures set); ``--semantic NAME`` sets ``[memory] semantic`` in that lab home
+(``minilm``: the scout is handed the passages closest in meaning too; the warm-up run
+embeds the workspaces) and only prints; ``--no-write`` only prints. Otherwise the table
+goes into
 ``docs/performance.md`` between ``<!-- structures:begin -->`` and
 ``<!-- structures:end -->`` (added at the end when absent; a full ``all`` run keeps it)
 and the figures into ``benchmarks/results/structures.json``.
@@ -293,6 +296,7 @@ def table(rows: Sequence[Row], figures: dict[str, Any]) -> str:
             else []
         )
         + ([f"--limit {figures['limit']}"] if figures["limit"] is not None else [])
+        + ([f"--semantic {figures['semantic']}"] if figures.get("semantic") else [])
     )
     which = (
         f"The first {figures['limit']} cases of each dataset (of each layout in the "
@@ -356,16 +360,26 @@ def main(argv: Sequence[str], *, docs: Path, results: Path, log: Callable[[str],
         "--dataset", action="append", choices=list(DATASETS), help="only these datasets"
     )
     parser.add_argument("--limit", type=int, metavar="N", help="the first N cases of each")
+    parser.add_argument(
+        "--semantic",
+        metavar="NAME",
+        help="[memory] semantic for the run (minilm, openai, provider:model); only prints",
+    )
     parser.add_argument("--no-write", action="store_true", help="only print the table")
     args = parser.parse_args(list(argv))
+    if args.semantic is not None:
+        from supercontext_lab.config import set_setting
+
+        set_setting("memory.semantic", args.semantic)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be 1 or more")
     routes = [OFFLINE, *(model for model in args.model if model != OFFLINE)]
     datasets = [name for name in DATASETS if name in (args.dataset or DATASETS)]
     rows, figures = run(routes, datasets=datasets, limit=args.limit, log=log)
+    figures["semantic"] = args.semantic
     body = table(rows, figures)
     print(body)
-    if not args.no_write:
+    if not (args.no_write or args.semantic):
         perf = docs / "performance.md"
         write_block(perf, body)
         results.mkdir(parents=True, exist_ok=True)
