@@ -262,7 +262,10 @@ class SemanticIndex:
         vectors.update(store.get(identity, sorted(live - vectors.keys())))
         dim = embedder.dimension or next((m.shape[1] for m in vectors.values()), 0)
         vectors = {digest: found for digest, found in vectors.items() if found.shape[1] == dim}
-        pending = {d: pieces.get(d) or known_chunks.get(d, []) for d in live - vectors.keys()}
+        # In the order of the documents, so that which ones a search's budget reaches
+        # does not depend on the order of a set.
+        waiting = dict.fromkeys(d for d in texts.values() if d not in vectors)
+        pending = {d: pieces.get(d) or known_chunks.get(d, []) for d in waiting}
         unread = [i for i, digest in texts.items() if digest in pending and not pending[digest]]
         for doc_id, content in (contents(unread) if unread else {}).items():
             pending[texts[doc_id]] = chunks(content)

@@ -207,8 +207,8 @@ def test_a_note_of_more_units_than_a_batch_is_sent_over_several_calls(tmp_path: 
     assert keys(tree.recall("*", "automobile", embedder=embedder))[0] == "short"
     *documents, query = embedder.calls
     assert query == ["automobile"]
-    # The short note's batch goes first; the long note's 35 units over three calls.
-    assert [len(call) for call in documents] == [1, EMBED_BATCH, EMBED_BATCH, 3]
+    # The notes in their order; the long note's 35 units over three calls.
+    assert [len(call) for call in documents] == [EMBED_BATCH, EMBED_BATCH, 3, 1]
     # The last unit of the 35, from the last call, is found where it is.
     hit = tree.recall_by_meaning("*", "item 34", limit=1, embedder=embedder)[0]
     assert hit.passage == "Item 34 of the long list."
