@@ -6,7 +6,7 @@ The workspace is the shipped demo's (profile, memory, skills, …) with its memo
 (the ``semantic`` extra) it measures:
 
 * loading the model, and embedding every note once (``MemoryTree.embed_all``): seconds,
-  notes and chunks per second;
+  notes and units per second;
 * a new process's first fused recall, which reads and checks every stored vector;
 * one query's embedding (the harness benchmark's messages): median and p95;
 * the pre-flight of the shipped scout, ``Thread(design="scout").send`` with the offline
@@ -148,7 +148,7 @@ def main(argv: list[str], log: Callable[[str], None]) -> int:
             started = time.perf_counter()
             tree.recall("*", MESSAGES[0], limit=8, embedder=model)
             first_recall = time.perf_counter() - started
-        log(f"embedded {report.documents} notes ({report.texts} chunks) in {report.seconds:.1f} s")
+        log(f"embedded {report.documents} notes ({report.texts} units) in {report.seconds:.1f} s")
         queries = []
         for message in MESSAGES * 5:
             started = time.perf_counter()
@@ -159,13 +159,13 @@ def main(argv: list[str], log: Callable[[str], None]) -> int:
         overrun, cold, met_past = _deadline(root, args.deadline_ms, args.repeats)
         on = _preflight(root, "minilm", args.repeats)
     rows = [
-        ("notes in the workspace (chunks embedded)", f"{count} ({report.texts})"),
+        ("notes in the workspace (units embedded)", f"{count} ({report.texts})"),
         ("indexing them for BM25 (first open)", f"{indexed:.1f} s"),
         ("loading MiniLM (once per process)", f"{loaded * 1000:.0f} ms"),
         (
             "embedding every note once, MiniLM int8",
             f"{report.seconds:.1f} s ({report.documents / report.seconds:.0f} notes/s, "
-            f"{report.texts / report.seconds:.0f} chunks/s)",
+            f"{report.texts / report.seconds:.0f} units/s)",
         ),
         (
             "a process's first fused recall (3,000 stored vectors read and checked)",

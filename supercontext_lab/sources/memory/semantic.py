@@ -132,7 +132,7 @@ def unit_hits(
 
 
 def text_digest(text: str) -> str:
-    """What a document's stored vectors are keyed by: its text and the chunking."""
+    """What a document's stored vectors are keyed by: its text and how it is cut into units."""
     data = f"{UNITS_VERSION}\0{text}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
 
@@ -163,7 +163,7 @@ class EmbedReport:
     documents: int
     """Documents embedded now."""
     texts: int
-    """Chunks embedded now."""
+    """Units embedded now."""
     pending: int
     """Documents still without vectors (a budget ran out)."""
     seconds: float
