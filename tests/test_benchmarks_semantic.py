@@ -29,7 +29,7 @@ def test_the_semantic_benchmark_measures_a_small_workspace(
     monkeypatch.setattr(semantic, "load_corpus", lambda *a, **k: SimpleNamespace(docs=paragraphs))
     assert semantic.main(["--notes", "60", "--repeats", "2"], log=lambda message: None) == 0
     table = capsys.readouterr().out
-    assert "| notes in the workspace (chunks embedded) | 60 (" in table
+    assert "| notes in the workspace (units embedded) | 60 (" in table
     assert "scout pre-flight, semantic minilm, p50 / p95" in table
     row = next(line for line in table.splitlines() if "missing a 50 ms deadline" in line)
     assert "reported met past the deadline" in row and "0 reported met" in row
