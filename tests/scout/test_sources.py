@@ -126,3 +126,13 @@ def test_units_by_meaning_stay_out_where_the_words_answer() -> None:
     sources = _recalled([{**answer, "score": 2.0}], [unit])
     facts = sources.facts(request_terms("When is the wiring check due for Flat 3?"))
     assert [f.source for f in facts] == [Source("memory", "flats/flat-3")]
+
+
+def test_a_malformed_by_meaning_gives_no_fact_and_no_source() -> None:
+    request = request_terms("When is the wiring check due for Flat 3?")
+    for meaning in ("Flat 3 EICR", [1, None, "x", {"namespace": "flats"}, {"content": "x"}]):
+        sources = RunSources()
+        payload = {"query": "wiring", "hits": [], "by_meaning": meaning}
+        sources.add_result("memory_recall", ToolResult.success(payload))
+        assert sources.facts(request) == []
+        assert sources.notes() == {}

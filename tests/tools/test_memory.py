@@ -12,6 +12,7 @@ import pytest
 
 from supercontext_lab.config import set_setting
 from supercontext_lab.routes import ModelRoute, set_model_route
+from supercontext_lab.sources.memory.embedder import MAX_QUERY_CHARS
 from supercontext_lab.sources.memory.vectors import VECTORS_FILE
 from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import OpenAITestServer, ScriptedResponse, build_workspace
@@ -38,6 +39,14 @@ class Fixed:
         self.calls += 1
         # The queries here are short; of the notes only the clinic's is near them.
         return [[1.0, 0.0] if "check-up" in t or len(t.split()) < 4 else [0.0, 1.0] for t in texts]
+
+
+class Spy(Fixed):
+    """:class:`Fixed`, keeping the texts it was last asked to embed."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.seen = list(texts)
+        return super().embed(texts)
 
 
 @pytest.fixture
@@ -93,11 +102,6 @@ def test_a_given_embedder_adds_the_units_closest_in_meaning(workspace: Workspace
 
 
 def test_the_request_is_read_by_meaning_and_the_query_by_words(workspace: Workspace) -> None:
-    class Spy(Fixed):
-        def embed(self, texts: Sequence[str]) -> list[list[float]]:
-            self.seen = list(texts)
-            return super().embed(texts)
-
     embedder = Spy()
     context = ToolContext(workspace, embedder=embedder)
     payload = _recall(context, "sourdough", request="When is my annual medical appointment?")
@@ -160,3 +164,13 @@ def test_the_hashed_vectors_rank_shared_words_first(
     payload = _recall(ToolContext(workspace), "sourdough starter")
     assert _keys(payload)[0] == "bread"
     assert _keys(payload, "by_meaning")[0] == "bread"
+
+
+def test_a_huge_request_is_read_by_meaning_only_as_far_as_a_query_goes(
+    workspace: Workspace,
+) -> None:
+    embedder = Spy()
+    request = "When is the check-up? " * 50_000  # about a megabyte
+    payload = _recall(ToolContext(workspace, embedder=embedder), "doctor", request=request)
+    assert [len(text) for text in embedder.seen] == [MAX_QUERY_CHARS]
+    assert _keys(payload, "by_meaning") == ["clinic"]

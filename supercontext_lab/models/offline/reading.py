@@ -256,8 +256,9 @@ def cited_hit(hit: object, context: RequestContext) -> tuple[str, tuple[str, str
 
 def meaning_request(context: RequestContext) -> str:
     """The request as the scout asks memory to read it by meaning: in its own words,
-    with the focus the harness gave."""
-    return one_line(f"{context.request} {context.focus}", 2000)
+    with the focus the harness gave (memory reads as much of it as a query by meaning
+    holds)."""
+    return one_line(f"{context.request} {context.focus}")
 
 
 def fitted(lines: list[str]) -> list[str]:

@@ -20,10 +20,12 @@ from typing import Protocol, runtime_checkable
 
 from ...errors import ModelError
 
-__all__ = ["MAX_DIMENSION", "MEANING_FLOOR", "Embedder", "checked_vectors"]
+__all__ = ["MAX_DIMENSION", "MAX_QUERY_CHARS", "MEANING_FLOOR", "Embedder", "checked_vectors"]
 
 MAX_DIMENSION = 8192
 """The longest vector the lab accepts (OpenAI's largest model gives 3,072 numbers)."""
+MAX_QUERY_CHARS = 2000
+"""A query is embedded up to this many characters (MiniLM reads 256 word pieces)."""
 MEANING_FLOOR = 0.3
 """The least cosine at which a unit found by meaning is handed to the scout: under it,
 all-MiniLM-L6-v2 finds a note's unit unrelated to a request (measured on the unseen

@@ -47,7 +47,7 @@ import numpy as np
 
 from ...errors import ModelError
 from ...reading.facts import NoteSentence, note_sections
-from .embedder import Embedder, checked_vectors
+from .embedder import MAX_QUERY_CHARS, Embedder, checked_vectors
 from .search import MemoryHit
 from .vectors import (
     MAX_CHUNKS,
@@ -66,6 +66,7 @@ __all__ = [
     "MAX_EMBED_PER_SEARCH",
     "RRF_K",
     "EmbedReport",
+    "IndexReaders",
     "SemanticIndex",
     "chunks",
     "fuse",
@@ -80,7 +81,6 @@ CANDIDATES = 30
 """How many of each ranking's best documents are fused."""
 MAX_CHUNK_CHARS = 2000
 """A unit is embedded up to this many characters (MiniLM reads 256 word pieces)."""
-MAX_QUERY_CHARS = 2000
 EMBED_BATCH = 16
 """The most texts sent to the embedder in one call."""
 MAX_EMBED_PER_SEARCH = 512
@@ -92,6 +92,18 @@ boundaries must change it, and every document is embedded again."""
 
 Contents = Callable[[Sequence[int]], dict[int, str]]
 """Reads the content of the documents of these ids."""
+
+
+@dataclass(frozen=True)
+class IndexReaders:
+    """How a semantic index reads its owner's index: ``stamp`` says what changes whenever
+    that index does, ``rows`` lists its documents, ``contents`` reads some of them (only
+    what changed is read)."""
+
+    stamp: Callable[[], object]
+    rows: Callable[[], Rows]
+    contents: Contents
+
 
 # The states of the folders searched lately, shared by every tree of the process on the
 # same folder (a thread opens its workspace anew): (real folder, embedder) -> state.
@@ -174,8 +186,9 @@ class SemanticIndex:
     the stored vectors. Safe to share between threads; what it holds in memory is shared
     with the other indexes of the same folder in the process."""
 
-    def __init__(self, root: Path, key: bytes) -> None:
+    def __init__(self, root: Path, key: bytes, readers: IndexReaders) -> None:
         self._root = root
+        self._readers = readers
         self._real = str(root.resolve())
         self._key = key
         self._lock = threading.Lock()
@@ -210,37 +223,32 @@ class SemanticIndex:
             _SHARED.pop((self._real, identity), None)
         self._checked = None
 
-    def _current(
-        self, embedder: Embedder, stamp: object, rows: Callable[[], Rows], contents: Contents
-    ) -> VectorState:
-        """The state as of the index now: the shared one when ``stamp`` (this tree's) or
-        the index's fingerprint says nothing changed; otherwise one built from it,
-        reading only the documents that changed."""
+    def _current(self, embedder: Embedder) -> VectorState:
+        """The state as of the index now: the shared one when the owner's stamp or the
+        index's fingerprint says nothing changed; otherwise one built from it, reading
+        only the documents that changed."""
         identity = embedder.identity
+        stamp = self._readers.stamp()
         state = self._shared(identity)
         if state is not None and self._checked == (identity, stamp, state.fingerprint):
             return state
-        current = rows()
+        current = self._readers.rows()
         printed = fingerprint(current)
         if state is None or state.fingerprint != printed:
-            state = self._shared(identity, self._build(embedder, current, printed, contents, state))
+            state = self._shared(identity, self._build(embedder, current, printed, state))
             assert state is not None
         self._checked = (identity, stamp, printed)
         return state
 
     def _build(
-        self,
-        embedder: Embedder,
-        rows: Rows,
-        printed: str,
-        contents: Contents,
-        previous: VectorState | None,
+        self, embedder: Embedder, rows: Rows, printed: str, previous: VectorState | None
     ) -> VectorState:
         identity = embedder.identity
         known_rows = {i: digest for i, _, digest in previous.rows} if previous is not None else {}
         known_texts = previous.texts if previous is not None else {}
         known_chunks = previous.pending if previous is not None else {}
         changed = [i for i, _, digest in rows if known_rows.get(i) != digest]
+        contents = self._readers.contents
         read = contents(changed) if changed else {}
         texts: dict[int, str] = {}
         pieces: dict[str, list[str]] = {}
@@ -328,17 +336,11 @@ class SemanticIndex:
         return stored
 
     def _scores(
-        self,
-        embedder: Embedder,
-        query: str,
-        namespace: str | None,
-        stamp: object,
-        rows: Callable[[], Rows],
-        contents: Contents,
+        self, embedder: Embedder, query: str, namespace: str | None
     ) -> tuple[VectorState, Matrix]:
         """The state, and the cosine of each of its units to ``query`` (``-inf`` outside
         ``namespace``). Call with the lock held."""
-        state = self._current(embedder, stamp, rows, contents)
+        state = self._current(embedder)
         if state.pending:
             state = self._embed_pending(state, embedder, MAX_EMBED_PER_SEARCH)
         if not len(state.ids):
@@ -356,23 +358,13 @@ class SemanticIndex:
         return state, scores
 
     def search(
-        self,
-        embedder: Embedder,
-        query: str,
-        namespace: str | None,
-        *,
-        stamp: object,
-        rows: Callable[[], Rows],
-        contents: Contents,
-        limit: int = CANDIDATES,
+        self, embedder: Embedder, query: str, namespace: str | None, *, limit: int = CANDIDATES
     ) -> list[tuple[int, float]]:
         """The ``limit`` documents of ``namespace`` (``None``: all) whose best unit is
-        closest to ``query``, as ``(doc id, cosine)``, best first. ``stamp`` changes
-        whenever the owner's index does; ``rows`` and ``contents`` read it (only what
-        changed is read). Raises what the embedder raises, or :class:`ModelError` for
-        vectors of the wrong shape."""
+        closest to ``query``, as ``(doc id, cosine)``, best first. Raises what the
+        embedder raises, or :class:`ModelError` for vectors of the wrong shape."""
         with self._lock:
-            state, scores = self._scores(embedder, query, namespace, stamp, rows, contents)
+            state, scores = self._scores(embedder, query, namespace)
             if not len(scores):
                 return []
             best = np.maximum.reduceat(scores, state.starts)
@@ -385,9 +377,6 @@ class SemanticIndex:
         query: str,
         namespace: str | None,
         *,
-        stamp: object,
-        rows: Callable[[], Rows],
-        contents: Contents,
         limit: int,
         floor: float = -1.0,
     ) -> list[tuple[int, int, float]]:
@@ -395,7 +384,7 @@ class SemanticIndex:
         a cosine of at least ``floor``, as ``(doc id, unit index in :func:`units`,
         cosine)``, best first; raises as :meth:`search` does."""
         with self._lock:
-            state, scores = self._scores(embedder, query, namespace, stamp, rows, contents)
+            state, scores = self._scores(embedder, query, namespace)
             order = np.argsort(-scores, kind="stable")[:limit]
             found = []
             for row in order:
@@ -407,21 +396,13 @@ class SemanticIndex:
                 )
             return found
 
-    def embed_all(
-        self,
-        embedder: Embedder,
-        *,
-        stamp: object,
-        rows: Callable[[], Rows],
-        contents: Contents,
-        budget_s: float | None = None,
-    ) -> EmbedReport:
+    def embed_all(self, embedder: Embedder, *, budget_s: float | None = None) -> EmbedReport:
         """Embed every document that has no vectors yet (within ``budget_s`` seconds,
         checked between rounds of :data:`MAX_EMBED_PER_SEARCH` texts)."""
         started = time.monotonic()
         documents = texts = 0
         with self._lock:
-            state = self._current(embedder, stamp, rows, contents)
+            state = self._current(embedder)
             while state.pending:
                 if budget_s is not None and time.monotonic() - started > budget_s:
                     break

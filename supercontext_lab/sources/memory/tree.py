@@ -109,7 +109,7 @@ class MemoryTree:
         self._rebuilding = False
         self._last_sync = SyncReport()
         # Counts this tree's writes and rebuilds: with SQLite's data_version (the other
-        # connections' commits) it says when the index changed (see _stamp).
+        # connections' commits) it says when the index changed (see _semantic_index).
         self._writes = 0
         self._semantic: SemanticIndex | None = None
         self._seal = Seal.for_folder(root, SCHEMA_VERSION)
@@ -327,9 +327,7 @@ class MemoryTree:
         if not unique_terms(query):
             return []
         index, cap = self._semantic_index(), min(limit, MAX_RECALL_LIMIT)
-        found = index.search_units(
-            embedder, query, scope, limit=cap, floor=floor, **self._index_readers()
-        )
+        found = index.search_units(embedder, query, scope, limit=cap, floor=floor)
         ids = list(dict.fromkeys(doc_id for doc_id, _, _ in found))
         docs, wrong = self._run(lambda conn: checked_documents(conn, ids, **self._checks()))
         if wrong:
@@ -366,42 +364,37 @@ class MemoryTree:
     # -- semantic recall ------------------------------------------------------------
 
     def _semantic_index(self) -> SemanticIndex:
-        from .semantic import SemanticIndex
+        from .semantic import IndexReaders, SemanticIndex
 
         with self._lock:
             if self._semantic is None:
-                self._semantic = SemanticIndex(self._root, self._seal.key)
+                readers = IndexReaders(
+                    # What changes whenever the index does: this tree's writes and
+                    # rebuilds, and SQLite's count of other connections' commits.
+                    stamp=lambda: self._run(
+                        lambda conn: (
+                            self._writes,
+                            int(conn.execute("PRAGMA data_version").fetchone()[0]),
+                        )
+                    ),
+                    rows=lambda: self._run(row_digests),
+                    contents=lambda ids: self._run(lambda c: contents_of(c, ids)) if ids else {},
+                )
+                self._semantic = SemanticIndex(self._root, self._seal.key, readers)
             return self._semantic
-
-    def _index_readers(self) -> dict[str, Any]:
-        """What the semantic index reads this tree's index by: a stamp that changes
-        whenever the index does (this tree's writes and rebuilds, and SQLite's count of
-        other connections' commits), the rows, and the contents of some of them."""
-        stamp = self._run(
-            lambda conn: (self._writes, int(conn.execute("PRAGMA data_version").fetchone()[0]))
-        )
-        return {
-            "stamp": stamp,
-            "rows": lambda: self._run(row_digests),
-            "contents": lambda ids: self._run(lambda conn: contents_of(conn, ids)) if ids else {},
-        }
 
     def _by_meaning(
         self, embedder: Embedder, query: str, namespace: str | None
     ) -> list[tuple[int, float]]:
         from .semantic import CANDIDATES
 
-        return self._semantic_index().search(
-            embedder, query, namespace, limit=CANDIDATES, **self._index_readers()
-        )
+        return self._semantic_index().search(embedder, query, namespace, limit=CANDIDATES)
 
     def embed_all(self, embedder: Embedder, *, budget_s: float | None = None) -> EmbedReport:
         """Embed every document that has no stored vectors under ``embedder`` yet (within
         ``budget_s`` seconds when given), so that later searches embed only their query;
         raises what the embedder raises."""
-        return self._semantic_index().embed_all(
-            embedder, budget_s=budget_s, **self._index_readers()
-        )
+        return self._semantic_index().embed_all(embedder, budget_s=budget_s)
 
     def _repair(self, wrong: set[str]) -> None:
         """Rebuild an index holding a row that does not verify; else read again the files gone or changed."""
