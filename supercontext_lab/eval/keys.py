@@ -13,6 +13,8 @@ A case's key is the sha256 of the canonical JSON of everything that decides its 
 * the case's ``message`` and ``focus`` (not its id, not its expectations: scores are
   recomputed from the stored bundle, so editing expectations needs no rerun);
 * the workspace's content (:func:`workspace_fingerprint`);
+* what memory recall reads by meaning (:func:`recall_identity`: the embedder
+  ``[memory] semantic`` names, or ``off``);
 * the repeat number (repeat *n* is a sample of its own);
 * the package's own source (:func:`package_revision`), so a code change reruns everything.
 
@@ -30,7 +32,8 @@ from typing import Any
 from .._hashing import fingerprint, package_revision
 from .._text import strip_userinfo
 from ..conversations import open_store
-from ..errors import ConversationStoreError
+from ..errors import ConversationStoreError, SupercontextError
+from ..models.embeddings import configured_embedder
 from ..models.gguf import file_identity
 from ..models.local import resolve_gguf
 from ..routes import ModelRoute
@@ -41,11 +44,12 @@ __all__ = [
     "case_result_key",
     "model_identity",
     "package_revision",
+    "recall_identity",
     "workspace_fingerprint",
 ]
 
 # Bumped whenever the key payload or the stored record changes shape.
-_KEY_VERSION = 4
+_KEY_VERSION = 5
 
 OUTSIDE_TOOLS = frozenset({"web_fetch", "web_search_tool"})
 """Tools whose answers come from outside the workspace: a run that called one is not
@@ -146,6 +150,17 @@ def _conversations_revision(root: Path) -> str | None:
         store.close()
 
 
+def recall_identity() -> str:
+    """The identity of the embedder ``[memory] semantic`` names (``"off"`` for none; a
+    setting that cannot be used, the reason, as the run then recalls by words alone). No
+    model is loaded to tell it."""
+    try:
+        embedder = configured_embedder()
+    except SupercontextError as exc:
+        return f"unusable: {exc}"
+    return "off" if embedder is None else embedder.identity
+
+
 def case_result_key(
     *,
     definition: str,
@@ -154,9 +169,11 @@ def case_result_key(
     focus: str | None,
     workspace: str,
     repeat: int,
+    recall: str = "off",
 ) -> str:
     """The key of one run: ``definition`` from ``AgentDefinition.fingerprint()``, ``model``
-    from :func:`model_identity`, ``workspace`` from :func:`workspace_fingerprint`."""
+    from :func:`model_identity`, ``workspace`` from :func:`workspace_fingerprint`,
+    ``recall`` from :func:`recall_identity`."""
     payload = {
         "v": _KEY_VERSION,
         "package": package_revision(),
@@ -166,5 +183,6 @@ def case_result_key(
         "focus": focus,
         "workspace": workspace,
         "repeat": repeat,
+        "recall": recall,
     }
     return fingerprint(payload)

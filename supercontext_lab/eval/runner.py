@@ -39,6 +39,7 @@ from .executors import EXECUTORS, ExecutorName, run_tasks
 from .keys import (
     case_result_key,
     model_identity,
+    recall_identity,
     workspace_fingerprint,
 )
 from .report import EvalReport
@@ -114,6 +115,7 @@ def _plan(
         )
         definition = spec.definition().fingerprint() if keyed else ""
         model = model_identity(spec.route or {}) if keyed else {}
+        recall = recall_identity() if keyed else "off"
         for repeat in range(repeats):
             for case in cases:
                 own = case.workspace is not None
@@ -131,6 +133,7 @@ def _plan(
                         focus=case.focus,
                         workspace=fingerprints[path],
                         repeat=repeat,
+                        recall=recall,
                     )
                 tasks.append(
                     CaseTask(

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from supercontext_lab import CacheError
 from supercontext_lab.agents import AgentDefinition, default_agent_definition
+from supercontext_lab.config import set_setting
 from supercontext_lab.eval import EvalCase, EvalReport, Expectations, Variant, evaluate
 from supercontext_lab.eval.keys import (
     case_result_key,
@@ -27,7 +28,7 @@ from supercontext_lab.eval.keys import (
 from supercontext_lab.eval.results import ResultStore
 from supercontext_lab.models.cache import ResponseCache
 from supercontext_lab.models.offline import OfflineScoutModel
-from supercontext_lab.routes import ModelRoute
+from supercontext_lab.routes import ModelRoute, set_model_route
 from supercontext_lab.sources.demo import demo_workspace_path
 from supercontext_lab.testing import OpenAITestServer, ScriptedResponse, envelope
 from supercontext_lab.tools import ToolRegistry
@@ -180,6 +181,14 @@ def _route_format(bundle_format: str) -> Callable[[Setup], None]:
     return change
 
 
+def _semantic_recall(setup: Setup) -> None:
+    # Recall by meaning changes what the scout reads: a result stored without it is not
+    # one with it.
+    set_setting("memory.semantic", "openai")
+    route = ModelRoute(kind="openai", base_url=setup.server.base_url, model="e")
+    set_model_route("embeddings", route)
+
+
 def _message(setup: Setup) -> None:
     setup.cases = [replace(setup.cases[0], message=KERNEL + " Again?"), setup.cases[1]]
 
@@ -200,6 +209,7 @@ def _focus(setup: Setup) -> None:
         (_route_stream, {"kernel", "grant"}),
         (_route_format("grammar"), {"kernel", "grant"}),
         (_route_format("json_schema"), {"kernel", "grant"}),
+        (_semantic_recall, {"kernel", "grant"}),
         (_message, {"kernel"}),
         (_focus, {"kernel"}),
     ],
