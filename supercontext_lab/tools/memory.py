@@ -153,12 +153,15 @@ def _by_meaning(
     memory: MemoryTree,
     context: ToolContext,
 ) -> list[dict[str, Any]]:
-    """The units found by meaning, each checked as a hit is (a past turn against its
-    conversation, never the running thread's), quoted as the unit alone."""
-    passages = {(hit.namespace, hit.key): hit.passage for hit in found}
+    """The units found by meaning, best first, each checked as a hit is (a past turn
+    against its conversation, never the running thread's), quoted as the unit alone: a
+    note's hit carries its unit; a turn, quoted once, its closest unit."""
+    closest: dict[str, str] = {}
+    for hit in found:
+        if hit.namespace == CONVERSATIONS:
+            closest.setdefault(hit.key, hit.passage)
     resolved = resolve_hits(found, store, memory, exclude=context.exclude_conversations)
-    return [_payload(hit, passages.get((_namespace(hit), hit.key), "")) for hit in resolved]
-
-
-def _namespace(hit: MemoryHit | TranscriptHit) -> str:
-    return CONVERSATIONS if isinstance(hit, TranscriptHit) else hit.namespace
+    return [
+        _payload(hit, closest.get(hit.key, "") if isinstance(hit, TranscriptHit) else hit.passage)
+        for hit in resolved
+    ]

@@ -174,3 +174,15 @@ def test_a_huge_request_is_read_by_meaning_only_as_far_as_a_query_goes(
     payload = _recall(ToolContext(workspace, embedder=embedder), "doctor", request=request)
     assert [len(text) for text in embedder.seen] == [MAX_QUERY_CHARS]
     assert _keys(payload, "by_meaning") == ["clinic"]
+
+
+def test_two_units_of_one_note_are_each_quoted_by_meaning(tmp_path: Path) -> None:
+    note = "The annual check-up is on 9 March.\n\nBring the blood test form.\n\nDentist: Monday.\n"
+    workspace = Workspace(build_workspace(tmp_path / "two", {"memory/global/health.md": note}))
+    payload = _recall(ToolContext(workspace, embedder=Fixed()), "form")
+    # The stand-in puts the check-up's unit and the short one near the query, each
+    # quoted as itself, best first.
+    assert [hit["content"] for hit in payload["by_meaning"]] == [
+        "The annual check-up is on 9 March.",
+        "Dentist: Monday.",
+    ]
