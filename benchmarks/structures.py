@@ -7,8 +7,8 @@ shipped scout on the offline route (the default of a fresh lab home) over:
 * the public set (``eval/data/public/dataset.jsonl``, 42 cases on public notes);
 * the structures set (``eval/data/public/structures.jsonl``: questions of published
   benchmarks over tables, emails, chats and prose), whole and per ``structure``;
-* the unseen workspaces (``eval/data/unseen/dataset.jsonl``: twelve users' workspaces and
-  their questions, four of them with an imported ChatGPT export), whole and per workspace;
+* the unseen workspaces (``eval/data/unseen/dataset.jsonl``: fourteen users' workspaces
+  and their questions, five of them with an imported ChatGPT export), whole and per workspace;
 * the LongMemEval sample (``eval/data/public/longmemeval_sample.json``), scored with
   ``longmemeval_metrics``: ``answer_in_bundle``, ``answer_turn_in_bundle`` and
   ``evidence_recall``.
@@ -321,7 +321,7 @@ def table(rows: Sequence[Row], figures: dict[str, Any]) -> str:
             "time from the request to the bundle. The structures set asks questions of "
             "published benchmarks (WikiTableQuestions, BIPIA EmailQA, Molweni, SQuAD 2.0) "
             "over their documents kept as notes, a row per layout; the unseen workspaces "
-            "are twelve users' workspaces and questions, written from the README alone, a "
+            "are fourteen users' workspaces and questions, written from the README alone, a "
             "row per workspace; on LongMemEval "
             "answer_in_bundle is the normalised answer in the summary (preference and "
             "abstention questions are not scored on it), the answer turn quoted a unit of "

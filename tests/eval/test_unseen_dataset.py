@@ -1,4 +1,4 @@
-"""The unseen workspaces: twelve users' workspaces and questions, four with a ChatGPT export.
+"""The unseen workspaces: fourteen users' workspaces and questions, five with a ChatGPT export.
 The set loads, every expectation points at text and documents that exist, and an
 evaluation reads the export as the workspace's past conversations."""
 
@@ -36,12 +36,13 @@ def _conversation_ids(workspace: Path) -> set[str]:
     }
 
 
-def test_twelve_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
+def test_fourteen_workspaces_each_with_one_question_nothing_answers(cases: list[EvalCase]) -> None:
     by_workspace: dict[str, list[EvalCase]] = {}
     for case in cases:
         assert case.workspace is not None and case.structure is not None
         by_workspace.setdefault(case.workspace.name, []).append(case)
     assert sorted(by_workspace) == [
+        "bookkeeping-practice",
         "clinical",
         "construction",
         "ecommerce-ops",
@@ -51,6 +52,7 @@ def test_twelve_workspaces_each_with_one_question_nothing_answers(cases: list[Ev
         "grant-office",
         "letting-agency",
         "newsroom",
+        "parks-operations",
         "school-head-of-year",
         "sre",
         "vet-clinic",
