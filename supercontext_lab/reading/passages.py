@@ -32,7 +32,10 @@ A passage is one sentence, or two when one completes the other:
   or when this one asks a question or ends in a colon (the answer, or the list, follows)
   and the next is not itself a question;
 * else the sentence before is joined when this one is a code block, opens by referring
-  back ("It was …", "They …", "That …", "Yes, …") or is too short to stand alone.
+  back ("It was …", "They …", "That …", "Yes, …") or is too short to stand alone;
+* and a sentence of a message or a turn without the shape asked for is joined by the
+  nearest sentence of the same message with it: "Tuesday 17 February is confirmed.
+  Denise can't join then but she'll sign off afterwards." for "when is the sign-off?".
 
 The turns of a conversation follow the same rule one level up (:func:`turn_extent`): a
 question or a short request is quoted with the answer after it, a "Yes, that one" with
@@ -198,7 +201,7 @@ def unit_passages(
         score = (
             sum(weight[term] for term in found) + HEADING_SHARE * sum(weight[t] for t in titled)
         ) / total
-        if request.shapes and request.shapes & sentence_shapes(units[index].text):
+        if request.shapes and request.shapes & _shapes(units[index]):
             score += SHAPE_BONUS
         if score > min_score:
             scored.append((score, index))
@@ -213,7 +216,7 @@ def unit_passages(
             break
         if index in used:
             continue
-        start, end = _extent(units, index, used)
+        start, end = _extent(units, index, used, request.shapes)
         used.update(range(start, end + 1))
         chosen.append(Passage(joined(units[start : end + 1]), score, start))
     return chosen
@@ -241,9 +244,40 @@ def _names_section(unit: NoteSentence, request: RequestTerms, known: dict[str, b
     return verdict
 
 
-def _extent(units: Sequence[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
+def _extent(
+    units: Sequence[NoteSentence], index: int, used: set[int], shapes: frozenset[str]
+) -> tuple[int, int]:
     """Where the passage around ``units[index]`` starts and ends (see the module
-    docstring)."""
+    docstring); ``shapes``, the answer shapes the request asks for."""
+    start, end = _neighbours(units, index, used)
+    unit = units[index]
+    if not shapes or unit.kind not in ("message", "turn"):
+        return start, end
+    if any(shapes & _shapes(units[i]) for i in range(start, end + 1)):
+        return start, end
+    for step in _SHAPE_STEPS:
+        near = index + step
+        if (
+            0 <= near < len(units)
+            and near not in used
+            and units[near].beside(unit)
+            and shapes & _shapes(units[near])
+        ):
+            return min(start, near), max(end, near)
+    return start, end
+
+
+def _shapes(unit: NoteSentence) -> frozenset[str]:
+    """The answer shapes of what a unit says (a message's sender and date are not)."""
+    return sentence_shapes(unit.own)
+
+
+# The sentences of the same message looked at for the shape asked, nearest first.
+_SHAPE_STEPS = (-1, 1, -2, 2)
+
+
+def _neighbours(units: Sequence[NoteSentence], index: int, used: set[int]) -> tuple[int, int]:
+    """The sentence and the neighbour that completes it (see the module docstring)."""
     unit = units[index]
     after = units[index + 1] if index + 1 < len(units) and index + 1 not in used else None
     before = units[index - 1] if index > 0 and index - 1 not in used else None

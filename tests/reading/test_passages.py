@@ -177,3 +177,33 @@ def test_a_sub_item_quoted_after_its_item_is_not_labelled_with_it_again() -> Non
     found = passages(note, request_terms("How do we bring the backend into the repository?"))
     assert found[0].text.count("Bring the backend") == 1
     assert "git-subtree" in found[0].text
+
+
+THREAD = (
+    "From: Gwen Hartley\nSent: Thursday, 5 February 2026 10:12\nSubject: RE: year-end\n\n"
+    "No problem at all. Tuesday 17 February at 2pm on Teams is confirmed. Denise can't "
+    "join then but she's happy to sign off the accounts afterwards.\n\n"
+    "Kind regards, Gwen\n\n"
+    "> From: Gwen Hartley\n> Sent: Monday, 2 February 2026 15:30\n> Subject: year-end\n>\n"
+    "> Could we meet on Thursday 12 February to sign off the accounts?\n"
+)
+
+
+def test_a_message_s_sentence_comes_with_the_sentence_beside_it_holding_the_date() -> None:
+    found = passages(THREAD, request_terms("When's the accounts sign-off now?"), limit=2)
+    # The sentence naming the sign-off holds no date; the one before it, in the same
+    # message, does. The message's own date (its label) is no answer.
+    (reply,) = [p.text for p in found if "Denise can't join then" in p.text]
+    assert reply.startswith("Gwen Hartley (Thursday, 5 February 2026 10:12): Tuesday 17 February")
+    assert "No problem at all" not in reply
+
+
+def test_only_a_message_s_own_sentences_complete_it() -> None:
+    # Prose is quoted as it stands; and a message whose sentence has the date asked for
+    # is not lengthened.
+    prose = "Tuesday 17 February is free. Denise will sign off the accounts after the meeting."
+    found = passages(prose, request_terms("When's the accounts sign-off now?"))
+    assert found[0].text == "Denise will sign off the accounts after the meeting."
+    old = passages(THREAD, request_terms("When was the sign-off first proposed?"), limit=3)
+    assert any(p.text.endswith("Thursday 12 February to sign off the accounts?") for p in old)
+    assert not any("12 February" in p.text and "17 February" in p.text for p in old)
