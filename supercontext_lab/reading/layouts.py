@@ -41,13 +41,15 @@ _STAMPED_RE = re.compile(
     re.I,
 )
 
-# A chat app's export line, stamped with a date and a time: WhatsApp's "[11/05/2026,
-# 08:47] Graham Ashdown: …" and "11/05/2026, 08:47 - Graham Ashdown: …", Teams' and
-# Slack's "[10/09 15:30] Hugh Bennett: …". The speaker is written as a name (or a phone
-# number) so that a dated log line with a colon ("12/05 10:00 Call with Wes: …") stays one.
+# A chat app's export line, stamped with a date and a time in either order: WhatsApp's
+# "[11/05/2026, 08:47] Graham Ashdown: …", "11/05/2026, 08:47 - Graham Ashdown: …" and
+# "[08:47, 11/05/2026] Graham Ashdown: …", Teams' and Slack's "[10/09 15:30] Hugh
+# Bennett: …". The speaker is written as a name (or a phone number) so that a dated log
+# line with a colon ("12/05 10:00 Call with Wes: …") stays one.
+_DATE = r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?)"
+_CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]m)?"
 _DATED_RE = re.compile(
-    r"^\s*\[?(?P<time>(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?),?\s+"
-    r"\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]m)?)\]?\s+(?:[-–]\s+)?"
+    rf"^\s*\[?(?P<time>{_DATE},?\s+{_CLOCK}|{_CLOCK},?\s+{_DATE})\]?\s+(?:[-–]\s+)?"
     r"(?P<who>[A-Z][\w.'’-]{0,24}(?: [A-Z][\w.'’-]{0,24}){0,2}|\+\d[\d ]{6,18}\d):\s+"
     r"(?P<text>\S.*)$",
     re.I,

@@ -273,6 +273,10 @@ def test_a_chat_line_with_its_time_is_a_turn_quoted_with_its_speaker_once(line: 
         ),
         ("[14/03 09:15] Maria Costa: final answer: Harbour Room", "Maria Costa (14/03 09:15)"),
         (
+            "[09:15, 14/03/2026] Maria Costa: final answer: Harbour Room",
+            "Maria Costa (09:15, 14/03/2026)",
+        ),
+        (
             "[2026-03-14 09:15] Maria Costa: final answer: Harbour Room",
             "Maria Costa (2026-03-14 09:15)",
         ),
