@@ -34,6 +34,8 @@ HOSTILE = {
     "chat lines with the time after the name": "Sam [10:24]: b\n",
     "a chat app's dated lines": "[11/05/2026, 08:47] Ann Lee: b\n",
     "dated stamps on one line": "[1/1 1:11]   ",
+    "a chat app's lines stamped time first": "[08:47, 11/05/2026] Ann Lee: b\n",
+    "time-first stamps on one line": "[1:11, 1/1   ",
 }
 
 _CHILD = """
