@@ -167,35 +167,46 @@ class RunSources:
             # A hit without its content gave the model nothing to cite.
             return
         transcript = _str(hit.get("transcript")).strip()
-        source = (
-            Source("transcript", transcript)
-            if transcript
-            else Source("memory", f"{namespace}/{key}")
-        )
-        known = self.named.get(source)
-        if transcript and not (known is not None and content in known.text):
-            # A turn of a past conversation: the conversation is the source, and every
-            # turn of it the run read is its text.
-            title = _str(hit.get("title")) or transcript
-            date = _str(hit.get("date"))
-            shown = one_line(f"{title} ({date[:10]})" if date else title, 90, at_word=True)
-            text = content if known is None else f"{known.text}\n{content}"
-            self.named[source] = SourceText(source, text, known.title if known else shown)
-        elif not transcript and (known is None or (source in self._units_only and not by_meaning)):
-            # A note a unit of which was found by meaning is named by its units until a
-            # search by words hands over the whole note.
-            self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
-            (self._units_only.add if by_meaning else self._units_only.discard)(source)
-        elif known is not None and source in self._units_only and content not in known.text:
-            self.named[source] = SourceText(source, f"{known.text}\n{content}", known.title)
-        elif not by_meaning:
-            return
+        if transcript:
+            source = Source("transcript", transcript)
+            new = self._read_turn(source, hit, content)
+        else:
+            source = Source("memory", f"{namespace}/{key}")
+            new = self._read_note(source, key, content, whole=not by_meaning)
         if by_meaning:
             self._meaning.append((content, source))
-            return
-        score = hit.get("score")
-        recalled = float(score) if isinstance(score, int | float) else 0.0
-        self._texts.append((content, source, recalled, "" if transcript else key, query))
+        elif new:
+            score = hit.get("score")
+            recalled = float(score) if isinstance(score, int | float) else 0.0
+            self._texts.append((content, source, recalled, "" if transcript else key, query))
+
+    def _read_turn(self, source: Source, hit: Mapping[str, Any], content: str) -> bool:
+        """A turn of a past conversation added to its conversation's text (every turn of
+        it the run read); whether the run had not read it yet."""
+        known = self.named.get(source)
+        if known is not None and content in known.text:
+            return False
+        title = _str(hit.get("title")) or source.ref or ""
+        date = _str(hit.get("date"))
+        shown = one_line(f"{title} ({date[:10]})" if date else title, 90, at_word=True)
+        text = content if known is None else f"{known.text}\n{content}"
+        self.named[source] = SourceText(source, text, known.title if known else shown)
+        return True
+
+    def _read_note(self, source: Source, key: str, content: str, *, whole: bool) -> bool:
+        """A note named by what the run read of it: the whole note (a search by words) or,
+        until words hand over the whole, the units of it found by meaning; whether the
+        text was new."""
+        known = self.named.get(source)
+        partial = source in self._units_only
+        if known is None or (partial and whole):
+            self.named[source] = SourceText(source, f"{key}\n{content}", _first_line(content))
+            (self._units_only.discard if whole else self._units_only.add)(source)
+            return True
+        if partial and content not in known.text:
+            self.named[source] = SourceText(source, f"{known.text}\n{content}", known.title)
+            return True
+        return False
 
     def _skill(self, skill_id: str, item: Mapping[str, Any], *, installed: bool) -> None:
         if not skill_id:
