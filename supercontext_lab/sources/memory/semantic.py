@@ -4,7 +4,7 @@ Given an :class:`~.embedder.Embedder`, each document is embedded unit by unit: t
 of the document model (:func:`~supercontext_lab.reading.facts.note_sections`: a
 sentence, a list item or log line whole, a table row with its header, a chat turn, an
 e-mail message), each with the heading of its section, its first
-:data:`~.vectors.MAX_CHUNKS` (the rest of a long note is left to BM25). Two searches
+:data:`~.vectors.MAX_UNITS` (the rest of a long note is left to BM25). Two searches
 read those vectors:
 
 - :meth:`SemanticIndex.search` ranks documents, each by its best unit, for
@@ -50,7 +50,7 @@ from ...reading.facts import NoteSentence, note_sections
 from .embedder import MAX_QUERY_CHARS, Embedder, checked_vectors
 from .search import MemoryHit
 from .vectors import (
-    MAX_CHUNKS,
+    MAX_UNITS,
     Matrix,
     Rows,
     VectorState,
@@ -68,7 +68,7 @@ __all__ = [
     "EmbedReport",
     "IndexReaders",
     "SemanticIndex",
-    "chunks",
+    "embedded_texts",
     "fuse",
     "text_digest",
     "unit_hits",
@@ -79,7 +79,7 @@ RRF_K = 60
 """Reciprocal rank fusion's constant (Cormack, Clarke and Büttcher, 2009)."""
 CANDIDATES = 30
 """How many of each ranking's best documents are fused."""
-MAX_CHUNK_CHARS = 2000
+MAX_EMBEDDED_CHARS = 2000
 """A unit is embedded up to this many characters (MiniLM reads 256 word pieces)."""
 EMBED_BATCH = 16
 """The most texts sent to the embedder in one call."""
@@ -114,16 +114,16 @@ _SHARED_MAX = 4
 
 def units(text: str) -> list[NoteSentence]:
     """The units of a document that are embedded, in order: the first
-    :data:`~.vectors.MAX_CHUNKS` of its quotable units."""
-    return note_sections(text)[:MAX_CHUNKS]
+    :data:`~.vectors.MAX_UNITS` of its quotable units."""
+    return note_sections(text)[:MAX_UNITS]
 
 
-def chunks(text: str) -> list[str]:
+def embedded_texts(text: str) -> list[str]:
     """The texts a document is embedded as, one per unit of :func:`units`: the unit with
-    its section's heading, at most :data:`MAX_CHUNK_CHARS`; none for a text without
+    its section's heading, at most :data:`MAX_EMBEDDED_CHARS`; none for a text without
     units."""
     return [
-        (f"{unit.heading}: {unit.text}" if unit.heading else unit.text)[:MAX_CHUNK_CHARS]
+        (f"{unit.heading}: {unit.text}" if unit.heading else unit.text)[:MAX_EMBEDDED_CHARS]
         for unit in units(text)
     ]
 
@@ -246,7 +246,7 @@ class SemanticIndex:
         identity = embedder.identity
         known_rows = {i: digest for i, _, digest in previous.rows} if previous is not None else {}
         known_texts = previous.texts if previous is not None else {}
-        known_chunks = previous.pending if previous is not None else {}
+        known_texts_of = previous.pending if previous is not None else {}
         changed = [i for i, _, digest in rows if known_rows.get(i) != digest]
         contents = self._readers.contents
         read = contents(changed) if changed else {}
@@ -254,7 +254,7 @@ class SemanticIndex:
         pieces: dict[str, list[str]] = {}
         for doc_id, _, _ in rows:
             if doc_id in read:
-                cut = chunks(read[doc_id])
+                cut = embedded_texts(read[doc_id])
                 if cut:
                     texts[doc_id] = text_digest(read[doc_id])
                     pieces[texts[doc_id]] = cut
@@ -273,10 +273,10 @@ class SemanticIndex:
         # In the order of the documents, so that which ones a search's budget reaches
         # does not depend on the order of a set.
         waiting = dict.fromkeys(d for d in texts.values() if d not in vectors)
-        pending = {d: pieces.get(d) or known_chunks.get(d, []) for d in waiting}
+        pending = {d: pieces.get(d) or known_texts_of.get(d, []) for d in waiting}
         unread = [i for i, digest in texts.items() if digest in pending and not pending[digest]]
         for doc_id, content in (contents(unread) if unread else {}).items():
-            pending[texts[doc_id]] = chunks(content)
+            pending[texts[doc_id]] = embedded_texts(content)
         if previous is None and not pending:
             store.prune(identity, live)
         return assemble(identity, printed, rows, texts, vectors, pending)

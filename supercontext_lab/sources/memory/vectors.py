@@ -4,7 +4,7 @@ A document is embedded once per embedder and its vectors kept here, keyed by the
 embedder's identity and the digest of the text that was embedded
 (:func:`~.semantic.text_digest`), so that a document is embedded again only when its
 text changes, a document moved or renamed is not embedded again, and two embedders
-never read each other's vectors. A document's row holds the vectors of its chunks, as
+never read each other's vectors. A document's row holds the vectors of its units, as
 little-endian float32, L2-normalised.
 
 This file is a cache: everything in it can be computed again. So a file this version
@@ -37,7 +37,7 @@ from .embedder import MAX_DIMENSION
 from .index import INDEX_DIR
 
 __all__ = [
-    "MAX_CHUNKS",
+    "MAX_UNITS",
     "VECTORS_FILE",
     "Rows",
     "VectorState",
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 VECTORS_FILE = "vectors.sqlite3"
-MAX_CHUNKS = 128
+MAX_UNITS = 128
 """The most vectors one document keeps (its first units; the rest is left to BM25)."""
 
 _SCHEMA_VERSION = "1"
@@ -129,7 +129,7 @@ class VectorStore(SqliteStore):
             return None
         if isinstance(dim, bool) or not isinstance(dim, int) or not 0 < dim <= MAX_DIMENSION:
             return None
-        if not data or len(data) % (4 * dim) or len(data) > 4 * dim * MAX_CHUNKS:
+        if not data or len(data) % (4 * dim) or len(data) > 4 * dim * MAX_UNITS:
             return None
         if not hmac.compare_digest(self._seal(embedder, digest, dim, data), seal):
             return None
@@ -140,7 +140,7 @@ class VectorStore(SqliteStore):
         rows = []
         for digest, vectors in items.items():
             dim = int(vectors.shape[1])
-            data = np.ascontiguousarray(vectors[:MAX_CHUNKS], dtype="<f4").tobytes()
+            data = np.ascontiguousarray(vectors[:MAX_UNITS], dtype="<f4").tobytes()
             rows.append((embedder, digest, dim, data, self._seal(embedder, digest, dim, data)))
 
         def work(conn: sqlite3.Connection) -> None:
@@ -222,7 +222,7 @@ class VectorState:
     vectors: dict[str, Matrix]
     """Text digest -> its vectors, for the texts embedded."""
     pending: dict[str, list[str]]
-    """Text digest -> its chunks, for the texts not embedded yet."""
+    """Text digest -> its texts to embed, for the texts not embedded yet."""
     ids: npt.NDArray[np.int64]
     namespaces: npt.NDArray[np.str_]
     starts: npt.NDArray[np.int64]

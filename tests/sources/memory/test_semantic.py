@@ -24,12 +24,12 @@ from supercontext_lab.sources.memory.semantic import (
     EMBED_BATCH,
     MAX_EMBED_PER_SEARCH,
     RRF_K,
-    chunks,
+    embedded_texts,
     fuse,
     text_digest,
     units,
 )
-from supercontext_lab.sources.memory.vectors import MAX_CHUNKS, VECTORS_FILE
+from supercontext_lab.sources.memory.vectors import MAX_UNITS, VECTORS_FILE
 from supercontext_lab.testing import build_workspace, embeddings
 
 from .support import keys
@@ -62,24 +62,26 @@ def test_the_stand_in_is_an_embedder() -> None:
     assert isinstance(CountingEmbedder(), Embedder)
 
 
-def test_chunks_are_the_units_of_the_note_with_their_heading_and_bounded() -> None:
-    assert chunks("") == [] and chunks("  \n ") == []
+def test_the_embedded_texts_are_the_units_with_their_heading_and_bounded() -> None:
+    assert embedded_texts("") == [] and embedded_texts("  \n ") == []
     note = (
         "# Lab\n\nThe freezer is at -80.\n\n## Orders\n\n- Pipette tips, 3 boxes\n"
         "- Gloves (M)\n\n| item | due |\n| --- | --- |\n| CO2 | Friday |\n"
     )
     # A row is read with its header, and every unit under its section's heading.
-    assert chunks(note) == [
+    assert embedded_texts(note) == [
         "Lab: The freezer is at -80.",
         "Orders: Pipette tips, 3 boxes",
         "Orders: Gloves (M)",
         "Orders: CO2 — due: Friday",
     ]
-    assert len(chunks(note)) == len(units(note)) == 4
-    assert all(unit.text in chunk for unit, chunk in zip(units(note), chunks(note), strict=True))
-    long = "\n\n".join(f"Paragraph number {i} says something." for i in range(MAX_CHUNKS + 3))
-    assert len(chunks(long)) == MAX_CHUNKS
-    assert chunks(long)[1] == "Paragraph number 1 says something."
+    assert len(embedded_texts(note)) == len(units(note)) == 4
+    assert all(
+        unit.text in text for unit, text in zip(units(note), embedded_texts(note), strict=True)
+    )
+    long = "\n\n".join(f"Paragraph number {i} says something." for i in range(MAX_UNITS + 3))
+    assert len(embedded_texts(long)) == MAX_UNITS
+    assert embedded_texts(long)[1] == "Paragraph number 1 says something."
 
 
 def test_text_digest_is_stable_and_tells_texts_apart() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from supercontext_lab.errors import MemoryIndexError
-from supercontext_lab.sources.memory.vectors import MAX_CHUNKS, VECTORS_FILE, open_vectors
+from supercontext_lab.sources.memory.vectors import MAX_UNITS, VECTORS_FILE, open_vectors
 
 KEY = b"k" * 32
 
@@ -30,10 +30,10 @@ def test_vectors_round_trip_per_embedder(tmp_path: Path) -> None:
     assert (tmp_path / ".supercontext" / VECTORS_FILE).is_file()
 
 
-def test_a_document_keeps_at_most_max_chunks(tmp_path: Path) -> None:
+def test_a_document_keeps_at_most_max_units(tmp_path: Path) -> None:
     store = open_vectors(tmp_path, KEY)
-    store.put("e", {"d": _vectors(MAX_CHUNKS + 5)})
-    assert store.get("e", ["d"])["d"].shape == (MAX_CHUNKS, 4)
+    store.put("e", {"d": _vectors(MAX_UNITS + 5)})
+    assert store.get("e", ["d"])["d"].shape == (MAX_UNITS, 4)
 
 
 def test_rows_of_another_key_or_edited_by_hand_are_missing(tmp_path: Path) -> None:
