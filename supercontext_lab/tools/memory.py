@@ -54,7 +54,7 @@ def memory_recall(context: ToolContext, args: MemoryRecallArgs) -> ToolResult:
     thread that is running) are never returned.
 
     The hits are BM25's. With an embedder (``[memory] semantic``), ``by_meaning`` holds
-    as many units of notes (a sentence, a list item, a table row with its header, a
+    up to ``limit`` units of notes (a sentence, a list item, a table row with its header, a
     turn) closest in meaning to ``request`` (or, without one, to ``query``), with a
     cosine of at least :data:`~supercontext_lab.sources.memory.embedder.MEANING_FLOOR`:
     what a request worded differently from the notes is answered by, for the reader to
